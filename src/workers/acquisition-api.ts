@@ -1,0 +1,78 @@
+/**
+ * The contract between the UI and the acquisition worker (comlink). The worker exposes an object of this
+ * type; tests call the same functions directly. Typed arrays come back transferred.
+ */
+export type SourceDtype = 'uint8' | 'uint16' | 'uint32';
+
+export interface Calibration {
+  /** Detector pixel size in metres (x, y), from the master file, when present. */
+  detectorPixelSize?: [number, number];
+  /** Camera length in metres. */
+  detectorDistance?: number;
+  /** Beam centre in detector pixels (x, y). */
+  beamCenter?: [number, number];
+  /** Exposure per frame in seconds. */
+  countTime?: number;
+  /** Accelerating voltage in volts. */
+  voltage?: number;
+}
+
+export interface AcquisitionSummary {
+  /** A short name for display, e.g. the master file's stem. */
+  name: string;
+  /** 'arina-master' (master + shards), 'arina-shards' (shards without master) or 'single' (one HDF5 file). */
+  kind: 'arina-master' | 'arina-shards' | 'single';
+  /** The files used, in frame order, and the dataset path in each. */
+  files: { name: string; size: number; dataset: string; frames: number }[];
+  /** Scan shape [rows, cols]; `scanFromMetadata` says whether it was stored or guessed. */
+  scan: [number, number];
+  scanFromMetadata: boolean;
+  /** Detector shape [rows, cols]. */
+  detector: [number, number];
+  dtype: SourceDtype;
+  frameCount: number;
+  /** Filter description, e.g. 'bitshuffle/LZ4', 'gzip', 'none'. */
+  compression: string;
+  /** Chunk index kind of the first data file, e.g. 'btree-v1', 'fixed-array'. */
+  chunkIndex: string;
+  /** Compressed bytes of all frame chunks. */
+  compressedBytes: number;
+  /** Number of flagged pixels in the pixel mask (0 when no mask exists). */
+  flaggedPixels: number;
+  calibration: Calibration;
+}
+
+export interface LoadProgress {
+  framesDone: number;
+  frameCount: number;
+}
+
+export interface LoadResult {
+  /** Exact sum over all frames per detector pixel (row-major detector), as float64 (exact below 2^53). */
+  sumDiffraction: Float64Array;
+  /** Per-frame totals over unflagged pixels. */
+  frameTotals: Float64Array;
+  /** Largest unflagged count, and how many unflagged values exceed 255. */
+  maxCount: number;
+  countAbove255: number;
+  /** Wall time of the load in milliseconds. */
+  elapsedMs: number;
+}
+
+export interface AcquisitionApi {
+  /** Indexes dropped files (ARINA master + shards, shards alone, or one HDF5 file). */
+  open(files: File[], scan?: [number, number]): Promise<AcquisitionSummary>;
+  /** Decodes every frame once (exact), keeps the counts, returns the audit and the summed pattern. */
+  load(onProgress?: (p: LoadProgress) => void): Promise<LoadResult>;
+  /** The pixel mask: 1 where the detector flagged the pixel. Length detector rows x cols. */
+  pixelMask(): Promise<Uint8Array>;
+  /** The diffraction frame at scan index `index` (row-major scan), in the source dtype. */
+  frame(index: number): Promise<Uint8Array | Uint16Array | Uint32Array>;
+  /**
+   * The virtual image of a binary detector mask (1 = include; flagged pixels are always excluded), as exact
+   * integer sums stored in float64, length scan rows x cols.
+   */
+  virtualImage(mask: Uint8Array): Promise<Float64Array>;
+  /** Releases the loaded acquisition. */
+  close(): Promise<void>;
+}
