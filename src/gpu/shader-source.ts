@@ -1,0 +1,14 @@
+/**
+ * WGSL text of every pass. Vite's `?raw` import gives the file as a string both in the app build and under
+ * vitest (Node), so there is a single way to load shaders. Parameters go through `override` constants and
+ * uniforms; the text is never templated.
+ */
+import bitunshuffle from '../shaders/bitunshuffle.wgsl?raw';
+import virtualDetector from '../shaders/virtual-detector.wgsl?raw';
+
+export const shaderSource = {
+  bitunshuffle,
+  'virtual-detector': virtualDetector,
+} as const;
+
+export type ShaderName = keyof typeof shaderSource;
