@@ -22,6 +22,7 @@ export async function nodeFileSource(path: string): Promise<NodeFileSource> {
     );
   }
   const { size } = await handle.stat();
+  let closing: Promise<void> | undefined;
   const source: NodeFileSource = {
     name: basename(path),
     path,
@@ -42,7 +43,7 @@ export async function nodeFileSource(path: string): Promise<NodeFileSource> {
       }
       return out;
     },
-    close: () => handle.close(),
+    close: () => (closing ??= handle.close()),
   };
   return source;
 }

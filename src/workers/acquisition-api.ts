@@ -13,7 +13,9 @@ export interface Calibration {
   beamCenter?: [number, number];
   /** Exposure per frame in seconds. */
   countTime?: number;
-  /** Accelerating voltage in volts. */
+  /** Electron wavelength in metres (from the beam's incident_wavelength and its units). */
+  wavelength?: number;
+  /** Accelerating voltage in volts (stored, or derived relativistically from the wavelength). */
   voltage?: number;
 }
 

@@ -1,0 +1,63 @@
+import { parseArgs } from 'node:util';
+import { isStemflowError } from '../errors';
+import { decodeCommand } from './decode';
+import { inspectCommand } from './inspect';
+
+const USAGE = `stemflow: exact 4D-STEM ingest from Dectris ARINA/EIGER HDF5 files
+
+Usage:
+  stemflow inspect FILES... [--json]
+      Datasets, shapes, dtypes, filters, chunk index kind and the first chunk offsets of each file,
+      and how the files form one acquisition.
+  stemflow decode FILES... --hash [--scan ROWSxCOLS]
+      SHA-256 of the decoded little-endian frames in scan order.
+  stemflow decode FILES... --frame N --out FILE.npy
+      Writes one decoded frame as a NumPy .npy file.
+`;
+
+export async function main(argv: string[]): Promise<number> {
+  const [command, ...rest] = argv;
+  try {
+    if (command === 'inspect') {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: { json: { type: 'boolean' } },
+      });
+      return await inspectCommand(positionals, { json: values.json ?? false });
+    }
+    if (command === 'decode') {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: {
+          hash: { type: 'boolean' },
+          frame: { type: 'string' },
+          out: { type: 'string' },
+          scan: { type: 'string' },
+          json: { type: 'boolean' },
+        },
+      });
+      return await decodeCommand(positionals, values);
+    }
+    process.stdout.write(USAGE);
+    return command === undefined || command === '--help' || command === 'help' ? 0 : 2;
+  } catch (e) {
+    if (isStemflowError(e)) {
+      process.stderr.write(`stemflow: ${e.message} [${e.kind}]\n`);
+      return 1;
+    }
+    if (e instanceof TypeError && 'code' in e && String(e.code).startsWith('ERR_PARSE_ARGS')) {
+      process.stderr.write(`stemflow: ${e.message}\n\n${USAGE}`);
+      return 2;
+    }
+    throw e;
+  }
+}
+
+export function parseScan(text: string | undefined): [number, number] | undefined {
+  if (text === undefined) return undefined;
+  const m = /^(\d+)x(\d+)$/.exec(text);
+  if (!m) throw new TypeError(`--scan must look like 512x512, got ${text}`);
+  return [Number(m[1]), Number(m[2])];
+}

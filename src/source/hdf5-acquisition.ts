@@ -1,0 +1,387 @@
+import { decodeChunk } from '../codec/filters';
+import { StemflowError, throwIfAborted, withErrorContext } from '../errors';
+import { type ChunkTable, type DatasetInfo, type Hdf5File, openHdf5 } from '../io/hdf5';
+import type { AcquisitionSummary, SourceDtype } from '../workers/acquisition-api';
+import type { AcquisitionSource, FrameLocation } from './acquisition-source';
+import type { InputFile } from './input-file';
+import { type AcquisitionPlan, chooseScan, planAcquisition } from './resolve';
+
+export interface OpenOptions {
+  /** The scan shape [rows, cols] when the user gives it. */
+  scan?: [number, number];
+  /** The dataset path inside a single file, when it holds several candidates. */
+  dataset?: string;
+  signal?: AbortSignal;
+}
+
+/** One dataset of the acquisition, indexed by our own chunk-index reader. */
+interface Part {
+  input: InputFile;
+  hdf5: Hdf5File;
+  info: DatasetInfo;
+  table: ChunkTable | null;
+  /** Frames in this part and the index of its first frame in scan order. */
+  frames: number;
+  first: number;
+  /** Leading (scan) dims of the dataset and of its chunks. */
+  lead: number[];
+  chunkLead: number[];
+  /** Compact datasets: all bytes, decoded. */
+  compact: Uint8Array | null;
+}
+
+const MAX_READ_BYTES = 16 * 1024 * 1024;
+
+/** Opens the dropped files as one acquisition: metadata via h5wasm, chunk byte ranges via our reader. */
+export async function openAcquisition(
+  inputs: InputFile[],
+  options: OpenOptions = {},
+): Promise<AcquisitionSource> {
+  const plan = await planAcquisition(inputs, options.dataset);
+  const parts: Part[] = [];
+  let first = 0;
+  for (const p of plan.parts) {
+    try {
+      const hdf5 = await openHdf5(p.input.bytes, options.signal);
+      const info = await hdf5.dataset(p.dataset, options.signal);
+      const part = await indexPart(p.input, hdf5, info, first, options.signal);
+      parts.push(part);
+      first += part.frames;
+    } catch (e) {
+      throw withErrorContext(e, { file: p.input.name });
+    }
+  }
+  const ref = parts[0];
+  const detector = ref.info.shape.slice(-2) as [number, number];
+  const dtype = sourceDtype(ref.info, ref.input.name);
+  for (const part of parts) {
+    const det = part.info.shape.slice(-2);
+    if (det[0] !== detector[0] || det[1] !== detector[1]) {
+      throw new StemflowError(
+        'mismatch',
+        `Its frames are ${det[0]} x ${det[1]} but ${ref.input.name} has ${detector[0]} x ${detector[1]}`,
+        { file: part.input.name },
+      );
+    }
+    if (sourceDtype(part.info, part.input.name) !== dtype) {
+      throw new StemflowError(
+        'mismatch',
+        `Its counts are ${sourceDtype(part.info, part.input.name)} but ${ref.input.name} has ${dtype}`,
+        { file: part.input.name },
+      );
+    }
+  }
+  const frameCount = first;
+  const { scan, fromMetadata } = chooseScan(frameCount, options.scan, plan.scanHint);
+  const pixelMask = plan.pixelMask ? await readPixelMask(plan, detector, options.signal) : null;
+  const summary: AcquisitionSummary = {
+    name: plan.name,
+    kind: plan.kind,
+    files: parts.map((p) => ({
+      name: p.input.name,
+      size: p.input.size,
+      dataset: p.info.path,
+      frames: p.frames,
+    })),
+    scan,
+    scanFromMetadata: fromMetadata,
+    detector,
+    dtype,
+    frameCount,
+    compression: describeFilters(ref.info),
+    chunkIndex: ref.info.layout === 'chunked' ? (ref.info.chunkIndex ?? 'unknown') : ref.info.layout,
+    compressedBytes: parts.reduce((sum, p) => sum + storedBytes(p), 0),
+    flaggedPixels: pixelMask ? pixelMask.reduce((n, v) => n + (v !== 0 ? 1 : 0), 0) : 0,
+    calibration: plan.calibration,
+  };
+  return new Hdf5Acquisition(summary, parts, pixelMask);
+}
+
+async function indexPart(
+  input: InputFile,
+  hdf5: Hdf5File,
+  info: DatasetInfo,
+  first: number,
+  signal?: AbortSignal,
+): Promise<Part> {
+  const rank = info.shape.length;
+  if (rank !== 3 && rank !== 4) {
+    throw new StemflowError(
+      'invalid',
+      `The dataset ${info.path} has ${rank} dimensions; 4D-STEM data needs 3 (frames, rows, cols) or 4`,
+    );
+  }
+  sourceDtype(info, input.name);
+  const lead = info.shape.slice(0, rank - 2);
+  const frames = lead.reduce((a, b) => a * b, 1);
+  let table: ChunkTable | null = null;
+  let chunkLead = lead.map(() => 1);
+  let compact: Uint8Array | null = null;
+  if (info.layout === 'chunked') {
+    const chunk = info.chunkShape!;
+    if (chunk[rank - 2] < info.shape[rank - 2] || chunk[rank - 1] < info.shape[rank - 1]) {
+      throw new StemflowError(
+        'unsupported',
+        `The dataset ${info.path} is chunked as ${chunk.join(' x ')}, which splits a diffraction frame across chunks; only chunks holding whole frames are supported`,
+      );
+    }
+    chunkLead = chunk.slice(0, rank - 2);
+    table = await hdf5.chunkTable(info, signal);
+  } else if (info.layout === 'compact') {
+    compact = await hdf5.readDataset(info, decodeChunk, signal);
+  } else if (info.contiguousAddress === undefined || info.contiguousAddress < 0) {
+    throw new StemflowError('corrupt', `The contiguous dataset ${info.path} has no data address`);
+  }
+  return { input, hdf5, info, table, frames, first, lead, chunkLead, compact };
+}
+
+function sourceDtype(info: DatasetInfo, file: string): SourceDtype {
+  const { class: cls, size, littleEndian } = info.dtype;
+  if (cls === 'uint' && littleEndian && (size === 1 || size === 2 || size === 4)) {
+    return size === 1 ? 'uint8' : size === 2 ? 'uint16' : 'uint32';
+  }
+  const what = `${littleEndian ? 'little' : 'big'}-endian ${cls}${size * 8}`;
+  throw new StemflowError(
+    'unsupported',
+    `The dataset ${info.path} holds ${what} values; detector counts must be unsigned 8, 16 or 32-bit little-endian integers`,
+    { file },
+  );
+}
+
+function describeFilters(info: DatasetInfo): string {
+  if (info.filters.length === 0) return 'none';
+  return info.filters
+    .map((f) => {
+      if (f.id === 32008)
+        return f.cdValues[4] === 2
+          ? 'bitshuffle/LZ4'
+          : f.cdValues[4] === 3
+            ? 'bitshuffle/zstd'
+            : 'bitshuffle';
+      if (f.id === 1) return 'gzip';
+      if (f.id === 2) return 'shuffle';
+      return f.name ?? `filter ${f.id}`;
+    })
+    .join(' + ');
+}
+
+function storedBytes(part: Part): number {
+  if (part.table) return part.table.size.reduce((a, b) => a + b, 0);
+  return part.frames * frameBytesOf(part.info);
+}
+
+function frameBytesOf(info: DatasetInfo): number {
+  const [h, w] = info.shape.slice(-2);
+  return h * w * info.dtype.size;
+}
+
+async function readPixelMask(
+  plan: AcquisitionPlan,
+  detector: [number, number],
+  signal?: AbortSignal,
+): Promise<Uint32Array> {
+  const { input, path } = plan.pixelMask!;
+  try {
+    const hdf5 = await openHdf5(input.bytes, signal);
+    const info = await hdf5.dataset(path, signal);
+    if (info.shape.length !== 2 || info.shape[0] !== detector[0] || info.shape[1] !== detector[1]) {
+      throw new StemflowError(
+        'mismatch',
+        `The pixel mask ${path} is ${info.shape.join(' x ')} but frames are ${detector.join(' x ')}`,
+      );
+    }
+    if (info.dtype.class === 'float' || !info.dtype.littleEndian || info.dtype.size > 4) {
+      throw new StemflowError(
+        'unsupported',
+        `The pixel mask ${path} is not a little-endian integer array of up to 32 bits`,
+      );
+    }
+    const bytes = await hdf5.readDataset(info, decodeChunk, signal);
+    const n = detector[0] * detector[1];
+    const out = new Uint32Array(n);
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    const size = info.dtype.size;
+    for (let i = 0; i < n; i++) {
+      out[i] = size === 4 ? view.getUint32(i * 4, true) : size === 2 ? view.getUint16(i * 2, true) : bytes[i];
+    }
+    return out;
+  } catch (e) {
+    throw withErrorContext(e, { file: input.name });
+  }
+}
+
+class Hdf5Acquisition implements AcquisitionSource {
+  readonly frameCount: number;
+  readonly frameBytes: number;
+
+  constructor(
+    readonly summary: AcquisitionSummary,
+    private readonly parts: Part[],
+    readonly pixelMask: Uint32Array | null,
+  ) {
+    this.frameCount = summary.frameCount;
+    this.frameBytes = frameBytesOf(parts[0].info);
+  }
+
+  private partOf(index: number): Part {
+    if (!Number.isInteger(index) || index < 0 || index >= this.frameCount) {
+      throw new StemflowError('invalid', `Frame ${index} is outside 0..${this.frameCount - 1}`);
+    }
+    let lo = 0;
+    let hi = this.parts.length - 1;
+    while (lo < hi) {
+      const mid = (lo + hi + 1) >> 1;
+      if (this.parts[mid].first <= index) lo = mid;
+      else hi = mid - 1;
+    }
+    return this.parts[lo];
+  }
+
+  locate(index: number): FrameLocation {
+    const part = this.partOf(index);
+    const file = this.parts.indexOf(part);
+    const local = index - part.first;
+    if (!part.table) {
+      const address = part.compact ? -1 : part.info.contiguousAddress! + local * this.frameBytes;
+      return {
+        file,
+        address,
+        size: this.frameBytes,
+        filterMask: 0,
+        offsetInChunk: local * this.frameBytes,
+        chunkBytes: this.frameBytes,
+      };
+    }
+    // Scan coordinates of the frame, then its chunk in the grid and its place inside that chunk.
+    const coords = unravel(local, part.lead);
+    let linear = 0;
+    let inner = 0;
+    for (let d = 0; d < coords.length; d++) {
+      linear = linear * part.table.grid[d] + Math.floor(coords[d] / part.chunkLead[d]);
+      inner = inner * part.chunkLead[d] + (coords[d] % part.chunkLead[d]);
+    }
+    for (let d = coords.length; d < part.table.grid.length; d++) linear *= part.table.grid[d];
+    const framesPerChunk = part.chunkLead.reduce((a, b) => a * b, 1);
+    return {
+      file,
+      address: part.table.address[linear],
+      size: part.table.size[linear],
+      filterMask: part.table.filterMask[linear],
+      offsetInChunk: inner * this.frameBytes,
+      chunkBytes: framesPerChunk * this.frameBytes,
+    };
+  }
+
+  async readFrames(start: number, count: number, signal?: AbortSignal): Promise<Uint8Array> {
+    if (count < 0 || start + count > this.frameCount) {
+      throw new StemflowError(
+        'invalid',
+        `Frames ${start}..${start + count - 1} are outside 0..${this.frameCount - 1}`,
+      );
+    }
+    const out = new Uint8Array(count * this.frameBytes);
+    let i = 0;
+    while (i < count) {
+      throwIfAborted(signal);
+      // Gather a run of frames whose chunks lie back to back in one file: one read, then decode each chunk.
+      const locs: FrameLocation[] = [this.locate(start + i)];
+      let end = i + 1;
+      let runBytes = locs[0].size;
+      while (end < count && locs[0].address >= 0) {
+        const next = this.locate(start + end);
+        const prev = locs[locs.length - 1];
+        const sameChunk = next.address === prev.address;
+        const adjacent = next.address === prev.address + prev.size;
+        if (
+          next.file !== prev.file ||
+          !(sameChunk || adjacent) ||
+          runBytes + (sameChunk ? 0 : next.size) > MAX_READ_BYTES
+        )
+          break;
+        if (!sameChunk) runBytes += next.size;
+        locs.push(next);
+        end++;
+      }
+      await this.readRun(start + i, locs, out.subarray(i * this.frameBytes, end * this.frameBytes), signal);
+      i = end;
+    }
+    return out;
+  }
+
+  private async readRun(
+    firstFrame: number,
+    locs: FrameLocation[],
+    out: Uint8Array,
+    signal?: AbortSignal,
+  ): Promise<void> {
+    const part = this.parts[locs[0].file];
+    const fb = this.frameBytes;
+    if (part.compact) {
+      for (let k = 0; k < locs.length; k++)
+        out.set(part.compact.subarray(locs[k].offsetInChunk, locs[k].offsetInChunk + fb), k * fb);
+      return;
+    }
+    if (locs[0].address < 0) {
+      const fill = fillFrame(part.info, fb);
+      for (let k = 0; k < locs.length; k++) out.set(fill, k * fb);
+      return;
+    }
+    const base = locs[0].address;
+    const last = locs[locs.length - 1];
+    const bytes = await part.input.bytes.read(base, last.address + last.size - base, signal);
+    let decoded: Uint8Array | null = null;
+    let decodedAddress = -1;
+    for (let k = 0; k < locs.length; k++) {
+      const loc = locs[k];
+      if (loc.address !== decodedAddress) {
+        const stored = bytes.subarray(loc.address - base, loc.address - base + loc.size);
+        try {
+          decoded = part.table
+            ? await decodeChunk(
+                stored,
+                part.info.filters,
+                part.info.dtype.size,
+                loc.chunkBytes,
+                loc.filterMask,
+              )
+            : stored;
+        } catch (e) {
+          throw withErrorContext(e, { file: part.input.name, frame: firstFrame + k });
+        }
+        if (decoded.byteLength !== loc.chunkBytes) {
+          throw new StemflowError(
+            'corrupt',
+            `A chunk decoded to ${decoded.byteLength} bytes instead of ${loc.chunkBytes}`,
+            {
+              file: part.input.name,
+              frame: firstFrame + k,
+            },
+          );
+        }
+        decodedAddress = loc.address;
+      }
+      out.set(decoded!.subarray(loc.offsetInChunk, loc.offsetInChunk + fb), k * fb);
+    }
+  }
+
+  async close(): Promise<void> {
+    const inputs = new Set(this.parts.map((p) => p.input));
+    await Promise.all([...inputs].map((input) => input.close?.()));
+  }
+}
+
+function unravel(index: number, dims: number[]): number[] {
+  const out = new Array<number>(dims.length);
+  for (let d = dims.length - 1; d >= 0; d--) {
+    out[d] = index % dims[d];
+    index = Math.floor(index / dims[d]);
+  }
+  return out;
+}
+
+function fillFrame(info: DatasetInfo, frameBytes: number): Uint8Array {
+  const out = new Uint8Array(frameBytes);
+  const fill = info.fillValue;
+  if (fill?.some((b) => b !== 0)) for (let i = 0; i < frameBytes; i++) out[i] = fill[i % fill.length];
+  return out;
+}

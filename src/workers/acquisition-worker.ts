@@ -1,0 +1,31 @@
+/// <reference lib="webworker" />
+import { expose, transfer } from 'comlink';
+import type { AcquisitionApi } from './acquisition-api';
+import { createAcquisitionService } from './acquisition-service';
+import { browserInput } from './browser-input';
+
+/** The acquisition worker: HDF5 indexing and exact decoding off the main thread. */
+const service = createAcquisitionService();
+
+export const api: AcquisitionApi = {
+  open: (files, scan) => service.openInputs(files.map(browserInput), scan),
+  load: async (onProgress) => {
+    const result = await service.load(onProgress);
+    return transfer(result, [result.sumDiffraction.buffer, result.frameTotals.buffer]);
+  },
+  pixelMask: async () => {
+    const mask = (await service.pixelMask()).slice();
+    return transfer(mask, [mask.buffer]);
+  },
+  frame: async (index) => {
+    const f = await service.frame(index);
+    return transfer(f, [f.buffer]);
+  },
+  virtualImage: async (mask) => {
+    const image = await service.virtualImage(mask);
+    return transfer(image, [image.buffer]);
+  },
+  close: () => service.close(),
+};
+
+expose(api);
