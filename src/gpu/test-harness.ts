@@ -38,7 +38,8 @@ const NO_ADAPTER =
 let shared: Promise<GpuContext> | undefined;
 let cleanupRegistered = false;
 
-function context(): Promise<GpuContext> {
+/** The device shared by the tests of one file (acquired on first use). */
+export function gpuTestContext(): Promise<GpuContext> {
   shared ??= acquireDevice(nodeGpu()).catch((e: unknown) => {
     shared = undefined;
     if (isStemflowError(e, 'device')) throw new Error(`${NO_ADAPTER}\n(${e.message})`, { cause: e });
@@ -56,10 +57,14 @@ export function withGpu(name: string, body: (ctx: GpuTestContext) => Promise<voi
       ctx?.destroy();
     });
   }
-  it(name, async () => runInScopes(await context(), body), timeout);
+  it(name, async () => runGpuTest(await gpuTestContext(), body), timeout);
 }
 
-async function runInScopes(base: GpuContext, body: (ctx: GpuTestContext) => Promise<void>): Promise<void> {
+/** Runs `body` inside error scopes, then destroys its buffers; rejects on any GPU error. */
+export async function runGpuTest(
+  base: GpuContext,
+  body: (ctx: GpuTestContext) => Promise<void>,
+): Promise<void> {
   const { device } = base;
   base.throwIfFailed();
   const buffers: GPUBuffer[] = [];
