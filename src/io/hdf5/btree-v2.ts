@@ -1,0 +1,136 @@
+import type { FileContext } from './context';
+
+/** Header of a version-2 B-tree ("BTHD"). */
+export interface BtreeV2Header {
+  address: number;
+  type: number;
+  nodeSize: number;
+  recordSize: number;
+  depth: number;
+  rootAddress: number;
+  rootRecords: number;
+  totalRecords: number;
+}
+
+const PREFIX = 10; // signature, version, type, checksum
+const MAX_DEPTH = 32;
+
+export async function readBtreeV2Header(
+  ctx: FileContext,
+  address: number,
+  signal?: AbortSignal,
+): Promise<BtreeV2Header> {
+  const what = 'version 2 B-tree header';
+  const size = 16 + ctx.offsetSize + 2 + ctx.lengthSize + 4;
+  const bytes = await ctx.readMeta(address, size, what, signal);
+  const c = ctx.cursor(bytes, address, what);
+  c.signature('BTHD');
+  const version = c.u8();
+  if (version !== 0) c.fail(`Unknown version 2 B-tree version ${version}`);
+  const type = c.u8();
+  const nodeSize = c.u32();
+  const recordSize = c.u16();
+  const depth = c.u16();
+  c.skip(2); // split and merge percents
+  const rootAddress = c.offset();
+  const rootRecords = c.u16();
+  const totalRecords = c.length();
+  ctx.verifyChecksum(bytes, c.pos, address, what);
+  if (nodeSize < PREFIX + recordSize || nodeSize > 1 << 24 || recordSize === 0) {
+    c.fail(`Impossible node size ${nodeSize} or record size ${recordSize}`);
+  }
+  if (depth > MAX_DEPTH) c.fail(`A depth of ${depth}`);
+  if (totalRecords * recordSize > ctx.source.size * 2) c.fail(`An impossible record count ${totalRecords}`);
+  return { address, type, nodeSize, recordSize, depth, rootAddress, rootRecords, totalRecords };
+}
+
+function bytesFor(n: number): number {
+  return Math.floor(Math.log2(Math.max(1, n)) / 8) + 1;
+}
+
+/** Sizes of the child-pointer fields of internal nodes, per the library's derivation from the node size. */
+function nodeLayout(h: BtreeV2Header, O: number) {
+  const maxRecords = [Math.floor((h.nodeSize - PREFIX) / h.recordSize)];
+  const cumMax = [maxRecords[0]];
+  const cumSize = [0];
+  const recordCountSize = bytesFor(maxRecords[0]);
+  for (let d = 1; d <= h.depth; d++) {
+    const pointer = O + recordCountSize + (d > 1 ? cumSize[d - 1] : 0);
+    maxRecords[d] = Math.floor((h.nodeSize - (PREFIX + pointer)) / (h.recordSize + pointer));
+    cumMax[d] = (maxRecords[d] + 1) * cumMax[d - 1] + maxRecords[d];
+    cumSize[d] = bytesFor(cumMax[d]);
+  }
+  return { maxRecords, cumSize, recordCountSize };
+}
+
+/** Walks a version-2 B-tree and returns every record's raw bytes (in key order). */
+export async function walkBtreeV2(
+  ctx: FileContext,
+  h: BtreeV2Header,
+  what: string,
+  signal?: AbortSignal,
+): Promise<Uint8Array[]> {
+  const out: Uint8Array[] = [];
+  if (h.rootAddress < 0 || h.totalRecords === 0) return out;
+  const O = ctx.offsetSize;
+  const layout = nodeLayout(h, O);
+  const visited = new Set<number>();
+  let level = [{ address: h.rootAddress, records: h.rootRecords, depth: h.depth }];
+  // Leaves end up in order because each level keeps its nodes and records interleaved in key order.
+  type Item = { record: Uint8Array } | { address: number; records: number; depth: number };
+  let order: Item[] = level;
+  while (level.length > 0) {
+    for (const n of level) {
+      if (visited.has(n.address)) {
+        throw ctx.error('corrupt', `The ${what} points back to one of its own nodes (a cycle)`, n.address);
+      }
+      visited.add(n.address);
+      if (n.records > layout.maxRecords[n.depth]) {
+        throw ctx.error('corrupt', `A node of the ${what} claims ${n.records} records`, n.address);
+      }
+    }
+    const nodes = await Promise.all(
+      level.map(async (n) => ({ n, bytes: await ctx.read(n.address, h.nodeSize, what, signal) })),
+    );
+    const expanded = new Map<number, Item[]>();
+    const next: { address: number; records: number; depth: number }[] = [];
+    for (const { n, bytes } of nodes) {
+      const c = ctx.cursor(bytes, n.address, what);
+      c.signature(n.depth > 0 ? 'BTIN' : 'BTLF');
+      const version = c.u8();
+      if (version !== 0) c.fail(`Unknown B-tree node version ${version}`);
+      if (c.u8() !== h.type) c.fail('A node whose record type differs from its header');
+      const records = Array.from({ length: n.records }, () => c.take(h.recordSize));
+      const items: Item[] = [];
+      if (n.depth === 0) {
+        for (const r of records) items.push({ record: r });
+      } else {
+        for (let i = 0; i <= n.records; i++) {
+          const address = c.offset();
+          const count = c.uint(layout.recordCountSize);
+          if (n.depth > 1) c.uint(layout.cumSize[n.depth - 1]);
+          if (address < 0) c.fail('An undefined child pointer');
+          const child = { address, records: count, depth: n.depth - 1 };
+          next.push(child);
+          items.push(child);
+          if (i < n.records) items.push({ record: records[i] });
+        }
+      }
+      ctx.verifyChecksum(bytes, c.pos, n.address, what);
+      expanded.set(n.address, items);
+    }
+    order = order.flatMap((it) => ('record' in it ? [it] : (expanded.get(it.address) ?? [it])));
+    if (visited.size + next.length > ctx.source.size / PREFIX) {
+      throw ctx.error('corrupt', `The ${what} has more nodes than the file can hold`);
+    }
+    level = next;
+  }
+  for (const it of order) if ('record' in it) out.push(it.record);
+  if (out.length !== h.totalRecords) {
+    throw ctx.error(
+      'corrupt',
+      `The ${what} holds ${out.length} records but its header says ${h.totalRecords}`,
+    );
+  }
+  return out;
+}
