@@ -27,6 +27,10 @@ fn read_byte(index: u32) -> u32 {
   return (shuffled[index >> 2u] >> ((index & 3u) * 8u)) & 0xffu;
 }
 
+fn bytes4(word: u32) -> vec4<u32> {
+  return (vec4<u32>(word) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu);
+}
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let group = params.group_offset + gid.x;
@@ -61,14 +65,37 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   let plane_bytes = block_elems / 8u;
   let base = frame_byte + block_first * ELEM_SIZE + (first - block_first) / 8u;
 
-  var v = array<u32, 8>(0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
-  for (var p = 0u; p < 8u * ELEM_SIZE; p++) {
-    let byte = read_byte(base + p * plane_bytes);
-    for (var k = 0u; k < 8u; k++) {
-      v[k] |= ((byte >> k) & 1u) << p;
-    }
+  // For each byte j of the elements: planes 8j..8j+7 give an 8x8 bit matrix (rows = planes, columns = the
+  // 8 elements); transposing it yields byte j of each element (Hacker's Delight 7-3, as the CPU codec does).
+  var lo = vec4<u32>(0u);
+  var hi = vec4<u32>(0u);
+  for (var j = 0u; j < ELEM_SIZE; j++) {
+    let b = base + 8u * j * plane_bytes;
+    var x = (read_byte(b + 7u * plane_bytes) << 24u) | (read_byte(b + 6u * plane_bytes) << 16u) |
+      (read_byte(b + 5u * plane_bytes) << 8u) | read_byte(b + 4u * plane_bytes);
+    var y = (read_byte(b + 3u * plane_bytes) << 24u) | (read_byte(b + 2u * plane_bytes) << 16u) |
+      (read_byte(b + plane_bytes) << 8u) | read_byte(b);
+    var t = (x ^ (x >> 7u)) & 0x00aa00aau;
+    x = x ^ t ^ (t << 7u);
+    t = (y ^ (y >> 7u)) & 0x00aa00aau;
+    y = y ^ t ^ (t << 7u);
+    t = (x ^ (x >> 14u)) & 0x0000ccccu;
+    x = x ^ t ^ (t << 14u);
+    t = (y ^ (y >> 14u)) & 0x0000ccccu;
+    y = y ^ t ^ (t << 14u);
+    t = (x & 0xf0f0f0f0u) | ((y >> 4u) & 0x0f0f0f0fu);
+    y = ((x << 4u) & 0xf0f0f0f0u) | (y & 0x0f0f0f0fu);
+    // Byte k of y is byte j of element k (k < 4); byte k of t is byte j of element 4 + k.
+    let shift = vec4<u32>(8u * j);
+    lo |= bytes4(y) << shift;
+    hi |= bytes4(t) << shift;
   }
-  for (var k = 0u; k < 8u; k++) {
-    values[out_base + k] = v[k];
-  }
+  values[out_base] = lo.x;
+  values[out_base + 1u] = lo.y;
+  values[out_base + 2u] = lo.z;
+  values[out_base + 3u] = lo.w;
+  values[out_base + 4u] = hi.x;
+  values[out_base + 5u] = hi.y;
+  values[out_base + 6u] = hi.z;
+  values[out_base + 7u] = hi.w;
 }
