@@ -10,11 +10,12 @@ import { blockLayout } from './bitshuffle';
  *               uint32 big-endian compressed length, then that many bytes of a raw LZ4 block
  *   then the last (n mod 8) elements raw, and nothing after them.
  */
-export interface Bslz4BlockTable {
+export interface Bslz4BlockTable extends Bslz4Blocks {
   elemSize: number;
   uncompressedBytes: number;
   /** Block size in bytes from the chunk header. */
   blockBytes: number;
+  /** The same per-block arrays as on the table itself, grouped. */
   blocks: Bslz4Blocks;
   /** The raw tail: (n mod 8) elements copied from chunk[srcOffset..] to output[dstOffset..]. */
   tail: { srcOffset: number; dstOffset: number; length: number };
@@ -142,6 +143,11 @@ export function bslz4BlockTable(
     elemSize,
     uncompressedBytes,
     blockBytes,
+    count,
+    srcOffset,
+    srcLength,
+    dstOffset,
+    dstLength,
     blocks: { count, srcOffset, srcLength, dstOffset, dstLength },
     tail: { srcOffset: pos, dstOffset: out, length: tailBytes },
   };

@@ -36,6 +36,8 @@ describe('bslz4 encode/decode', () => {
     const t = bslz4BlockTable(chunk96, 2, 18432);
     expect([t.uncompressedBytes, t.blockBytes, t.blocks.count]).toEqual([18432, 8192, 3]);
     expect(Array.from(t.blocks.dstOffset)).toEqual([0, 8192, 16384]);
+    expect(t.srcOffset).toBe(t.blocks.srcOffset);
+    expect(t.count).toBe(3);
     expect(Array.from(t.blocks.dstLength)).toEqual([8192, 8192, 2048]);
     expect(t.blocks.srcOffset[0]).toBe(16);
     expect(t.blocks.srcOffset[1]).toBe(16 + t.blocks.srcLength[0] + 4);

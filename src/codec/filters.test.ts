@@ -1,7 +1,8 @@
 import { deflateSync } from 'node:zlib';
 import { describe, expect, it } from 'vitest';
+import { bitshuffle } from './bitshuffle';
 import { bslz4Encode } from './bslz4';
-import { decodeChunk, filterName } from './filters';
+import { chunkDecoderFor, decodeChunk, filterName } from './filters';
 import { fletcher32Encode } from './fletcher32';
 import { shuffle } from './shuffle';
 import { expectSameBytes, expectStemflowErrorAsync, sparseCounts } from './test-support';
@@ -30,6 +31,9 @@ describe('decodeChunk (HDF5 filter pipeline)', () => {
     expectSameBytes(await decodeChunk(chunk, [SHUFFLE, GZIP], 2, raw.length, 0b10), raw);
     expectSameBytes(await decodeChunk(raw, [SHUFFLE, GZIP], 2, raw.length, 0b11), raw);
     expectSameBytes(await decodeChunk(raw, [BSLZ4], 2, raw.length, 1), raw);
+    const decode = chunkDecoderFor(2);
+    expectSameBytes(await decode(chunk, [SHUFFLE, GZIP], 0b10, raw.length), raw);
+    expectSameBytes(await decode(bitshuffle(raw, 2), [{ id: 32008, cdValues: [] }], 0, raw.length), raw);
   });
 
   it('reports unknown filters as unsupported, by name', async () => {

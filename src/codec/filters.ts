@@ -83,3 +83,19 @@ export async function decodeChunk(
   }
   return data;
 }
+
+/**
+ * Adapts decodeChunk to a reader's callback that passes (chunk, filters, filterMask, expectedBytes), for a
+ * dataset of `elemSize`-byte elements.
+ */
+export function chunkDecoderFor(
+  elemSize: number,
+): (
+  chunk: Uint8Array,
+  filters: readonly FilterSpec[],
+  filterMask: number,
+  expectedBytes: number,
+) => Promise<Uint8Array> {
+  return (chunk, filters, filterMask, expectedBytes) =>
+    decodeChunk(chunk, filters, elemSize, expectedBytes, filterMask);
+}

@@ -18,6 +18,7 @@ export {
 export { BSLZ4_HEADER_BYTES, type Bslz4Blocks, type Bslz4BlockTable, bslz4BlockTable } from './bslz4-table';
 export { inflate } from './deflate';
 export {
+  chunkDecoderFor,
   decodeChunk,
   FILTER_BITSHUFFLE,
   FILTER_FLETCHER32,
