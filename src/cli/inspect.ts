@@ -3,7 +3,7 @@ import { isStemflowError } from '../errors';
 import { openHdf5 } from '../io/hdf5';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import type { InputFile } from '../source/input-file';
-import { isDataset, isExternalLink, isGroup, wrapH5wasm } from '../source/metadata';
+import { isDataset, isGroup, wrapH5wasm } from '../source/metadata';
 import { closeInputs, openInputs } from './inputs';
 
 const FIRST_CHUNKS = 4;
@@ -59,9 +59,9 @@ async function inspectFile(input: InputFile): Promise<FileReport> {
     try {
       const objects = wrapH5wasm(input.name, () => walk(handle.file));
       for (const { path, entity } of objects) {
-        if (isExternalLink(entity))
+        if (entity instanceof ExternalLinkEntry) {
           report.externalLinks.push({ path, file: entity.filename, target: entity.obj_path });
-        else if (isDataset(entity)) report.datasets.push(await inspectDataset(hdf5, path, entity));
+        } else if (isDataset(entity)) report.datasets.push(await inspectDataset(hdf5, path, entity));
       }
     } finally {
       handle.close();
@@ -87,6 +87,7 @@ async function inspectDataset(
     chunks: null,
     chunkIndex: null,
   };
+  if (!/^[<>|=]?[BHIQbhiqfdeu]\d*$/.test(report.dtype)) return report; // strings, compounds: metadata only
   try {
     const info = await hdf5.dataset(path);
     report.filters = info.filters.map((f) => ({ id: f.id, name: f.name, cdValues: f.cdValues }));
@@ -114,9 +115,16 @@ async function inspectDataset(
   return report;
 }
 
+class ExternalLinkEntry {
+  constructor(
+    readonly filename: string,
+    readonly obj_path: string,
+  ) {}
+}
+
 /** Every object below the root, breadth-first, without following links to other files. */
-function walk(file: H5File): { path: string; entity: Entity | null }[] {
-  const out: { path: string; entity: Entity | null }[] = [];
+function walk(file: H5File): { path: string; entity: Entity | ExternalLinkEntry | null }[] {
+  const out: { path: string; entity: Entity | ExternalLinkEntry | null }[] = [];
   const queue = ['/'];
   while (queue.length > 0 && out.length < MAX_OBJECTS) {
     const path = queue.shift()!;
@@ -124,9 +132,13 @@ function walk(file: H5File): { path: string; entity: Entity | null }[] {
     if (!isGroup(group)) continue;
     for (const name of group.keys()) {
       const child = `${path === '/' ? '' : path}/${name}`;
-      const entity = group.get(name);
+      // get() would follow an external link whose target is reachable; report the link itself.
+      const link = group.get_external_link(child) as Partial<{ filename: string; obj_path: string }>;
+      const entity = link?.filename
+        ? new ExternalLinkEntry(link.filename, link.obj_path ?? '')
+        : group.get(name);
       out.push({ path: child, entity });
-      if (isGroup(entity)) queue.push(child);
+      if (!(entity instanceof ExternalLinkEntry) && isGroup(entity)) queue.push(child);
     }
   }
   return out;

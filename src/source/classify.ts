@@ -1,7 +1,8 @@
 import type { File as H5File } from 'h5wasm';
+import { openHdf5 } from '../io/hdf5';
 import type { Calibration } from '../workers/acquisition-api';
 import type { InputFile } from './input-file';
-import { isDataset, isExternalLink, isGroup, scalar, wrapH5wasm } from './metadata';
+import { isDataset, isGroup, scalar, wrapH5wasm } from './metadata';
 
 /** What one dropped file is, read from its metadata through h5wasm. */
 export type FileRole =
@@ -36,6 +37,8 @@ const PIXEL_MASK_PATHS = [`${DETECTOR}/detectorSpecific/pixel_mask`, `${DETECTOR
 const MAX_WALK = 2000;
 
 export async function classifyFile(input: InputFile): Promise<FileRole> {
+  // Our reader checks the signature first: a file that is not HDF5 gets one clear sentence.
+  await openHdf5(input.bytes);
   const handle = await input.openMetadata();
   try {
     return wrapH5wasm(input.name, () => classifyOpen(handle.file));
@@ -50,9 +53,13 @@ function classifyOpen(file: H5File): FileRole {
     const names = data.keys();
     const links: MasterLink[] = [];
     for (const name of names.filter((n) => /^data_\d+$/.test(n)).sort()) {
-      const entity = data.get(name);
-      if (isExternalLink(entity))
-        links.push({ name, file: baseName(entity.filename), path: entity.obj_path });
+      // get() follows the link when its target happens to be reachable; ask for the link itself.
+      const link = data.get_external_link(`${DATA_GROUP}/${name}`) as Partial<{
+        filename: string;
+        obj_path: string;
+      }>;
+      if (link?.filename && link.obj_path)
+        links.push({ name, file: baseName(link.filename), path: link.obj_path });
     }
     if (links.length > 0) {
       return {
@@ -137,11 +144,46 @@ function readCalibration(file: H5File): Calibration {
   if (bx !== undefined && by !== undefined) cal.beamCenter = [bx, by];
   const countTime = readNumber(file, `${DETECTOR}/count_time`);
   if (countTime !== undefined) cal.countTime = countTime;
+  const wavelength = readWithUnits(file, '/entry/instrument/beam/incident_wavelength');
+  if (wavelength !== undefined && wavelength > 0) cal.wavelength = wavelength;
   const voltage =
     readNumber(file, '/entry/instrument/source/voltage') ??
     readNumber(file, '/entry/instrument/beam/voltage');
   if (voltage !== undefined) cal.voltage = voltage;
+  else if (cal.wavelength !== undefined) cal.voltage = voltageFromWavelength(cal.wavelength);
   return cal;
+}
+
+const LENGTH_UNITS: Record<string, number> = {
+  m: 1,
+  nm: 1e-9,
+  angstrom: 1e-10,
+  A: 1e-10,
+  Å: 1e-10,
+  pm: 1e-12,
+};
+
+/** A scalar length in metres, using the dataset's `units` attribute (metres when absent). */
+function readWithUnits(file: H5File, path: string): number | undefined {
+  const ds = file.get(path);
+  if (!isDataset(ds)) return undefined;
+  const value = scalar(ds.value);
+  const units = ds.attrs.units?.value;
+  const factor = typeof units === 'string' ? LENGTH_UNITS[units] : 1;
+  return value === undefined || factor === undefined ? undefined : value * factor;
+}
+
+/** Accelerating voltage (V) of electrons of relativistic wavelength `lambda` (m), rounded to 1 V. */
+export function voltageFromWavelength(lambda: number): number {
+  const h = 6.62607015e-34;
+  const m = 9.1093837015e-31;
+  const e = 1.602176634e-19;
+  const c = 299792458;
+  // lambda = h / sqrt(2 m e V (1 + e V / (2 m c^2)))  =>  (e^2/c^2) V^2 + 2 m e V - (h/lambda)^2 = 0
+  const p2 = (h / lambda) ** 2;
+  const a = (e * e) / (c * c);
+  const b = 2 * m * e;
+  return Math.round((-b + Math.sqrt(b * b + 4 * a * p2)) / (2 * a));
 }
 
 /** A scan shape stored by the acquisition software, when present (not part of the Dectris schema). */

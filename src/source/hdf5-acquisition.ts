@@ -1,4 +1,4 @@
-import { decodeChunk } from '../codec/filters';
+import { chunkDecoderFor, decodeChunk } from '../codec/filters';
 import { StemflowError, throwIfAborted, withErrorContext } from '../errors';
 import { type ChunkTable, type DatasetInfo, type Hdf5File, openHdf5 } from '../io/hdf5';
 import type { AcquisitionSummary, SourceDtype } from '../workers/acquisition-api';
@@ -128,7 +128,7 @@ async function indexPart(
     chunkLead = chunk.slice(0, rank - 2);
     table = await hdf5.chunkTable(info, signal);
   } else if (info.layout === 'compact') {
-    compact = await hdf5.readDataset(info, decodeChunk, signal);
+    compact = await hdf5.readDataset(info, chunkDecoderFor(info.dtype.size), signal);
   } else if (info.contiguousAddress === undefined || info.contiguousAddress < 0) {
     throw new StemflowError('corrupt', `The contiguous dataset ${info.path} has no data address`);
   }
@@ -196,7 +196,7 @@ async function readPixelMask(
         `The pixel mask ${path} is not a little-endian integer array of up to 32 bits`,
       );
     }
-    const bytes = await hdf5.readDataset(info, decodeChunk, signal);
+    const bytes = await hdf5.readDataset(info, chunkDecoderFor(info.dtype.size), signal);
     const n = detector[0] * detector[1];
     const out = new Uint32Array(n);
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
@@ -242,13 +242,14 @@ class Hdf5Acquisition implements AcquisitionSource {
     const file = this.parts.indexOf(part);
     const local = index - part.first;
     if (!part.table) {
-      const address = part.compact ? -1 : part.info.contiguousAddress! + local * this.frameBytes;
+      // Contiguous: each frame is its own stored range. Compact: frames live inside the decoded dataset.
+      const compact = part.compact !== null;
       return {
         file,
-        address,
+        address: compact ? -1 : part.info.contiguousAddress! + local * this.frameBytes,
         size: this.frameBytes,
         filterMask: 0,
-        offsetInChunk: local * this.frameBytes,
+        offsetInChunk: compact ? local * this.frameBytes : 0,
         chunkBytes: this.frameBytes,
       };
     }
