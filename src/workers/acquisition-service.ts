@@ -52,9 +52,10 @@ export function createAcquisitionService(budgetBytes = CPU_BUDGET_BYTES) {
       const t0 = performance.now();
       const total = src.frameCount * src.frameBytes;
       if (total > budgetBytes) {
+        const mib = (n: number) => `${(n / 1024 ** 2).toFixed(2)} MiB`;
         throw new StemflowError(
           'budget',
-          `This acquisition holds ${(total / 1024 ** 3).toFixed(2)} GiB of counts, more than the ${(budgetBytes / 1024 ** 3).toFixed(2)} GiB the CPU path may keep in memory`,
+          `This acquisition holds ${mib(total)} of counts, more than the ${mib(budgetBytes)} the CPU path may keep in memory`,
         );
       }
       controller?.abort();
