@@ -132,7 +132,6 @@ async function readHeader(ctx: FileContext, address: number, filtered: boolean, 
   ) {
     c.fail('Impossible array parameters');
   }
-  if (maxIndexSet * entrySize > ctx.source.size * 2) c.fail(`An impossible element count ${maxIndexSet}`);
   const h: Header = {
     address,
     client,

@@ -12,7 +12,7 @@ export interface Superblock {
   readonly baseAddress: number;
   /** Object header address of the root group (relative to baseAddress, as stored). */
   readonly rootObjectAddress: number;
-  /** End-of-file address (relative to baseAddress, as stored). */
+  /** End-of-file address, as stored (an absolute offset when the file has not been moved). */
   readonly eofAddress: number;
   /** v1 B-tree K of group nodes (v0/v1 superblocks; 16 and 4 otherwise by default). */
   readonly groupLeafK: number;
@@ -56,6 +56,7 @@ export async function readSuperblock(
   let chunkK = 32;
   let rootObjectAddress: number;
   let eofAddress: number;
+  let storedBase = 0;
   try {
     if (version < 2) {
       c.pos = 16;
@@ -66,7 +67,7 @@ export async function readSuperblock(
         chunkK = c.u16();
         c.skip(2);
       }
-      c.offset(); // stored base address (the library uses the signature location instead)
+      storedBase = c.offset();
       c.offset(); // free-space info address
       eofAddress = c.offset();
       c.offset(); // driver information block
@@ -76,7 +77,7 @@ export async function readSuperblock(
       c.skip(24);
     } else {
       c.pos = 12;
-      c.offset(); // base address
+      storedBase = c.offset();
       c.offset(); // superblock extension
       eofAddress = c.offset();
       rootObjectAddress = c.offset();
@@ -91,13 +92,15 @@ export async function readSuperblock(
   if (groupLeafK === 0 || groupInternalK === 0 || chunkK === 0) {
     throw fail('corrupt', 'The HDF5 superblock declares a B-tree with K = 0', at);
   }
-  if (eofAddress < 0 || rootObjectAddress < 0) {
+  if (eofAddress < 0 || rootObjectAddress < 0 || storedBase < 0) {
     throw fail('corrupt', 'The HDF5 superblock has an undefined end-of-file or root group address', at);
   }
-  if (at + eofAddress > source.size) {
+  // The stored end-of-file address is absolute; shift it as the library does when the superblock moved.
+  const end = eofAddress - storedBase + at;
+  if (end > source.size) {
     throw fail(
       'truncated',
-      `The file is ${source.size} bytes but its HDF5 superblock says it ends at byte ${at + eofAddress}; it is probably truncated (an incomplete download or copy)`,
+      `The file is ${source.size} bytes but its HDF5 superblock says it ends at byte ${end}; it is probably truncated (an incomplete download or copy)`,
     );
   }
   const superblock: Superblock = {

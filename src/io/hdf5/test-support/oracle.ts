@@ -16,6 +16,8 @@ export interface OracleDataset {
   readable: boolean;
   expected_error?: string;
   sha256?: string;
+  /** Only in this module's testdata: false for big-endian datasets. */
+  little_endian?: boolean;
 }
 
 export interface OracleFile {
