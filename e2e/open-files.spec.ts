@@ -1,0 +1,39 @@
+import { expect, test } from '@playwright/test';
+import { ARINA_FILES, dropFiles, readFixtureOracle, sumAllFrames, waitReady } from './helpers';
+
+async function expectArinaFixture(page: import('@playwright/test').Page) {
+  const oracle = readFixtureOracle('arina');
+  const summary = await page.evaluate(() => window.__stemflow!.summary()!);
+  expect(summary.name).toBe('arina');
+  expect(summary.kind).toBe('arina-master');
+  expect(summary.scan).toEqual([6, 10]);
+  expect(summary.detector).toEqual([96, 96]);
+  expect(summary.dtype).toBe('uint16');
+  expect(summary.frameCount).toBe(60);
+  expect(summary.flaggedPixels).toBe(oracle.pixel_mask.flagged);
+  await expect(page.getByTestId('chip-scan')).toHaveText(/^scan 6×10( \(guessed\))?$/);
+  await expect(page.getByTestId('progress')).toHaveText('60 / 60 frames');
+  expect(await page.evaluate(() => window.__stemflow!.frameTotals())).toEqual(oracle.unflagged.frame_sums);
+  const sums = await sumAllFrames(page);
+  expect(sums.all).toEqual(oracle.frame_sums);
+  expect(await page.evaluate(() => window.__stemflow!.virtualImage())).toEqual(sums.masked);
+  expect(await page.evaluate(() => window.__stemflow!.state().picked)).toEqual({ row: 3, col: 5 });
+}
+
+test('files dropped on the page are opened (ARINA fixture: master + 3 shards)', async ({ page }) => {
+  await page.goto('/?demo=0');
+  await dropFiles(
+    page,
+    ARINA_FILES.map((path) => ({ path })),
+  );
+  await waitReady(page, 'arina');
+  await expectArinaFixture(page);
+});
+
+test('files chosen with the Open files input replace the demo', async ({ page }) => {
+  await page.goto('/');
+  await waitReady(page, 'demo');
+  await page.getByTestId('file-input').setInputFiles(ARINA_FILES);
+  await waitReady(page, 'arina');
+  await expectArinaFixture(page);
+});

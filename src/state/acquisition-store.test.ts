@@ -1,0 +1,232 @@
+import { describe, expect, it } from 'vitest';
+import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
+import { createAcquisitionStore, fileList, scanCentre, scanIndex } from './acquisition-store';
+import { regionContains } from './detector-geometry';
+
+const SCAN: [number, number] = [4, 6];
+const DET: [number, number] = [16, 16];
+
+/** Frame i: a bright disk (radius 3 around (7, 8)) of 100 + i counts on a background of 1; pixel 0 flagged. */
+function makeFrames(frameCount: number) {
+  const pixels = DET[0] * DET[1];
+  const frames = new Uint16Array(frameCount * pixels);
+  for (let i = 0; i < frameCount; i++) {
+    for (let p = 0; p < pixels; p++) {
+      const row = Math.floor(p / DET[1]);
+      const col = p % DET[1];
+      frames[i * pixels + p] = (col - 7) ** 2 + (row - 8) ** 2 <= 9 ? 100 + i : 1;
+    }
+    frames[i * pixels] = 65535;
+  }
+  return frames;
+}
+
+function summaryFor(name: string, scan = SCAN): AcquisitionSummary {
+  return {
+    name,
+    kind: 'arina-master',
+    files: [{ name: `${name}_master.h5`, size: 1, dataset: '/entry/data/data', frames: scan[0] * scan[1] }],
+    scan,
+    scanFromMetadata: true,
+    detector: DET,
+    dtype: 'uint16',
+    frameCount: scan[0] * scan[1],
+    compression: 'bitshuffle/LZ4',
+    chunkIndex: 'btree-v1',
+    compressedBytes: 1234,
+    flaggedPixels: 1,
+    calibration: {},
+  };
+}
+
+/** An in-memory AcquisitionApi with the worker's semantics: a failed open keeps the previous acquisition. */
+function fakeApi(options: { delays?: Record<string, number>; failLoad?: boolean } = {}) {
+  let current: { summary: AcquisitionSummary; frames: Uint16Array } | null = null;
+  const pixels = DET[0] * DET[1];
+  const calls: string[] = [];
+  const wait = (name: string) => new Promise((r) => setTimeout(r, options.delays?.[name] ?? 0));
+  const need = () => {
+    if (!current) throw new Error('No acquisition is open.');
+    return current;
+  };
+  const api: AcquisitionApi = {
+    async open(files) {
+      calls.push(`open ${files[0].name}`);
+      await wait(files[0].name);
+      if (!files[0].name.endsWith('.h5')) throw new Error(`${files[0].name} is not an HDF5 file`);
+      const name = files[0].name.replace(/_master\.h5$/, '');
+      const scan: [number, number] = name === 'small' ? [2, 3] : SCAN;
+      current = { summary: summaryFor(name, scan), frames: makeFrames(scan[0] * scan[1]) };
+      return current.summary;
+    },
+    async load(onProgress?: (p: LoadProgress) => void) {
+      const { summary, frames } = need();
+      calls.push('load');
+      if (options.failLoad) throw new Error('Chunk 3 is truncated (file x_data_000001.h5)');
+      const frameTotals = new Float64Array(summary.frameCount);
+      const sumDiffraction = new Float64Array(pixels);
+      for (let i = 0; i < summary.frameCount; i++) {
+        for (let p = 1; p < pixels; p++) {
+          frameTotals[i] += frames[i * pixels + p];
+          sumDiffraction[p] += frames[i * pixels + p];
+        }
+        onProgress?.({ framesDone: i + 1, frameCount: summary.frameCount });
+      }
+      return { sumDiffraction, frameTotals, maxCount: 200, countAbove255: 0, elapsedMs: 5 };
+    },
+    async pixelMask() {
+      const m = new Uint8Array(pixels);
+      m[0] = 1;
+      return m;
+    },
+    async frame(index) {
+      const { frames } = need();
+      calls.push(`frame ${index}`);
+      return frames.slice(index * pixels, (index + 1) * pixels);
+    },
+    async virtualImage(mask) {
+      const { summary, frames } = need();
+      calls.push('virtualImage');
+      const out = new Float64Array(summary.frameCount);
+      for (let i = 0; i < summary.frameCount; i++) {
+        for (let p = 1; p < pixels; p++) if (mask[p]) out[i] += frames[i * pixels + p];
+      }
+      return out;
+    },
+    async close() {
+      current = null;
+    },
+  };
+  return { api, calls };
+}
+
+const file = (name: string) => new File([new Uint8Array(8)], name);
+
+describe('acquisition store', () => {
+  it('starts idle', () => {
+    const { api } = fakeApi();
+    const store = createAcquisitionStore(() => api);
+    expect(store.getState()).toMatchObject({ phase: 'idle', summary: null, error: null, detectorMode: 'bf' });
+  });
+
+  it('opens, loads, and shows the BF image and the centre frame', async () => {
+    const { api } = fakeApi();
+    let t = 0;
+    const store = createAcquisitionStore(
+      () => api,
+      () => (t += 10),
+    );
+    const progress: number[] = [];
+    store.subscribe((s) => {
+      if (s.progress) progress.push(s.progress.framesDone);
+    });
+    await store.getState().openFiles([file('demo_master.h5'), file('demo_data_000001.h5')]);
+    const s = store.getState();
+    expect(s.phase).toBe('ready');
+    expect(s.error).toBeNull();
+    expect(s.summary?.scan).toEqual([4, 6]);
+    expect(s.picked).toEqual({ row: 2, col: 3 });
+    expect(s.frame?.index).toBe(15);
+    expect(progress).toContain(24);
+    expect(s.elapsedMs).toBeGreaterThan(0);
+    const data = s.data!;
+    expect(data.geometry.centre).toEqual({ cx: 7, cy: 8 });
+    // The BF disk covers the bright disk; the image is the exact masked sum per frame.
+    const image = s.virtualImages.bf!;
+    const pixels = 256;
+    const frame = s.frame!.values;
+    let expected = 0;
+    for (let p = 0; p < pixels; p++) if (data.masks.bf[p] && !data.pixelMask[p]) expected += frame[p];
+    expect(image[15]).toBe(expected);
+    expect(image[15]).toBeGreaterThanOrEqual(29 * (100 + 15));
+    for (let row = 0; row < 16; row++) {
+      for (let col = 0; col < 16; col++) {
+        expect(data.masks.bf[row * 16 + col]).toBe(regionContains(data.geometry.bf, row, col) ? 1 : 0);
+      }
+    }
+  });
+
+  it('keeps the previous acquisition when a later open fails, with a readable error', async () => {
+    const { api } = fakeApi();
+    const store = createAcquisitionStore(() => api);
+    await store.getState().openFiles([file('demo_master.h5')]);
+    const before = store.getState();
+    await store.getState().openFiles([file('notes.txt')]);
+    const s = store.getState();
+    expect(s.phase).toBe('ready');
+    expect(s.error).toBe('Could not open notes.txt: notes.txt is not an HDF5 file.');
+    expect(s.summary).toBe(before.summary);
+    expect(s.virtualImages.bf).toBe(before.virtualImages.bf);
+    await s.pick({ row: 0, col: 1 });
+    expect(store.getState().frame?.index).toBe(1);
+    store.getState().clearError();
+    expect(store.getState().error).toBeNull();
+  });
+
+  it('reports a failed first open as an error with nothing loaded', async () => {
+    const { api } = fakeApi();
+    const store = createAcquisitionStore(() => api);
+    await store.getState().openFiles([file('notes.txt')]);
+    expect(store.getState()).toMatchObject({ phase: 'error', summary: null, data: null });
+    await store.getState().openFiles([]);
+    expect(store.getState().error).toBe('No files were given.');
+  });
+
+  it('reports a failed load', async () => {
+    const { api } = fakeApi({ failLoad: true });
+    const store = createAcquisitionStore(() => api);
+    await store.getState().openFiles([file('demo_master.h5')]);
+    expect(store.getState().phase).toBe('error');
+    expect(store.getState().error).toBe('Could not load demo: Chunk 3 is truncated (file x_data_000001.h5)');
+  });
+
+  it('reports a failed fetch', async () => {
+    const { api } = fakeApi();
+    const store = createAcquisitionStore(() => api);
+    await store.getState().openFrom('the demo acquisition', async () => {
+      throw new Error('HTTP 404 for demo/demo_master.h5');
+    });
+    expect(store.getState().error).toBe(
+      'Could not fetch the demo acquisition: HTTP 404 for demo/demo_master.h5.',
+    );
+  });
+
+  it('picks positions (clamped) and computes the ADF image once', async () => {
+    const { api, calls } = fakeApi();
+    const store = createAcquisitionStore(() => api);
+    await store.getState().openFiles([file('demo_master.h5')]);
+    await store.getState().pick({ row: 9, col: -3 });
+    expect(store.getState().picked).toEqual({ row: 3, col: 0 });
+    expect(store.getState().frame?.index).toBe(18);
+    await store.getState().setDetectorMode('adf');
+    await store.getState().setDetectorMode('bf');
+    await store.getState().setDetectorMode('adf');
+    expect(calls.filter((c) => c === 'virtualImage').length).toBe(2);
+    const s = store.getState();
+    expect(s.detectorMode).toBe('adf');
+    // The disk lies inside the BF radius, so the ADF annulus sees only background counts of 1.
+    const adfPixels = Array.from(s.data!.masks.adf).filter((v, p) => v && !s.data!.pixelMask[p]).length;
+    expect(s.virtualImages.adf![0]).toBe(adfPixels);
+  });
+
+  it('lets the newest open win when two overlap', async () => {
+    const { api } = fakeApi({ delays: { 'slow_master.h5': 30 } });
+    const store = createAcquisitionStore(() => api);
+    const first = store.getState().openFiles([file('slow_master.h5')]);
+    await new Promise((r) => setTimeout(r, 5));
+    const second = store.getState().openFiles([file('small_master.h5')]);
+    await Promise.all([first, second]);
+    expect(store.getState().phase).toBe('ready');
+    // The newer open waited for the slow one in the worker; the store and the worker agree on 'small'.
+    expect(store.getState().summary?.name).toBe('small');
+    expect(store.getState().virtualImages.bf?.length).toBe(6);
+    expect(store.getState().frame?.index).toBe(4);
+  });
+
+  it('names files briefly', () => {
+    expect(fileList([{ name: 'a' }, { name: 'b' }])).toBe('a, b');
+    expect(fileList(['a', 'b', 'c', 'd', 'e'].map((name) => ({ name })))).toBe('a, b, c and 2 more');
+    expect(scanIndex({ scan: [4, 6] }, { row: 2, col: 3 })).toBe(15);
+    expect(scanCentre({ scan: [5, 7] })).toEqual({ row: 2, col: 3 });
+  });
+});

@@ -1,0 +1,268 @@
+import { createStore } from 'zustand/vanilla';
+import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
+import { type DefaultGeometry, defaultGeometry, regionMask } from './detector-geometry';
+import { describeError } from './error-message';
+
+/**
+ * The loaded acquisition as the UI sees it: summary, load progress, derived images, the picked scan position
+ * and the virtual detector. The worker is injected (`api`), so the store runs in Node tests with a fake.
+ */
+export type LoadPhase = 'idle' | 'fetching' | 'opening' | 'loading' | 'ready' | 'error';
+export type DetectorMode = 'bf' | 'adf';
+export type PatternView = 'frame' | 'sum' | 'mean';
+export type FrameValues = Uint8Array | Uint16Array | Uint32Array;
+
+export interface ScanPosition {
+  row: number;
+  col: number;
+}
+
+/** Everything computed once per loaded acquisition. */
+export interface LoadedData {
+  sumDiffraction: Float64Array;
+  frameTotals: Float64Array;
+  /** 1 where the detector flagged the pixel. */
+  pixelMask: Uint8Array;
+  maxCount: number;
+  countAbove255: number;
+  /** Worker wall time of the decode, in ms. */
+  loadMs: number;
+  geometry: DefaultGeometry;
+  /** The virtual detector masks (1 = covered; flagged pixels are excluded by the worker). */
+  masks: Record<DetectorMode, Uint8Array>;
+}
+
+export interface AcquisitionState {
+  phase: LoadPhase;
+  /** What is being fetched or opened, for the status line. */
+  activity: string | null;
+  summary: AcquisitionSummary | null;
+  progress: LoadProgress | null;
+  /** Clock time when the current open started, and the time from there to the first image. */
+  startedAt: number | null;
+  elapsedMs: number | null;
+  /** A readable message for the last failure; the previous acquisition stays usable. */
+  error: string | null;
+  data: LoadedData | null;
+  detectorMode: DetectorMode;
+  virtualImages: Partial<Record<DetectorMode, Float64Array>>;
+  picked: ScanPosition | null;
+  frame: { index: number; values: FrameValues } | null;
+  patternView: PatternView;
+
+  /** Fetches files (e.g. the demo) and opens them. */
+  openFrom(label: string, fetchFiles: () => Promise<File[]>): Promise<void>;
+  /** Opens and loads files, then shows the BF image and the frame at the scan centre. */
+  openFiles(files: File[], scan?: [number, number]): Promise<void>;
+  /** Picks a scan position and fetches its frame. */
+  pick(position: ScanPosition): Promise<void>;
+  setDetectorMode(mode: DetectorMode): Promise<void>;
+  setPatternView(view: PatternView): void;
+  clearError(): void;
+}
+
+export type AcquisitionStore = ReturnType<typeof createAcquisitionStore>;
+
+export function scanIndex(summary: Pick<AcquisitionSummary, 'scan'>, p: ScanPosition): number {
+  return p.row * summary.scan[1] + p.col;
+}
+
+export function scanCentre(summary: Pick<AcquisitionSummary, 'scan'>): ScanPosition {
+  return { row: Math.floor(summary.scan[0] / 2), col: Math.floor(summary.scan[1] / 2) };
+}
+
+export function fileList(files: { name: string }[]): string {
+  const names = files.map((f) => f.name);
+  return names.length <= 3
+    ? names.join(', ')
+    : `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`;
+}
+
+const idle = {
+  phase: 'idle' as LoadPhase,
+  activity: null,
+  summary: null,
+  progress: null,
+  startedAt: null,
+  elapsedMs: null,
+  error: null,
+  data: null,
+  detectorMode: 'bf' as DetectorMode,
+  virtualImages: {},
+  picked: null,
+  frame: null,
+  patternView: 'frame' as PatternView,
+};
+
+export function createAcquisitionStore(
+  api: () => AcquisitionApi,
+  clock: () => number = () => performance.now(),
+) {
+  /** Increases with every open request; the newest one wins. */
+  let requested = 0;
+  /** The request whose acquisition the worker now holds (set when its open succeeds). */
+  let active = 0;
+  let frameRequest = 0;
+  /** Opens run one after another in the worker, so the last request is the acquisition it ends up with. */
+  let openQueue: Promise<unknown> = Promise.resolve();
+  /** Phase and start time of the acquisition the worker holds, restored when a later open fails. */
+  let activePhase: LoadPhase = 'idle';
+  let activeStartedAt: number | null = null;
+
+  return createStore<AcquisitionState>()((set, get) => {
+    /** After a failed open, fall back to what was shown before (the worker keeps it). */
+    function failOpen(token: number, message: string) {
+      if (token !== requested) return;
+      set({
+        phase: activePhase === 'idle' ? 'error' : activePhase,
+        activity: activePhase === 'loading' ? (get().summary?.name ?? null) : null,
+        error: message,
+        startedAt: activeStartedAt,
+      });
+    }
+
+    function settle(token: number, phase: LoadPhase, patch: Partial<AcquisitionState> = {}) {
+      if (token !== active) return;
+      activePhase = phase;
+      if (requested === active) {
+        set({ phase, ...patch });
+      } else {
+        // A newer open is in flight: leave its phase and activity on screen.
+        const { activity: _, ...rest } = patch;
+        set(rest);
+      }
+    }
+
+    async function showFrame(index: number, token: number) {
+      const request = ++frameRequest;
+      const values = await api().frame(index);
+      if (request === frameRequest && token === active) set({ frame: { index, values } });
+    }
+
+    async function computeVirtualImage(mode: DetectorMode, token: number) {
+      const data = get().data;
+      if (!data || get().virtualImages[mode]) return;
+      const image = await api().virtualImage(data.masks[mode]);
+      if (token === active && get().data === data) {
+        set({ virtualImages: { ...get().virtualImages, [mode]: image } });
+      }
+    }
+
+    return {
+      ...idle,
+
+      async openFrom(label, fetchFiles) {
+        const token = ++requested;
+        set({ phase: 'fetching', activity: label, error: null, startedAt: clock() });
+        let files: File[];
+        try {
+          files = await fetchFiles();
+        } catch (e) {
+          failOpen(token, describeError(e, `Could not fetch ${label}`));
+          return;
+        }
+        if (token === requested) await get().openFiles(files);
+      },
+
+      async openFiles(files, scan) {
+        const token = ++requested;
+        if (files.length === 0) {
+          failOpen(token, 'No files were given.');
+          return;
+        }
+        set({ phase: 'opening', activity: fileList(files), error: null, startedAt: clock() });
+        let summary: AcquisitionSummary;
+        const opened = openQueue.then(() =>
+          token === requested ? api().open(files, scan) : Promise.reject(new Error('superseded')),
+        );
+        openQueue = opened.catch(() => {});
+        try {
+          summary = await opened;
+        } catch (e) {
+          failOpen(token, describeError(e, `Could not open ${fileList(files)}`));
+          return;
+        }
+        if (token !== requested) return;
+        active = token;
+        activeStartedAt = get().startedAt;
+        const centre = scanCentre(summary);
+        settle(token, 'loading', {
+          activity: summary.name,
+          summary,
+          progress: { framesDone: 0, frameCount: summary.frameCount },
+          elapsedMs: null,
+          data: null,
+          virtualImages: {},
+          picked: centre,
+          frame: null,
+        });
+        try {
+          const result = await api().load((progress) => {
+            if (token === active) set({ progress });
+          });
+          if (token !== active) return;
+          const pixelMask = await api().pixelMask();
+          if (token !== active) return;
+          const [rows, cols] = summary.detector;
+          const geometry = defaultGeometry(result.sumDiffraction, rows, cols, pixelMask);
+          set({
+            data: {
+              sumDiffraction: result.sumDiffraction,
+              frameTotals: result.frameTotals,
+              pixelMask,
+              maxCount: result.maxCount,
+              countAbove255: result.countAbove255,
+              loadMs: result.elapsedMs,
+              geometry,
+              masks: { bf: regionMask(geometry.bf, rows, cols), adf: regionMask(geometry.adf, rows, cols) },
+            },
+            progress: { framesDone: summary.frameCount, frameCount: summary.frameCount },
+          });
+          await Promise.all([
+            computeVirtualImage(get().detectorMode, token),
+            showFrame(scanIndex(summary, centre), token),
+          ]);
+          settle(token, 'ready', {
+            activity: null,
+            elapsedMs: activeStartedAt === null ? null : clock() - activeStartedAt,
+          });
+        } catch (e) {
+          settle(token, 'error', {
+            activity: null,
+            error: describeError(e, `Could not load ${summary.name}`),
+          });
+        }
+      },
+
+      async pick(position) {
+        const { summary } = get();
+        if (!summary) return;
+        const row = Math.min(Math.max(0, Math.floor(position.row)), summary.scan[0] - 1);
+        const col = Math.min(Math.max(0, Math.floor(position.col)), summary.scan[1] - 1);
+        set({ picked: { row, col } });
+        try {
+          await showFrame(scanIndex(summary, { row, col }), active);
+        } catch (e) {
+          set({ error: describeError(e, `Could not read the frame at row ${row}, column ${col}`) });
+        }
+      },
+
+      async setDetectorMode(mode) {
+        set({ detectorMode: mode });
+        try {
+          await computeVirtualImage(mode, active);
+        } catch (e) {
+          set({ error: describeError(e, 'Could not compute the virtual image') });
+        }
+      },
+
+      setPatternView(view) {
+        set({ patternView: view });
+      },
+
+      clearError() {
+        set({ error: null });
+      },
+    };
+  });
+}

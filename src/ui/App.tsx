@@ -1,0 +1,43 @@
+import { useCallback, useEffect } from 'react';
+import { DetectorPanel } from './DetectorPanel';
+import { demoWanted, fetchDemoFiles } from './demo';
+import { GpuNotice } from './GpuNotice';
+import { StatusLine } from './StatusLine';
+import { acquisitionStore } from './stores';
+import { TopBar } from './TopBar';
+import { useFileDrop } from './use-file-drop';
+import { VirtualImagePanel } from './VirtualImagePanel';
+
+let demoStarted = false;
+
+/** Opens the demo acquisition once per page (React's development double effects included). */
+function openDemoOnce() {
+  if (demoStarted || !demoWanted()) return;
+  demoStarted = true;
+  void acquisitionStore.getState().openFrom('the demo acquisition', () => fetchDemoFiles());
+}
+
+export function App() {
+  const onFiles = useCallback((files: File[]) => void acquisitionStore.getState().openFiles(files), []);
+  const dragging = useFileDrop(onFiles);
+  useEffect(openDemoOnce, []);
+
+  return (
+    <div className="app" data-testid="app">
+      <TopBar />
+      <GpuNotice />
+      <StatusLine />
+      <main className="panels">
+        <VirtualImagePanel />
+        <DetectorPanel />
+      </main>
+      {dragging ? (
+        <div className="drop-overlay" data-testid="drop-overlay">
+          <div className="drop-message">
+            Drop an ARINA/EIGER master file with its data shards, or one HDF5 file
+          </div>
+        </div>
+      ) : null}
+    </div>
+  );
+}

@@ -1,0 +1,87 @@
+import type { AcquisitionStore } from '../state/acquisition-store';
+import type { AcquisitionApi, AcquisitionSummary } from '../workers/acquisition-api';
+import { probeWebGpu } from './GpuNotice';
+
+/**
+ * `window.__stemflow`: read-only access for the e2e tests to the exact values behind the canvases. Arrays come
+ * back as plain number arrays (they cross into Playwright as JSON).
+ */
+export interface StemflowTestHook {
+  state(): {
+    phase: string;
+    error: string | null;
+    activity: string | null;
+    progress: { framesDone: number; frameCount: number } | null;
+    picked: { row: number; col: number } | null;
+    frameIndex: number | null;
+    detectorMode: string;
+    patternView: string;
+    elapsedMs: number | null;
+    geometry: unknown;
+  };
+  summary(): AcquisitionSummary | null;
+  /** The virtual image of the current detector mode (row-major scan). */
+  virtualImage(): number[] | null;
+  /** The current virtual detector mask (1 = covered; the worker also leaves out flagged pixels). */
+  detectorMask(): number[] | null;
+  pixelMask(): number[] | null;
+  frameTotals(): number[] | null;
+  /** The load audit: the largest unflagged count and how many unflagged values exceed 255. */
+  audit(): { maxCount: number; countAbove255: number; loadMs: number } | null;
+  sumDiffraction(): number[] | null;
+  /** The frame shown in the detector panel. */
+  shownFrame(): { index: number; values: number[] } | null;
+  /** Any frame, read through the worker. */
+  frame(index: number): Promise<number[]>;
+  gpu(): ReturnType<typeof probeWebGpu>;
+}
+
+declare global {
+  interface Window {
+    __stemflow?: StemflowTestHook;
+  }
+}
+
+const list = (a: ArrayLike<number> | null | undefined) => (a ? Array.from(a) : null);
+
+export function installTestHook(store: AcquisitionStore, api: () => AcquisitionApi): void {
+  window.__stemflow = {
+    state() {
+      const s = store.getState();
+      return {
+        phase: s.phase,
+        error: s.error,
+        activity: s.activity,
+        progress: s.progress,
+        picked: s.picked,
+        frameIndex: s.frame?.index ?? null,
+        detectorMode: s.detectorMode,
+        patternView: s.patternView,
+        elapsedMs: s.elapsedMs,
+        geometry: s.data?.geometry ?? null,
+      };
+    },
+    summary: () => store.getState().summary,
+    virtualImage: () => {
+      const s = store.getState();
+      return list(s.virtualImages[s.detectorMode]);
+    },
+    detectorMask: () => {
+      const s = store.getState();
+      return list(s.data?.masks[s.detectorMode]);
+    },
+    pixelMask: () => list(store.getState().data?.pixelMask),
+    frameTotals: () => list(store.getState().data?.frameTotals),
+    audit: () => {
+      const d = store.getState().data;
+      return d ? { maxCount: d.maxCount, countAbove255: d.countAbove255, loadMs: d.loadMs } : null;
+    },
+    sumDiffraction: () => list(store.getState().data?.sumDiffraction),
+    shownFrame: () => {
+      const f = store.getState().frame;
+      return f ? { index: f.index, values: Array.from(f.values) } : null;
+    },
+    frame: async (index) => Array.from(await api().frame(index)),
+    gpu: probeWebGpu,
+  };
+}
