@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """Extra HDF5 files for the reader's own tests (what test/fixtures/ does not cover), with an h5py oracle.
 
-  /usr/bin/python3 src/io/hdf5/testdata/make-testdata.py
+  /usr/bin/python3 src/io/hdf5/testdata/make-testdata.py && npx biome format --write src/io/hdf5/testdata
 
 Covers: dense groups (fractal heap, name-index v2 B-tree of depth >= 1), soft and external links, a user block
 (base address 512), superblocks v0/v2/v3, 4-byte addresses, a version-1 B-tree of depth 2, paged and sparse fixed and
@@ -68,11 +68,11 @@ def write_all():
         dset(h, "gzip", "btree-v1", data=data("ub", (6, 16, 16), np.uint16), chunks=(1, 16, 16), compression="gzip")
         dset(h, "contig", data=data("ubc", (5, 7), np.int32))
     # 4-byte addresses and lengths (superblock v0): an old-style group of several symbol table nodes, and a
-    # chunk B-tree of depth 2 (more than 64 x 32 chunks).
+    # chunk B-tree of depth 2 (more than 64 leaves).
     fcpl = h5p.create(h5p.FILE_CREATE)
     fcpl.set_sizes(4, 4)
     with new("small_offsets.h5", fcpl=fcpl) as h:
-        dset(h, "deep", "btree-v1", data=data("deep", (3000,), np.uint8), chunks=(1,))
+        dset(h, "deep", "btree-v1", data=data("deep", (4500,), np.uint8), chunks=(1,))
         dset(h, "gzip2d", "btree-v1", data=data("deep2", (20, 21), np.float64), chunks=(3, 4), compression="gzip")
         grp = h.create_group("old_style")
         for i in range(24):
