@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
 import { createAcquisitionStore, fileList, scanCentre, scanIndex } from './acquisition-store';
-import { regionContains } from './detector-geometry';
+import { regionContains } from '../products/detector-geometry';
 
 const SCAN: [number, number] = [4, 6];
 const DET: [number, number] = [16, 16];

@@ -1,6 +1,6 @@
 import { createStore } from 'zustand/vanilla';
 import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
-import { type DefaultGeometry, defaultGeometry, regionMask } from './detector-geometry';
+import { type DefaultGeometry, defaultGeometry, regionMask } from '../products/detector-geometry';
 import { describeError } from './error-message';
 
 /**
