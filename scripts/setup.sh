@@ -5,7 +5,7 @@ set -euo pipefail
 mode="${1:-test}"
 cd "$(dirname "$0")/.."
 
-apt_pkgs=(chromium libvulkan1 python3-h5py python3-hdf5plugin python3-numpy bitshuffle)
+apt_pkgs=(chromium libvulkan1 python3-h5py python3-hdf5plugin python3-numpy bitshuffle lz4)
 
 missing_apt() {
   local p
