@@ -1,0 +1,63 @@
+import { describe, expect, it } from 'vitest';
+import { isStemflowError } from '../errors';
+import { describePlan, planGpuLoad } from './load-plan';
+
+const H200 = { maxBufferSize: 2 ** 40, maxStorageBufferBindingSize: 2 ** 31 - 4 };
+
+describe('GPU load memory plan', () => {
+  it('plans the full ARINA scan (512x512x192x192 uint16) within 1.1 x resident + 1 GiB', () => {
+    const frames = 512 * 512;
+    const sizes = new Uint32Array(frames).fill(12_100);
+    const plan = planGpuLoad({ frames, detector: [192, 192], elemSize: 2, chunkSizes: sizes, limits: H200 });
+    expect(plan.residentBytes).toBe(192 * 192 * frames * 2);
+    expect(plan.resident.bufferCount).toBe(10);
+    expect(plan.batches).toBe(64);
+    expect(plan.compressedSlotBytes).toBe(4096 * 12_100);
+    expect(plan.decodedSlotBytes).toBe(4096 * 192 * 192 * 2);
+    expect(plan.peakBytes).toBeLessThanOrEqual(1.1 * plan.residentBytes + 2 ** 30);
+    expect(describePlan(plan)[0]).toMatch(/resident 18\.00 GiB in 10 buffer/);
+  });
+
+  it('sizes the compressed slot from the largest batch of the real chunk index', () => {
+    const sizes = new Uint32Array(200).fill(10);
+    sizes[150] = 1001;
+    const plan = planGpuLoad({
+      frames: 200,
+      detector: [4, 4],
+      elemSize: 2,
+      chunkSizes: sizes,
+      limits: H200,
+      batchFrames: 64,
+    });
+    expect(plan.batches).toBe(4);
+    expect(plan.compressedSlotBytes).toBe(1632); // 63 x 10 + 1001, rounded up to 4
+  });
+
+  it('refuses a load over the budget before allocating, with the numbers', () => {
+    const sizes = new Uint32Array(4096).fill(5000);
+    try {
+      planGpuLoad({
+        frames: 4096,
+        detector: [192, 192],
+        elemSize: 2,
+        chunkSizes: sizes,
+        limits: H200,
+        budgetBytes: 256 * 2 ** 20,
+      });
+      expect.unreachable();
+    } catch (e) {
+      expect(isStemflowError(e, 'budget')).toBe(true);
+      expect((e as Error).message).toMatch(
+        /needs 1\.\d+ GiB of GPU memory at peak \(288\.0 MiB resident .* budget of 256\.0 MiB/,
+      );
+    }
+  });
+
+  it('refuses a batch that the device cannot bind', () => {
+    const sizes = new Uint32Array(4096).fill(5000);
+    const small = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 128 * 2 ** 20 };
+    expect(() =>
+      planGpuLoad({ frames: 4096, detector: [192, 192], elemSize: 2, chunkSizes: sizes, limits: small }),
+    ).toThrow(/decoded frames needs 288\.0 MiB, more than this GPU binds at once \(128\.0 MiB\)/);
+  });
+});

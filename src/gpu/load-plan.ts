@@ -1,0 +1,151 @@
+/**
+ * The memory plan of a GPU load, computed from metadata and the chunk index before anything is allocated
+ * (docs/pass-graph.md): resident bytes (detector-major, exact source dtype), scratch slots, the small
+ * result buffers, and the peak. A load that does not fit the device limits or the user's budget is refused
+ * here with the numbers.
+ */
+import { StemflowError } from '../errors.ts';
+import { type ElemSize, planResidentLayout, type ResidentLayout } from './resident-layout.ts';
+
+export interface LoadPlanRequest {
+  frames: number;
+  detector: [number, number];
+  elemSize: ElemSize;
+  /** Stored (compressed) bytes of each frame's chunk, in scan order. */
+  chunkSizes: ArrayLike<number>;
+  limits: { maxBufferSize: number; maxStorageBufferBindingSize: number };
+  /** The most GPU memory the load may use (default: unlimited beyond the device's own limits). */
+  budgetBytes?: number;
+  /** Frames per batch (a multiple of 64); default 4,096. */
+  batchFrames?: number;
+  /** Scratch slots in flight; default 3. */
+  slots?: number;
+  /** Tests: force several resident buffers. */
+  pixelsPerBufferLimit?: number;
+}
+
+export interface LoadPlan {
+  frames: number;
+  pixels: number;
+  elemSize: ElemSize;
+  batchFrames: number;
+  batches: number;
+  slots: number;
+  resident: ResidentLayout;
+  /** u32 words of one decoded frame in a slot: ceil(P * elemSize / 4). */
+  wordsPerFrame: number;
+  /** Largest batch's compressed bytes (rounded up to 4) and the slot buffers' sizes. */
+  compressedSlotBytes: number;
+  decodedSlotBytes: number;
+  indexSlotBytes: number;
+  /** Whole-scan result buffers: errors (4 B/frame), frame totals (8 B/frame), DP sums (8 B/pixel), audit. */
+  resultBytes: number;
+  residentBytes: number;
+  scratchBytes: number;
+  peakBytes: number;
+}
+
+export const DEFAULT_BATCH_FRAMES = 4096;
+export const DEFAULT_SLOTS = 3;
+/** Audit counters: max, count > 255 (u64), 257-bin histogram (u64 each), rounded up. */
+export const AUDIT_BYTES = 4096;
+
+export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
+  const { frames, detector, elemSize, chunkSizes, limits } = req;
+  const pixels = detector[0] * detector[1];
+  if (chunkSizes.length !== frames) {
+    throw new StemflowError(
+      'invalid',
+      `The chunk index lists ${chunkSizes.length} frames but the scan has ${frames}.`,
+    );
+  }
+  const slots = req.slots ?? DEFAULT_SLOTS;
+  const batchFrames = Math.min(req.batchFrames ?? DEFAULT_BATCH_FRAMES, roundUp(frames, 64));
+  if (batchFrames % 64 !== 0 || batchFrames <= 0) {
+    throw new StemflowError(
+      'invalid',
+      `Frames per batch must be a positive multiple of 64, not ${batchFrames}.`,
+    );
+  }
+  const resident = planResidentLayout({
+    frames,
+    pixels,
+    elemSize,
+    maxBindingBytes: limits.maxStorageBufferBindingSize,
+    maxBufferBytes: limits.maxBufferSize,
+    pixelsPerBufferLimit: req.pixelsPerBufferLimit,
+  });
+  const batches = Math.ceil(frames / batchFrames);
+  let largest = 0;
+  for (let b = 0; b < batches; b++) {
+    let sum = 0;
+    const end = Math.min(frames, (b + 1) * batchFrames);
+    for (let f = b * batchFrames; f < end; f++) sum += chunkSizes[f];
+    largest = Math.max(largest, sum);
+  }
+  const wordsPerFrame = Math.ceil((pixels * elemSize) / 4);
+  const compressedSlotBytes = roundUp(Math.max(largest, 4), 4);
+  const decodedSlotBytes = batchFrames * wordsPerFrame * 4;
+  const indexSlotBytes = batchFrames * 8;
+  const resultBytes = roundUp(frames * 4, 4) + frames * 8 + pixels * 8 + AUDIT_BYTES;
+  const residentBytes = resident.totalBytes;
+  const scratchBytes = slots * (compressedSlotBytes + decodedSlotBytes + indexSlotBytes);
+  const peakBytes = residentBytes + scratchBytes + resultBytes;
+  const plan: LoadPlan = {
+    frames,
+    pixels,
+    elemSize,
+    batchFrames,
+    batches,
+    slots,
+    resident,
+    wordsPerFrame,
+    compressedSlotBytes,
+    decodedSlotBytes,
+    indexSlotBytes,
+    resultBytes,
+    residentBytes,
+    scratchBytes,
+    peakBytes,
+  };
+  for (const [what, bytes] of [
+    ['One batch of compressed chunks', compressedSlotBytes],
+    ['One batch of decoded frames', decodedSlotBytes],
+  ] as const) {
+    if (bytes > limits.maxStorageBufferBindingSize) {
+      throw new StemflowError(
+        'budget',
+        `${what} needs ${formatBytes(bytes)}, more than this GPU binds at once (${formatBytes(limits.maxStorageBufferBindingSize)}); use fewer frames per batch`,
+      );
+    }
+  }
+  if (req.budgetBytes !== undefined && peakBytes > req.budgetBytes) {
+    throw new StemflowError(
+      'budget',
+      `Loading needs ${formatBytes(peakBytes)} of GPU memory at peak (${formatBytes(residentBytes)} resident + ${formatBytes(scratchBytes)} scratch + ${formatBytes(resultBytes)} results), more than the budget of ${formatBytes(req.budgetBytes)}`,
+    );
+  }
+  return plan;
+}
+
+/** Lines a user reads before a load starts. */
+export function describePlan(plan: LoadPlan): string[] {
+  const r = plan.resident;
+  return [
+    `resident ${formatBytes(plan.residentBytes)} in ${r.bufferCount} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint${plan.elemSize * 8}, exact)`,
+    `scratch ${formatBytes(plan.scratchBytes)}: ${plan.slots} slots x (${formatBytes(plan.compressedSlotBytes)} compressed + ${formatBytes(plan.decodedSlotBytes)} decoded)`,
+    `results ${formatBytes(plan.resultBytes)}; peak ${formatBytes(plan.peakBytes)} (${(plan.peakBytes / plan.residentBytes).toFixed(3)} x resident)`,
+    `${plan.batches} batches of ${plan.batchFrames} frames`,
+  ];
+}
+
+export function formatBytes(n: number): string {
+  if (n >= 1024 ** 3) return `${(n / 1024 ** 3).toFixed(2)} GiB`;
+  if (n >= 1024 ** 2) return `${(n / 1024 ** 2).toFixed(1)} MiB`;
+  if (n >= 1024) return `${(n / 1024).toFixed(1)} KiB`;
+  return `${n} B`;
+}
+
+function roundUp(n: number, m: number): number {
+  return Math.ceil(n / m) * m;
+}
