@@ -1,13 +1,5 @@
 import type { FileContext } from './context';
-
-export interface BtreeV1Entry {
-  /** The key to the left of the child (for chunks: size, filter mask, offsets). */
-  key: Uint8Array;
-  /** Relative address of the key, for messages. */
-  keyAddress: number;
-  /** Leaf child: a symbol table node (groups) or a chunk address (chunks). */
-  child: number;
-}
+import type { Cursor } from './cursor';
 
 export interface BtreeV1Options {
   /** 0 = group nodes, 1 = raw data chunks. */
@@ -18,20 +10,26 @@ export interface BtreeV1Options {
   what: string;
 }
 
+/**
+ * Called once per leaf entry with a cursor at the entry's key (the key to the left of its child); the
+ * callback must consume exactly the key. `child` is the leaf's child: a symbol table node or a chunk address.
+ */
+export type BtreeV1Visit = (key: Cursor, child: number) => void;
+
 const MAX_DEPTH = 64;
 
-/** Walks a version-1 B-tree, level by level (reads of one level run together), and returns its leaf entries. */
+/** Walks a version-1 B-tree, level by level (reads of one level run together), visiting its leaf entries. */
 export async function walkBtreeV1(
   ctx: FileContext,
   root: number,
   opts: BtreeV1Options,
+  visit: BtreeV1Visit,
   signal?: AbortSignal,
-): Promise<BtreeV1Entry[]> {
+): Promise<void> {
   const O = ctx.offsetSize;
   const headerSize = 8 + 2 * O;
   const stride = opts.keySize + O;
   const visited = new Set<number>();
-  const out: BtreeV1Entry[] = [];
   let level: { address: number; level: number }[] = [{ address: root, level: -1 }];
   for (let depth = 0; level.length > 0; depth++) {
     if (depth > MAX_DEPTH) throw ctx.error('corrupt', `The ${opts.what} is deeper than ${MAX_DEPTH} levels`);
@@ -66,15 +64,15 @@ export async function walkBtreeV1(
     const next: { address: number; level: number }[] = [];
     for (const node of nodes) {
       const c = ctx.cursor(node.bytes, node.address, opts.what);
-      c.pos = headerSize;
       for (let i = 0; i < node.entries; i++) {
-        const keyAddress = node.address + c.pos;
-        const key = c.take(opts.keySize);
+        c.pos = headerSize + i * stride + opts.keySize;
         const child = c.offset();
-        if (node.level > 0) {
-          if (child < 0) c.fail('An undefined child pointer');
-          next.push({ address: child, level: node.level - 1 });
-        } else out.push({ key, keyAddress, child });
+        if (child < 0) c.fail('An undefined child pointer');
+        if (node.level > 0) next.push({ address: child, level: node.level - 1 });
+        else {
+          c.pos = headerSize + i * stride;
+          visit(c, child);
+        }
       }
     }
     if (next.length + visited.size > ctx.source.size / headerSize) {
@@ -82,5 +80,4 @@ export async function walkBtreeV1(
     }
     level = next;
   }
-  return out;
 }

@@ -1,4 +1,5 @@
 import type { FileContext } from './context';
+import type { Cursor } from './cursor';
 
 /** Header of a version-2 B-tree ("BTHD"). */
 export interface BtreeV2Header {
@@ -63,22 +64,23 @@ function nodeLayout(h: BtreeV2Header, O: number) {
   return { maxRecords, cumSize, recordCountSize };
 }
 
-/** Walks a version-2 B-tree and returns every record's raw bytes (in key order). */
+/**
+ * Walks a version-2 B-tree, level by level (reads of one level run together), calling `visit` with a cursor at
+ * each record (in no particular order); the callback must consume exactly one record.
+ */
 export async function walkBtreeV2(
   ctx: FileContext,
   h: BtreeV2Header,
   what: string,
+  visit: (record: Cursor) => void,
   signal?: AbortSignal,
-): Promise<Uint8Array[]> {
-  const out: Uint8Array[] = [];
-  if (h.rootAddress < 0 || h.totalRecords === 0) return out;
+): Promise<void> {
+  if (h.rootAddress < 0 || h.totalRecords === 0) return;
   const O = ctx.offsetSize;
   const layout = nodeLayout(h, O);
   const visited = new Set<number>();
+  let seen = 0;
   let level = [{ address: h.rootAddress, records: h.rootRecords, depth: h.depth }];
-  // Leaves end up in order because each level keeps its nodes and records interleaved in key order.
-  type Item = { record: Uint8Array } | { address: number; records: number; depth: number };
-  let order: Item[] = level;
   while (level.length > 0) {
     for (const n of level) {
       if (visited.has(n.address)) {
@@ -92,7 +94,6 @@ export async function walkBtreeV2(
     const nodes = await Promise.all(
       level.map(async (n) => ({ n, bytes: await ctx.read(n.address, h.nodeSize, what, signal) })),
     );
-    const expanded = new Map<number, Item[]>();
     const next: { address: number; records: number; depth: number }[] = [];
     for (const { n, bytes } of nodes) {
       const c = ctx.cursor(bytes, n.address, what);
@@ -100,37 +101,30 @@ export async function walkBtreeV2(
       const version = c.u8();
       if (version !== 0) c.fail(`Unknown B-tree node version ${version}`);
       if (c.u8() !== h.type) c.fail('A node whose record type differs from its header');
-      const records = Array.from({ length: n.records }, () => c.take(h.recordSize));
-      const items: Item[] = [];
-      if (n.depth === 0) {
-        for (const r of records) items.push({ record: r });
-      } else {
+      const first = c.pos;
+      c.skip(n.records * h.recordSize);
+      if (n.depth > 0) {
         for (let i = 0; i <= n.records; i++) {
           const address = c.offset();
           const count = c.uint(layout.recordCountSize);
           if (n.depth > 1) c.uint(layout.cumSize[n.depth - 1]);
           if (address < 0) c.fail('An undefined child pointer');
-          const child = { address, records: count, depth: n.depth - 1 };
-          next.push(child);
-          items.push(child);
-          if (i < n.records) items.push({ record: records[i] });
+          next.push({ address, records: count, depth: n.depth - 1 });
         }
       }
       ctx.verifyChecksum(bytes, c.pos, n.address, what);
-      expanded.set(n.address, items);
+      for (let i = 0; i < n.records; i++) {
+        c.pos = first + i * h.recordSize;
+        visit(c);
+      }
+      seen += n.records;
     }
-    order = order.flatMap((it) => ('record' in it ? [it] : (expanded.get(it.address) ?? [it])));
     if (visited.size + next.length > ctx.source.size / PREFIX) {
       throw ctx.error('corrupt', `The ${what} has more nodes than the file can hold`);
     }
     level = next;
   }
-  for (const it of order) if ('record' in it) out.push(it.record);
-  if (out.length !== h.totalRecords) {
-    throw ctx.error(
-      'corrupt',
-      `The ${what} holds ${out.length} records but its header says ${h.totalRecords}`,
-    );
+  if (seen !== h.totalRecords) {
+    throw ctx.error('corrupt', `The ${what} holds ${seen} records but its header says ${h.totalRecords}`);
   }
-  return out;
 }

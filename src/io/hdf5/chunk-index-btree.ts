@@ -15,25 +15,24 @@ export async function indexBtreeV1(
   const rank = ds.shape.length;
   const chunk = ds.chunkShape!;
   const keySize = 8 + 8 * (rank + 1);
-  const entries = await walkBtreeV1(
+  const scaled = new Array<number>(rank);
+  await walkBtreeV1(
     ctx,
     ds.storage.address,
     { type: 1, keySize, maxEntries: 2 * chunkK, what: `chunk index of "${ds.path}"` },
+    (c, child) => {
+      const size = c.u32();
+      const mask = c.u32();
+      for (let d = 0; d < rank; d++) {
+        const offset = c.u64();
+        if (offset % chunk[d] !== 0) c.fail('A chunk offset that is not a multiple of the chunk size');
+        scaled[d] = offset / chunk[d];
+      }
+      c.skip(8);
+      sink.put(scaled, child, size, mask);
+    },
     signal,
   );
-  const scaled = new Array<number>(rank);
-  for (const e of entries) {
-    const c = ctx.cursor(e.key, e.keyAddress, `chunk index of "${ds.path}"`);
-    const size = c.u32();
-    const mask = c.u32();
-    for (let d = 0; d < rank; d++) {
-      const offset = c.u64();
-      if (offset % chunk[d] !== 0) c.fail('A chunk offset that is not a multiple of the chunk size');
-      scaled[d] = offset / chunk[d];
-    }
-    if (e.child < 0) c.fail('A chunk with an undefined address');
-    sink.put(scaled, e.child, size, mask);
-  }
 }
 
 /** Version-2 B-tree chunk index: record type 10 (unfiltered) or 11 (filtered), keyed by scaled offsets. */
@@ -60,16 +59,20 @@ export async function indexBtreeV2(
   if (filtered ? sizeBytes < 1 || sizeBytes > 8 : h.recordSize !== O + 8 * rank) {
     throw ctx.error('corrupt', `The ${what} has records of an impossible size ${h.recordSize}`, h.address);
   }
-  const records = await walkBtreeV2(ctx, h, what, signal);
   const full = chunkBytes(ds);
   const scaled = new Array<number>(rank);
-  for (const r of records) {
-    const c = ctx.cursor(r, h.address, what);
-    const address = c.offset();
-    const size = filtered ? c.uint(sizeBytes) : full;
-    const mask = filtered ? c.u32() : 0;
-    for (let d = 0; d < rank; d++) scaled[d] = c.u64();
-    if (address < 0) c.fail('A chunk with an undefined address');
-    sink.put(scaled, address, size, mask);
-  }
+  await walkBtreeV2(
+    ctx,
+    h,
+    what,
+    (c) => {
+      const address = c.offset();
+      const size = filtered ? c.uint(sizeBytes) : full;
+      const mask = filtered ? c.u32() : 0;
+      for (let d = 0; d < rank; d++) scaled[d] = c.u64();
+      if (address < 0) c.fail('A chunk with an undefined address');
+      sink.put(scaled, address, size, mask);
+    },
+    signal,
+  );
 }

@@ -67,14 +67,30 @@ export class Cursor {
   /** Unsigned integer of n bytes (0..8); -1 when all bits are set; 'corrupt' above 2^53. */
   uintOrUndef(n: number): number {
     this.need(n);
+    const p = this.pos;
+    this.pos += n;
+    if (n === 8) {
+      const lo = this.view.getUint32(p, true);
+      const hi = this.view.getUint32(p + 4, true);
+      if (hi === 0xffffffff && lo === 0xffffffff) return -1;
+      if (hi > 0x1fffff) this.fail('A value too large to be real');
+      return hi * 0x100000000 + lo;
+    }
+    if (n === 4) {
+      const v = this.view.getUint32(p, true);
+      return v === 0xffffffff ? -1 : v;
+    }
+    if (n === 2) {
+      const v = this.view.getUint16(p, true);
+      return v === 0xffff ? -1 : v;
+    }
     let allOnes = n > 0;
     let v = 0;
     for (let k = n - 1; k >= 0; k--) {
-      const b = this.bytes[this.pos + k];
+      const b = this.bytes[p + k];
       if (b !== 0xff) allOnes = false;
       v = v * 256 + b;
     }
-    this.pos += n;
     if (allOnes) return -1;
     if (!Number.isSafeInteger(v)) this.fail(`A value too large to be real (${v})`);
     return v;

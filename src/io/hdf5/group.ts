@@ -56,10 +56,20 @@ async function readDenseLinks(
   if (header.type !== 5) {
     throw ctx.error('corrupt', `A group name index of record type ${header.type} (5 expected)`, indexAddress);
   }
-  const records = await walkBtreeV2(ctx, header, 'group name index', signal);
+  const ids: Uint8Array[] = [];
+  await walkBtreeV2(
+    ctx,
+    header,
+    'group name index',
+    (c) => {
+      c.skip(4); // name hash
+      ids.push(c.take(header.recordSize - 4));
+    },
+    signal,
+  );
   return Promise.all(
-    records.map(async (r) => {
-      const object = await heap.object(r.subarray(4), signal);
+    ids.map(async (id) => {
+      const object = await heap.object(id, signal);
       return parseLink(ctx.cursor(object, heapAddress, 'link message in a fractal heap'));
     }),
   );

@@ -104,6 +104,7 @@ export async function readObjectHeader(
   c.u32(); // reference count
   const size = c.u32();
   pending.push({ address: address + 16, length: size });
+  seen.add(address + 16);
   for (let n = 0; pending.length > 0; n++) {
     const next = pending.shift()!;
     if (n > 0) checkContinuation(ctx, next, seen, n, what);

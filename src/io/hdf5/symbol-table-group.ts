@@ -12,12 +12,17 @@ export async function readSymbolTableGroup(
   internalK: number,
   signal?: AbortSignal,
 ): Promise<NamedLink[]> {
-  const [heap, leaves] = await Promise.all([
+  const snods: number[] = [];
+  const [heap] = await Promise.all([
     readLocalHeap(ctx, heapAddress, signal),
     walkBtreeV1(
       ctx,
       btreeAddress,
       { type: 0, keySize: ctx.lengthSize, maxEntries: 2 * internalK, what: 'group B-tree' },
+      (key, child) => {
+        key.skip(ctx.lengthSize);
+        snods.push(child);
+      },
       signal,
     ),
   ]);
@@ -25,14 +30,12 @@ export async function readSymbolTableGroup(
   const entrySize = 2 * O + 24;
   const seen = new Set<number>();
   const nodes = await Promise.all(
-    leaves.map((leaf) => {
-      if (seen.has(leaf.child))
-        throw ctx.error('corrupt', 'Two group B-tree entries share one node', leaf.child);
-      seen.add(leaf.child);
-      return ctx.readUpTo(leaf.child, 8 + 2 * leafK * entrySize, 'symbol table node', signal).then((b) => ({
-        address: leaf.child,
-        bytes: b,
-      }));
+    snods.map((child) => {
+      if (seen.has(child)) throw ctx.error('corrupt', 'Two group B-tree entries share one node', child);
+      seen.add(child);
+      return ctx
+        .readUpTo(child, 8 + 2 * leafK * entrySize, 'symbol table node', signal)
+        .then((bytes) => ({ address: child, bytes }));
     }),
   );
   const out: NamedLink[] = [];
