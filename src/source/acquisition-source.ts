@@ -38,8 +38,26 @@ export interface AcquisitionSource {
    * exact; a chunk that cannot be decoded throws a StemflowError naming the file and frame.
    */
   readFrames(start: number, count: number, signal?: AbortSignal): Promise<Uint8Array>;
+  /**
+   * Whether the GPU decoder can take the stored chunks as they are: one frame per chunk, bitshuffle/LZ4
+   * (HDF5 filter 32008, LZ4) and nothing else. `reason` says why not, for the CPU fallback's message.
+   */
+  readonly storedCodec: { gpu: true } | { gpu: false; reason: string };
+  /** Stored (compressed) bytes of each frame's chunk, in scan order. */
+  storedSizes(): Uint32Array;
+  /**
+   * The stored chunk bytes of frames [start, start + count), back to back in `bytes` (starting at
+   * `byteOffset`, for a caller that reuses one buffer), with each frame's offset in `bytes` and its size.
+   */
+  readStored(start: number, count: number, signal?: AbortSignal, into?: Uint8Array): Promise<StoredBatch>;
   /** Releases file handles. */
   close(): Promise<void>;
+}
+
+export interface StoredBatch {
+  bytes: Uint8Array;
+  offsets: Uint32Array;
+  sizes: Uint32Array;
 }
 
 /** Views little-endian frame bytes as the source dtype (copying only when misaligned). */

@@ -151,6 +151,39 @@ with h5py.File(sys.argv[1], 'w') as f:
   });
 });
 
+describe('stored chunks for the GPU decoder', () => {
+  it("returns each frame's stored bytes exactly where h5py says they are, across shards", async () => {
+    const source = await openAcquisition(await inputs(arinaFiles.map(fixture)));
+    expect(source.storedCodec).toEqual({ gpu: true });
+    const sizes = source.storedSizes();
+    const stored = await source.readStored(20, 10, undefined, new Uint8Array(1 << 20));
+    for (let k = 0; k < 10; k++) {
+      const frame = 20 + k;
+      const shard = arina.shards[Math.floor(frame / 24)];
+      const [, offset, size] = oracle.files[shard].datasets['/entry/data/data'].chunk_info![frame % 24];
+      expect(stored.sizes[k]).toBe(size);
+      expect(sizes[frame]).toBe(size);
+      const expected = readFileSync(fixture(shard)).subarray(offset, offset + size);
+      expect(
+        Buffer.from(stored.bytes.subarray(stored.offsets[k], stored.offsets[k] + size)).equals(expected),
+      ).toBe(true);
+    }
+  });
+
+  it('says why chunks that are not bitshuffle/LZ4 frames go to the CPU path', async () => {
+    const gzip = await openAcquisition(await inputs([fixture('gzip_u16_32.h5')]), { dataset: '/gzip' });
+    expect(gzip.storedCodec).toEqual({
+      gpu: false,
+      reason: expect.stringMatching(/bitshuffle\/LZ4 chunks only \(this is gzip\)/),
+    });
+    await expect(gzip.readStored(0, 1)).rejects.toThrow(/bitshuffle\/LZ4 chunks only/);
+    const single = await openAcquisition(await inputs([fixture('latest_implicit_u16_32.h5')]), {
+      dataset: '/single',
+    });
+    expect(single.storedCodec).toEqual({ gpu: false, reason: expect.stringMatching(/one chunk per frame/) });
+  });
+});
+
 describe('single files, every chunk index and filter (h5py oracle)', () => {
   const cases = Object.entries(oracle.files).flatMap(([file, f]) =>
     Object.entries(f.datasets)

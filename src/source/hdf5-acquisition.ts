@@ -2,7 +2,7 @@ import { chunkDecoderFor, decodeChunk } from '../codec/filters';
 import { StemflowError, throwIfAborted, withErrorContext } from '../errors';
 import { type ChunkTable, type DatasetInfo, type Hdf5File, openHdf5 } from '../io/hdf5';
 import type { AcquisitionSummary, SourceDtype } from '../workers/acquisition-api';
-import type { AcquisitionSource, FrameLocation } from './acquisition-source';
+import type { AcquisitionSource, FrameLocation, StoredBatch } from './acquisition-source';
 import type { InputFile } from './input-file';
 import { type AcquisitionPlan, chooseScan, planAcquisition } from './resolve';
 
@@ -213,6 +213,7 @@ async function readPixelMask(
 class Hdf5Acquisition implements AcquisitionSource {
   readonly frameCount: number;
   readonly frameBytes: number;
+  readonly storedCodec: AcquisitionSource['storedCodec'];
 
   constructor(
     readonly summary: AcquisitionSummary,
@@ -221,6 +222,73 @@ class Hdf5Acquisition implements AcquisitionSource {
   ) {
     this.frameCount = summary.frameCount;
     this.frameBytes = frameBytesOf(parts[0].info);
+    this.storedCodec = gpuCodecOf(parts);
+  }
+
+  storedSizes(): Uint32Array {
+    const out = new Uint32Array(this.frameCount);
+    for (let i = 0; i < this.frameCount; i++) out[i] = this.locate(i).size;
+    return out;
+  }
+
+  async readStored(
+    start: number,
+    count: number,
+    signal?: AbortSignal,
+    into?: Uint8Array,
+  ): Promise<StoredBatch> {
+    if (!this.storedCodec.gpu) throw new StemflowError('unsupported', this.storedCodec.reason);
+    if (count < 0 || start < 0 || start + count > this.frameCount) {
+      throw new StemflowError(
+        'invalid',
+        `Frames ${start}..${start + count - 1} are outside 0..${this.frameCount - 1}`,
+      );
+    }
+    const locs = Array.from({ length: count }, (_, k) => this.locate(start + k));
+    const offsets = new Uint32Array(count);
+    const sizes = new Uint32Array(count);
+    let total = 0;
+    for (let k = 0; k < count; k++) {
+      offsets[k] = total;
+      sizes[k] = locs[k].address < 0 ? 0 : locs[k].size;
+      total += sizes[k];
+    }
+    if (into && into.byteLength < total) {
+      throw new StemflowError(
+        'invalid',
+        `The batch needs ${total} bytes but the buffer holds ${into.byteLength}`,
+      );
+    }
+    const bytes = into ? into.subarray(0, total) : new Uint8Array(total);
+    // One read per run of chunks stored back to back in one file (ARINA writes them in frame order).
+    let k = 0;
+    while (k < count) {
+      throwIfAborted(signal);
+      let end = k + 1;
+      while (
+        end < count &&
+        locs[end].file === locs[k].file &&
+        locs[end].address === locs[end - 1].address + locs[end - 1].size &&
+        offsets[end] - offsets[k] < MAX_READ_BYTES
+      )
+        end++;
+      const first = locs[k];
+      const length = offsets[end - 1] + sizes[end - 1] - offsets[k];
+      if (first.address < 0) {
+        throw new StemflowError('corrupt', 'The chunk of this frame was never written (no stored data)', {
+          file: this.parts[first.file].input.name,
+          frame: start + k,
+        });
+      }
+      const part = this.parts[first.file];
+      try {
+        bytes.set(await part.input.bytes.read(first.address, length, signal), offsets[k]);
+      } catch (e) {
+        throw withErrorContext(e, { file: part.input.name, frame: start + k });
+      }
+      k = end;
+    }
+    return { bytes, offsets, sizes };
   }
 
   private partOf(index: number): Part {
@@ -369,6 +437,32 @@ class Hdf5Acquisition implements AcquisitionSource {
     const inputs = new Set(this.parts.map((p) => p.input));
     await Promise.all([...inputs].map((input) => input.close?.()));
   }
+}
+
+/** The GPU decoder takes one-frame chunks compressed with bitshuffle/LZ4 and no other filter. */
+function gpuCodecOf(parts: Part[]): AcquisitionSource['storedCodec'] {
+  for (const part of parts) {
+    const { info } = part;
+    if (!part.table || part.chunkLead.some((d) => d !== 1)) {
+      return { gpu: false, reason: `${part.input.name}: the GPU decoder needs one chunk per frame` };
+    }
+    const f = info.filters;
+    if (f.length !== 1 || f[0].id !== 32008 || f[0].cdValues[4] !== 2) {
+      return {
+        gpu: false,
+        reason: `${part.input.name}: the GPU decoder takes bitshuffle/LZ4 chunks only (this is ${describeFilters(info)})`,
+      };
+    }
+    for (let i = 0; i < part.table.filterMask.length; i++) {
+      if (part.table.filterMask[i] !== 0) {
+        return {
+          gpu: false,
+          reason: `${part.input.name}: some chunks were stored with their filter skipped`,
+        };
+      }
+    }
+  }
+  return { gpu: true };
 }
 
 function unravel(index: number, dims: number[]): number[] {
