@@ -1,0 +1,247 @@
+/**
+ * GPU pass: fused bitshuffle/LZ4 decode + audit of a batch of frames (one chunk per frame). Shader:
+ * src/shaders/bslz4-decode.wgsl. CPU twin: src/kernels/bslz4-decode.ts (same error codes,
+ * src/kernels/decode-errors.ts). Buffer formats: docs/pass-graph.md.
+ *
+ * The caller (the load orchestrator) owns every buffer; `encode` only records dispatches (no host waits).
+ * Frames are split into dispatches of at most `maxFramesPerDispatch`; in each, `workgroupsPerDispatch`
+ * persistent workgroups take frames in a grid stride and flush their histogram once. Blocks larger than 8 KiB
+ * (non-default bitshuffle block sizes) are reported as UNSUPPORTED_BLOCK_SIZE: decode those frames on the CPU.
+ */
+import { StemflowError } from '../../errors.ts';
+import {
+  AUDIT_LAYOUT,
+  auditFromWords,
+  checkDecodeParams,
+  type DecodeAudit,
+  type ElemSize,
+} from '../../kernels/bslz4-decode.ts';
+import source from '../../shaders/bslz4-decode.wgsl?raw';
+import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
+import { structLayout } from '../uniform-layout.ts';
+
+export const bslz4DecodeShader: string = source;
+
+export interface Bslz4DecodeJob {
+  /** The batch's chunks back to back (bytes in u32 words), STORAGE. */
+  compressed: GPUBuffer;
+  /** Bytes of `compressed` that hold data (default its size); index entries must stay inside. */
+  compressedBytes?: number;
+  /** (byteOffset, byteSize) u32 pairs per batch frame, STORAGE. */
+  index: GPUBuffer;
+  /** u32 per detector pixel, nonzero = flagged (excluded from totals and audit), STORAGE. */
+  flags: GPUBuffer;
+  /** frameCount * wordsPerFrame u32 words, STORAGE. */
+  decoded: GPUBuffer;
+  /** u32 per frame at firstFrame + f, STORAGE. */
+  errors: GPUBuffer;
+  /** (lo, hi) u32 pair per frame at firstFrame + f, STORAGE. */
+  totals: GPUBuffer;
+  /** AUDIT_LAYOUT.words u32 words (createAuditBuffer), accumulated into; clear it once per load. */
+  audit: GPUBuffer;
+  frameCount: number;
+  /** Pixels per frame. */
+  pixels: number;
+  /** Index in `errors` and `totals` of the batch's first frame (its global frame number). Default 0. */
+  firstFrame?: number;
+  /** Default ceil(pixels * elemSize / 4); extra words are written 0. */
+  wordsPerFrame?: number;
+  /** Frames per dispatch (default 2048). */
+  maxFramesPerDispatch?: number;
+  /** Persistent workgroups per dispatch (default 1024, at most the dispatch's frames). */
+  workgroupsPerDispatch?: number;
+}
+
+export interface Bslz4DecodePass {
+  readonly elemSize: ElemSize;
+  readonly workgroupSize: number;
+  /** Records the pass into `encoder`; destroy the returned parameter buffer after submitting. */
+  encode(encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer;
+  /** Encodes and submits the pass on its own. */
+  run(job: Bslz4DecodeJob): void;
+}
+
+const layout = structLayout(source, 'Params');
+const U32_MAX = 0xffffffff;
+
+export function createBslz4DecodePass(
+  device: GPUDevice,
+  { elemSize, workgroupSize = 64 }: { elemSize: ElemSize; workgroupSize?: number },
+): Bslz4DecodePass {
+  if (![1, 2, 4].includes(elemSize)) {
+    throw new StemflowError('invalid', `Element size ${elemSize} is not 1, 2 or 4 bytes.`);
+  }
+  if (
+    !Number.isInteger(workgroupSize) ||
+    workgroupSize < 1 ||
+    workgroupSize > device.limits.maxComputeInvocationsPerWorkgroup ||
+    workgroupSize > device.limits.maxComputeWorkgroupSizeX
+  ) {
+    throw new StemflowError('invalid', `Workgroup size ${workgroupSize} is not within the GPU limits.`);
+  }
+  const pipeline = device.createComputePipeline({
+    label: `bslz4-decode x${elemSize}`,
+    layout: 'auto',
+    compute: {
+      module: device.createShaderModule({ label: 'bslz4-decode.wgsl', code: source }),
+      entryPoint: 'main',
+      constants: {
+        ELEM_SIZE: elemSize,
+        WORKGROUP_SIZE: workgroupSize,
+        AUDIT_MAX: AUDIT_LAYOUT.max,
+        AUDIT_FAILED: AUDIT_LAYOUT.failedFrames,
+        AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
+        AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
+      },
+    },
+  });
+
+  const encode = (encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer => {
+    const { frameCount, pixels, firstFrame = 0 } = job;
+    const wordsPerFrame = checkDecodeParams({
+      frameCount,
+      pixels,
+      elemSize,
+      wordsPerFrame: job.wordsPerFrame,
+    });
+    const slotBytes = job.compressedBytes ?? Math.min(job.compressed.size, U32_MAX);
+    if (
+      !Number.isInteger(slotBytes) ||
+      slotBytes < 0 ||
+      slotBytes > job.compressed.size ||
+      slotBytes > U32_MAX
+    ) {
+      throw new StemflowError('invalid', `compressedBytes ${slotBytes} does not fit the compressed buffer.`);
+    }
+    if (!Number.isInteger(firstFrame) || firstFrame < 0) {
+      throw new StemflowError('invalid', `firstFrame ${firstFrame} is not a frame index.`);
+    }
+    const need = (buffer: GPUBuffer, bytes: number, what: string) => {
+      if (buffer.size < bytes) {
+        throw new StemflowError('invalid', `The ${what} buffer holds ${buffer.size} bytes, not ${bytes}.`);
+      }
+      checkBindable(device, buffer, what);
+    };
+    need(job.compressed, 4, 'compressed slot');
+    need(job.index, Math.max(8, frameCount * 8), 'index');
+    need(job.flags, pixels * 4, 'pixel flags');
+    need(job.decoded, Math.max(4, frameCount * wordsPerFrame * 4), 'decoded slot');
+    need(job.errors, Math.max(4, (firstFrame + frameCount) * 4), 'errors');
+    need(job.totals, Math.max(8, (firstFrame + frameCount) * 8), 'frame totals');
+    need(job.audit, AUDIT_LAYOUT.words * 4, 'audit');
+    const perDispatch = Math.max(1, Math.floor(job.maxFramesPerDispatch ?? 2048));
+    const maxGroups = Math.min(
+      Math.max(1, Math.floor(job.workgroupsPerDispatch ?? 1024)),
+      device.limits.maxComputeWorkgroupsPerDimension,
+    );
+    const chunks: DispatchChunk[] = [];
+    for (let start = 0; start < frameCount; start += perDispatch) {
+      const frames = Math.min(perDispatch, frameCount - start);
+      const workgroups = Math.min(frames, maxGroups);
+      // A workgroup's histogram bins are u32 within one dispatch.
+      if (Math.ceil(frames / workgroups) * pixels > U32_MAX) {
+        throw new StemflowError('invalid', `Too many frames per workgroup for ${pixels} pixels.`);
+      }
+      chunks.push({
+        params: {
+          frame_start: start,
+          frame_end: start + frames,
+          pixels,
+          expected_bytes: pixels * elemSize,
+          words_per_frame: wordsPerFrame,
+          slot_bytes: slotBytes,
+          first_frame: firstFrame,
+        },
+        workgroups,
+      });
+    }
+    return encodeChunks(
+      encoder,
+      {
+        device,
+        pipeline,
+        layout,
+        label: 'bslz4-decode',
+        bindings: [
+          { binding: 1, resource: { buffer: job.compressed } },
+          { binding: 2, resource: { buffer: job.index } },
+          { binding: 3, resource: { buffer: job.flags } },
+          { binding: 4, resource: { buffer: job.decoded } },
+          { binding: 5, resource: { buffer: job.errors } },
+          { binding: 6, resource: { buffer: job.totals } },
+          { binding: 7, resource: { buffer: job.audit } },
+        ],
+      },
+      chunks,
+    );
+  };
+
+  return {
+    elemSize,
+    workgroupSize,
+    encode,
+    run(job) {
+      const encoder = device.createCommandEncoder({ label: 'bslz4-decode' });
+      const params = encode(encoder, job);
+      device.queue.submit([encoder.finish()]);
+      params.destroy();
+    },
+  };
+}
+
+/** A zeroed audit buffer (STORAGE | COPY_SRC | COPY_DST) of AUDIT_LAYOUT.words u32 words. */
+export function createAuditBuffer(device: GPUDevice, label = 'bslz4-decode audit'): GPUBuffer {
+  return device.createBuffer({
+    label,
+    size: AUDIT_LAYOUT.words * 4,
+    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+  });
+}
+
+export interface DecodeResults {
+  /** Error code per frame (0 = exact). */
+  errors: Uint32Array;
+  /** Sum of unflagged values per frame. */
+  totals: BigUint64Array;
+  audit: DecodeAudit;
+}
+
+/**
+ * Reads back frames [firstFrame, firstFrame + frameCount) of `errors` and `totals` and the whole audit (one
+ * submit, one wait). The buffers need COPY_SRC usage.
+ */
+export async function readDecodeResults(
+  device: GPUDevice,
+  buffers: { errors: GPUBuffer; totals: GPUBuffer; audit: GPUBuffer },
+  { firstFrame = 0, frameCount }: { firstFrame?: number; frameCount: number },
+): Promise<DecodeResults> {
+  const errBytes = frameCount * 4;
+  const totBytes = frameCount * 8;
+  const auditBytes = AUDIT_LAYOUT.words * 4;
+  const totAt = Math.ceil(errBytes / 8) * 8;
+  const auditAt = totAt + totBytes;
+  const staging = device.createBuffer({
+    label: 'bslz4-decode readback',
+    size: auditAt + auditBytes,
+    usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+  });
+  try {
+    const encoder = device.createCommandEncoder({ label: 'bslz4-decode readback' });
+    if (frameCount > 0) {
+      encoder.copyBufferToBuffer(buffers.errors, firstFrame * 4, staging, 0, errBytes);
+      encoder.copyBufferToBuffer(buffers.totals, firstFrame * 8, staging, totAt, totBytes);
+    }
+    encoder.copyBufferToBuffer(buffers.audit, 0, staging, auditAt, auditBytes);
+    device.queue.submit([encoder.finish()]);
+    await staging.mapAsync(GPUMapMode.READ);
+    const bytes = staging.getMappedRange().slice(0);
+    staging.unmap();
+    return {
+      errors: new Uint32Array(bytes, 0, frameCount),
+      totals: new BigUint64Array(bytes, totAt, frameCount),
+      audit: auditFromWords(new Uint32Array(bytes, auditAt, AUDIT_LAYOUT.words)),
+    };
+  } finally {
+    staging.destroy();
+  }
+}
