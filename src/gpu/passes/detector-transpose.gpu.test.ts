@@ -1,0 +1,198 @@
+import { describe, expect } from 'vitest';
+import { isStemflowError } from '../../errors.ts';
+import {
+  decodedSlot,
+  detectorTranspose,
+  type PackedValues,
+  residentFromScan,
+} from '../../kernels/detector-transpose.ts';
+import { type ElemSize, planResidentLayout, type ResidentLayout } from '../resident-layout.ts';
+import { fullRange, sparseCounts } from '../test-data.ts';
+import { type GpuTestContext, withGpu } from '../test-harness.ts';
+import { createDetectorTransposePass, createResidentBuffers } from './detector-transpose.ts';
+
+interface Case {
+  values: PackedValues;
+  frames: number;
+  pixels: number;
+  /** Frames per batch, in order (their sum is `frames`). */
+  batches: number[];
+  pixelsPerBufferLimit: number;
+  /** Extra words after each decoded frame (a slot stride larger than the frame). */
+  framePad?: number;
+  tilesPerWorkgroup?: number;
+  maxValuesPerDispatch?: number;
+}
+
+interface Result {
+  layout: ResidentLayout;
+  gpu: Uint32Array[];
+  gpuSums: BigUint64Array;
+  cpu: Uint32Array[];
+  cpuSums: BigUint64Array;
+}
+
+async function transposeAll(ctx: GpuTestContext, c: Case): Promise<Result> {
+  const elemSize = c.values.BYTES_PER_ELEMENT as ElemSize;
+  const layout = planResidentLayout({
+    frames: c.frames,
+    pixels: c.pixels,
+    elemSize,
+    maxBindingBytes: ctx.device.limits.maxStorageBufferBindingSize,
+    pixelsPerBufferLimit: c.pixelsPerBufferLimit,
+  });
+  const resident = createResidentBuffers(ctx.device, layout, 'test resident');
+  const dpSums = ctx.storage(c.pixels * 8);
+  const pass = createDetectorTransposePass(ctx.device, { elemSize });
+  const cpu = layout.bufferBytes.map((b) => new Uint32Array(b / 4));
+  const cpuSums = new BigUint64Array(c.pixels);
+  const wordsPerFrame = Math.ceil((c.pixels * elemSize) / 4) + (c.framePad ?? 0);
+  try {
+    let firstFrame = 0;
+    for (const frames of c.batches) {
+      const slot = decodedSlot(c.values, c.pixels, firstFrame, frames, wordsPerFrame);
+      const batch = { layout, firstFrame, frames, wordsPerFrame };
+      detectorTranspose({ ...batch, decoded: slot }, cpu, cpuSums);
+      pass.run({
+        ...batch,
+        decoded: ctx.upload(slot),
+        resident,
+        dpSums,
+        tilesPerWorkgroup: c.tilesPerWorkgroup,
+        maxValuesPerDispatch: c.maxValuesPerDispatch,
+      });
+      firstFrame += frames;
+    }
+    expect(firstFrame).toBe(c.frames);
+    const gpu = await Promise.all(resident.map((b) => ctx.readBack(b, Uint32Array)));
+    const gpuSums = await ctx.readBack(dpSums, BigUint64Array);
+    return { layout, gpu, gpuSums, cpu, cpuSums };
+  } finally {
+    for (const b of resident) b.destroy();
+  }
+}
+
+function firstDifference(a: ArrayLike<number | bigint>, b: ArrayLike<number | bigint>): string {
+  if (a.length !== b.length) return `length ${a.length} != ${b.length}`;
+  for (let i = 0; i < a.length; i++) if (a[i] !== b[i]) return `index ${i}: ${a[i]} != ${b[i]}`;
+  return 'identical';
+}
+
+/** GPU == CPU twin (words and sums), and both == the element-wise rearrangement of the scan. */
+async function check(ctx: GpuTestContext, c: Case): Promise<Result> {
+  const r = await transposeAll(ctx, c);
+  const reference = residentFromScan(r.layout, c.values);
+  expect(r.gpu.length).toBe(r.layout.bufferCount);
+  r.gpu.forEach((words, b) => {
+    expect(`buffer ${b} ${firstDifference(words, r.cpu[b])}`).toBe(`buffer ${b} identical`);
+    expect(`buffer ${b} ${firstDifference(words, reference[b])}`).toBe(`buffer ${b} identical`);
+  });
+  expect(firstDifference(r.gpuSums, r.cpuSums)).toBe('identical');
+  // DP sums from the scan directly.
+  const direct = new BigUint64Array(c.pixels);
+  for (let i = 0; i < c.values.length; i++) direct[i % c.pixels] += BigInt(c.values[i]);
+  expect(firstDifference(r.gpuSums, direct)).toBe('identical');
+  return r;
+}
+
+describe('detector-transpose pass', () => {
+  withGpu('uint16 33x35, 77 frames in 3 batches, 12 resident buffers, full range', async (ctx) => {
+    const r = await check(ctx, {
+      values: fullRange(Uint16Array, 77 * 1155, 21),
+      frames: 77,
+      pixels: 1155,
+      batches: [20, 30, 27],
+      pixelsPerBufferLimit: 100,
+    });
+    expect(r.layout.bufferCount).toBe(12);
+    expect(r.layout.framesPadded).toBe(80);
+  });
+
+  withGpu('uint16 all 65535: per-pixel sums above 2^16 x frames, exact', async (ctx) => {
+    const values = new Uint16Array(130 * 1155).fill(65535);
+    const r = await check(ctx, {
+      values,
+      frames: 130,
+      pixels: 1155,
+      batches: [66, 64],
+      pixelsPerBufferLimit: 400,
+      tilesPerWorkgroup: 2,
+    });
+    expect(r.gpuSums[0]).toBe(130n * 65535n);
+  });
+
+  withGpu('uint8 33x35, 141 frames in 3 batches, 6 buffers, one tile per workgroup', async (ctx) => {
+    const r = await check(ctx, {
+      values: fullRange(Uint8Array, 141 * 1155, 22),
+      frames: 141,
+      pixels: 1155,
+      batches: [64, 40, 37],
+      pixelsPerBufferLimit: 200,
+      tilesPerWorkgroup: 1,
+    });
+    expect(r.layout.bufferCount).toBe(6);
+  });
+
+  withGpu('uint8 odd pixel count 31x37 with a padded slot stride, 300 frames over 2 tiles', async (ctx) => {
+    await check(ctx, {
+      values: fullRange(Uint8Array, 300 * 1147, 23),
+      frames: 300,
+      pixels: 1147,
+      batches: [256, 44],
+      pixelsPerBufferLimit: 300,
+      framePad: 3,
+    });
+  });
+
+  withGpu('uint32 near 2^32: DP sums above 2^32 (carry), 32 buffers, split dispatches', async (ctx) => {
+    const values = fullRange(Uint32Array, 45 * 1155, 24);
+    for (let i = 0; i < values.length; i += 2) values[i] = 0xffffffff - (i % 5);
+    const r = await check(ctx, {
+      values,
+      frames: 45,
+      pixels: 1155,
+      batches: [7, 33, 5],
+      pixelsPerBufferLimit: 37,
+      tilesPerWorkgroup: 1,
+      // One 32-frame span per dispatch: the 33-frame batch takes 2 dispatches per buffer.
+      maxValuesPerDispatch: 64 * 32,
+    });
+    expect(r.layout.bufferCount).toBe(32);
+    expect(r.gpuSums.every((s) => s > 2n ** 32n)).toBe(true);
+  });
+
+  withGpu('uint16 96x96 sparse counts, 300 frames, spans of 2 tiles, 10 buffers', async (ctx) => {
+    const r = await check(ctx, {
+      values: sparseCounts(300, 96, 96, 25, 65535),
+      frames: 300,
+      pixels: 9216,
+      batches: [128, 128, 44],
+      pixelsPerBufferLimit: 922,
+      tilesPerWorkgroup: 2,
+    });
+    expect(r.layout.bufferCount).toBe(10);
+  });
+
+  withGpu('refuses a batch that starts inside a word', async (ctx) => {
+    const layout = planResidentLayout({ frames: 10, pixels: 16, elemSize: 2, maxBindingBytes: 2 ** 20 });
+    const pass = createDetectorTransposePass(ctx.device, { elemSize: 2 });
+    const resident = createResidentBuffers(ctx.device, layout);
+    const job = {
+      layout,
+      decoded: ctx.storage(16 * 10 * 2),
+      firstFrame: 3,
+      frames: 2,
+      resident,
+      dpSums: ctx.storage(16 * 8),
+    };
+    let error: unknown;
+    try {
+      pass.run(job);
+    } catch (e) {
+      error = e;
+    }
+    expect(isStemflowError(error, 'invalid')).toBe(true);
+    expect(() => pass.run({ ...job, firstFrame: 4, frames: 7 })).toThrow(/reach past/);
+    for (const b of resident) b.destroy();
+  });
+});

@@ -1,0 +1,195 @@
+/**
+ * GPU pass: one decoded batch (frame-major slot) -> the resident buffers (detector-major), plus exact 64-bit
+ * DP sums per pixel. Shader: src/shaders/detector-transpose.wgsl. CPU twin: src/kernels/detector-transpose.ts.
+ * Layout: src/gpu/resident-layout.ts; contract: docs/pass-graph.md.
+ *
+ * One compute pass per resident buffer, normally one dispatch each (a batch larger than
+ * `maxValuesPerDispatch` values per buffer, or more than 65,535 workgroups, is split over frames). Traffic:
+ * every decoded word is read once and every resident word of the batch written once (B x P x elemSize bytes
+ * each way), plus 2 global atomics per pixel per workgroup span of tilesPerWorkgroup x 32 x VPW frames.
+ */
+
+import { StemflowError } from '../../errors.ts';
+import { checkTransposeBatch } from '../../kernels/detector-transpose.ts';
+import source from '../../shaders/detector-transpose.wgsl?raw';
+import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
+import { bufferPixelRange, type ElemSize, type ResidentLayout } from '../resident-layout.ts';
+import { structLayout } from '../uniform-layout.ts';
+
+/** Pixels per workgroup block, and output words per pixel row per tile (shader constants). */
+export const TRANSPOSE_TILE_PIXELS = 64;
+export const TRANSPOSE_TILE_WORDS = 32;
+const MAX_TILES_PER_WORKGROUP = 16;
+/** Default workgroups a dispatch aims at before it lengthens each workgroup's span of frames. */
+const TARGET_WORKGROUPS = 1024;
+
+/** Frames per transpose tile: 32 output words of VPW values (128 uint8, 64 uint16, 32 uint32). */
+export function transposeTileFrames(elemSize: ElemSize): number {
+  return TRANSPOSE_TILE_WORDS * (4 / elemSize);
+}
+
+export interface DetectorTransposeJob {
+  layout: ResidentLayout;
+  /** The decoded slot: frame f of the batch at word f * wordsPerFrame, packed like the source dtype. */
+  decoded: GPUBuffer;
+  /** Default ceil(pixels * elemSize / 4). */
+  wordsPerFrame?: number;
+  /** Global index of the batch's first frame: a multiple of layout.valuesPerWord. */
+  firstFrame: number;
+  /** Frames in the batch. */
+  frames: number;
+  /** layout.bufferCount buffers of at least layout.bufferBytes[b] bytes (createResidentBuffers). */
+  resident: readonly GPUBuffer[];
+  /** 2 u32 (lo, hi) per pixel; the pass adds to it (clear it once before the first batch). */
+  dpSums: GPUBuffer;
+  /** Frame tiles each workgroup loops over (1..16); default: enough workgroups to fill the GPU. */
+  tilesPerWorkgroup?: number;
+  /** Values per dispatch before a batch is split over frames (default 2^28: ~1 GB moved as uint16). */
+  maxValuesPerDispatch?: number;
+}
+
+export interface DetectorTransposePass {
+  readonly elemSize: ElemSize;
+  /** Records the pass; destroy the returned parameter buffers after submitting. */
+  encode(encoder: GPUCommandEncoder, job: DetectorTransposeJob): GPUBuffer[];
+  /** Encodes and submits the pass on its own. */
+  run(job: DetectorTransposeJob): void;
+}
+
+const layout = structLayout(source, 'Params');
+
+/** Zeroed resident buffers of a layout (STORAGE | COPY_SRC | COPY_DST). */
+export function createResidentBuffers(
+  device: GPUDevice,
+  resident: ResidentLayout,
+  label = 'resident',
+): GPUBuffer[] {
+  return resident.bufferBytes.map((size, b) =>
+    device.createBuffer({
+      label: `${label} ${b}`,
+      size,
+      usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+    }),
+  );
+}
+
+export function createDetectorTransposePass(
+  device: GPUDevice,
+  { elemSize }: { elemSize: ElemSize },
+): DetectorTransposePass {
+  const pipeline = device.createComputePipeline({
+    label: `detector-transpose x${elemSize}`,
+    layout: 'auto',
+    compute: {
+      module: device.createShaderModule({ label: 'detector-transpose.wgsl', code: source }),
+      entryPoint: 'main',
+      constants: { ELEM_BYTES: elemSize },
+    },
+  });
+  const tileFrames = transposeTileFrames(elemSize);
+  const maxGroups = device.limits.maxComputeWorkgroupsPerDimension;
+
+  const encode = (encoder: GPUCommandEncoder, job: DetectorTransposeJob): GPUBuffer[] => {
+    const { layout: plan, decoded, firstFrame, frames, resident, dpSums } = job;
+    if (plan.elemSize !== elemSize) {
+      throw new StemflowError('invalid', `A ${elemSize}-byte transpose got a ${plan.elemSize}-byte layout.`);
+    }
+    const wordsPerFrame = checkTransposeBatch(job);
+    if (resident.length !== plan.bufferCount) {
+      throw new StemflowError(
+        'invalid',
+        `The layout has ${plan.bufferCount} resident buffers, not ${resident.length}.`,
+      );
+    }
+    resident.forEach((buffer, b) => {
+      if (buffer.size < plan.bufferBytes[b]) {
+        throw new StemflowError(
+          'invalid',
+          `Resident buffer ${b} is smaller than ${plan.bufferBytes[b]} bytes.`,
+        );
+      }
+      checkBindable(device, buffer, `resident ${b}`);
+    });
+    if (decoded.size < frames * wordsPerFrame * 4) {
+      throw new StemflowError('invalid', `The decoded slot does not hold ${frames} frames.`);
+    }
+    if (dpSums.size < plan.pixels * 8) {
+      throw new StemflowError('invalid', `The DP sums buffer does not hold ${plan.pixels} pixels.`);
+    }
+    checkBindable(device, decoded, 'decoded slot');
+    checkBindable(device, dpSums, 'DP sums');
+    if (frames === 0) return [];
+    const tpg = job.tilesPerWorkgroup;
+    if (tpg !== undefined && !(Number.isInteger(tpg) && tpg >= 1 && tpg <= MAX_TILES_PER_WORKGROUP)) {
+      throw new StemflowError('invalid', `tilesPerWorkgroup must be 1..${MAX_TILES_PER_WORKGROUP}.`);
+    }
+    const maxValues = job.maxValuesPerDispatch ?? 2 ** 28;
+    const frameTiles = Math.ceil(frames / tileFrames);
+
+    return resident.map((buffer, b) => {
+      const { first, end } = bufferPixelRange(plan, b);
+      const blocks = Math.ceil((end - first) / TRANSPOSE_TILE_PIXELS);
+      const tiles =
+        tpg ??
+        Math.min(MAX_TILES_PER_WORKGROUP, Math.max(1, Math.floor((blocks * frameTiles) / TARGET_WORKGROUPS)));
+      const spanFrames = tiles * tileFrames;
+      const blocksPerChunk = Math.min(blocks, maxGroups);
+      const spansPerChunk = Math.max(
+        1,
+        Math.min(
+          Math.floor(maxGroups / blocksPerChunk),
+          Math.floor(maxValues / (blocksPerChunk * TRANSPOSE_TILE_PIXELS * spanFrames)),
+        ),
+      );
+      const chunks: DispatchChunk[] = [];
+      for (let block = 0; block < blocks; block += blocksPerChunk) {
+        const pixelFirst = first + block * TRANSPOSE_TILE_PIXELS;
+        const pixelEnd = Math.min(end, pixelFirst + blocksPerChunk * TRANSPOSE_TILE_PIXELS);
+        const pixelBlocks = Math.ceil((pixelEnd - pixelFirst) / TRANSPOSE_TILE_PIXELS);
+        for (let f = 0; f < frames; f += spansPerChunk * spanFrames) {
+          const frameEnd = Math.min(frames, f + spansPerChunk * spanFrames);
+          chunks.push({
+            params: {
+              pixel_first: pixelFirst,
+              pixel_end: pixelEnd,
+              pixel_blocks: pixelBlocks,
+              row_first_pixel: first,
+              words_per_pixel: plan.wordsPerPixel,
+              words_per_frame: wordsPerFrame,
+              frame_first: f,
+              frame_end: frameEnd,
+              tiles_per_group: tiles,
+              out_word: firstFrame / plan.valuesPerWord,
+            },
+            workgroups: pixelBlocks * Math.ceil((frameEnd - f) / spanFrames),
+          });
+        }
+      }
+      return encodeChunks(
+        encoder,
+        {
+          device,
+          pipeline,
+          layout,
+          label: `detector-transpose buffer ${b}`,
+          bindings: [
+            { binding: 1, resource: { buffer: decoded } },
+            { binding: 2, resource: { buffer } },
+            { binding: 3, resource: { buffer: dpSums } },
+          ],
+        },
+        chunks,
+      );
+    });
+  };
+  return {
+    elemSize,
+    encode,
+    run(job) {
+      const encoder = device.createCommandEncoder({ label: 'detector-transpose' });
+      const params = encode(encoder, job);
+      device.queue.submit([encoder.finish()]);
+      for (const p of params) p.destroy();
+    },
+  };
+}

@@ -1,0 +1,186 @@
+import { describe, expect } from 'vitest';
+import { decodedSlot, type PackedValues, residentFromScan } from '../../kernels/detector-transpose.ts';
+import { residentVirtualImage } from '../../kernels/resident-virtual-image.ts';
+import { virtualDetectorSums } from '../../kernels/virtual-detector.ts';
+import {
+  type ElemSize,
+  groupPixelsByBuffer,
+  planResidentLayout,
+  type ResidentLayout,
+} from '../resident-layout.ts';
+import { fullRange, rng, sparseCounts } from '../test-data.ts';
+import { type GpuTestContext, withGpu } from '../test-harness.ts';
+import { createDetectorTransposePass, createResidentBuffers } from './detector-transpose.ts';
+import { createResidentVirtualImagePass } from './resident-virtual-image.ts';
+
+interface Scan {
+  values: PackedValues;
+  frames: number;
+  pixels: number;
+  pixelsPerBufferLimit: number;
+}
+
+function planFor(ctx: GpuTestContext, s: Scan): ResidentLayout {
+  return planResidentLayout({
+    frames: s.frames,
+    pixels: s.pixels,
+    elemSize: s.values.BYTES_PER_ELEMENT as ElemSize,
+    maxBindingBytes: ctx.device.limits.maxStorageBufferBindingSize,
+    pixelsPerBufferLimit: s.pixelsPerBufferLimit,
+  });
+}
+
+/** An annulus with random holes (flagged pixels already removed), as a sorted pixel list. */
+function annulusList(rows: number, cols: number, seed: number): Uint32Array {
+  const next = rng(seed);
+  const out: number[] = [];
+  const r = Math.min(rows, cols) / 2;
+  for (let y = 0; y < rows; y++) {
+    for (let x = 0; x < cols; x++) {
+      const d = Math.hypot(y - rows / 2 + 0.5, x - cols / 2 + 0.5);
+      if (d > r * 0.2 && d < r * 0.9 && next() % 40 !== 0) out.push(y * cols + x);
+    }
+  }
+  return Uint32Array.from(out);
+}
+
+function range(n: number): Uint32Array {
+  return Uint32Array.from({ length: n }, (_, i) => i);
+}
+
+async function gpuImage(
+  ctx: GpuTestContext,
+  layout: ResidentLayout,
+  resident: readonly GPUBuffer[],
+  list: Uint32Array,
+  maxColumnsPerDispatch?: number,
+): Promise<BigUint64Array> {
+  const pass = createResidentVirtualImagePass(ctx.device, { elemSize: layout.elemSize });
+  const image = ctx.storage(layout.frames * 8);
+  // Garbage in the image first: the pass clears it.
+  ctx.device.queue.writeBuffer(image, 0, new Uint32Array(layout.frames * 2).fill(0xdeadbeef));
+  pass.run({
+    layout,
+    resident,
+    pixelList: ctx.upload(list),
+    groups: groupPixelsByBuffer(layout, list),
+    image,
+    maxColumnsPerDispatch,
+  });
+  return ctx.readBack(image, BigUint64Array, layout.frames * 8);
+}
+
+function expectSame(actual: BigUint64Array, expected: BigUint64Array): void {
+  expect(actual.length).toBe(expected.length);
+  const bad = actual.findIndex((v, i) => v !== expected[i]);
+  expect(bad === -1 ? 'identical' : `position ${bad}: ${actual[bad]} != ${expected[bad]}`).toBe('identical');
+}
+
+/** GPU == CPU twin == virtual-detector oracle on the scan-order values, for each list. */
+async function checkMasks(ctx: GpuTestContext, s: Scan, lists: Uint32Array[]): Promise<BigUint64Array[]> {
+  const layout = planFor(ctx, s);
+  const words = residentFromScan(layout, s.values);
+  const resident = words.map((w) => ctx.upload(w));
+  const results: BigUint64Array[] = [];
+  for (const list of lists) {
+    const mask = new Uint32Array(s.pixels);
+    for (const p of list) mask[p] = 1;
+    const oracle = virtualDetectorSums(s.values, s.frames, mask);
+    const twin = residentVirtualImage(layout, words, list);
+    expectSame(twin, oracle);
+    expectSame(await gpuImage(ctx, layout, resident, list), oracle);
+    results.push(oracle);
+  }
+  return results;
+}
+
+describe('resident-virtual-image pass', () => {
+  withGpu('uint16 33x35 x 77 frames, 12 buffers: annulus, empty, full, one pixel', async (ctx) => {
+    const s = {
+      values: fullRange(Uint16Array, 77 * 1155, 31),
+      frames: 77,
+      pixels: 1155,
+      pixelsPerBufferLimit: 100,
+    };
+    const annulus = annulusList(33, 35, 1);
+    expect(groupPixelsByBuffer(planFor(ctx, s), annulus).length).toBeGreaterThan(8);
+    const [, empty, full] = await checkMasks(ctx, s, [
+      annulus,
+      new Uint32Array(0),
+      range(1155),
+      Uint32Array.of(777),
+      Uint32Array.of(0, 1154),
+    ]);
+    expect(empty.every((v) => v === 0n)).toBe(true);
+    expect(full.some((v) => v > 2n ** 25n)).toBe(true);
+  });
+
+  withGpu('uint8 31x37 x 141 frames (odd), 6 buffers, rows of 16 positions per thread', async (ctx) => {
+    const s = {
+      values: fullRange(Uint8Array, 141 * 1147, 32),
+      frames: 141,
+      pixels: 1147,
+      pixelsPerBufferLimit: 200,
+    };
+    await checkMasks(ctx, s, [annulusList(31, 37, 2), range(1147), Uint32Array.of(3), Uint32Array.of(1146)]);
+  });
+
+  withGpu('uint32 near 2^32, 33 buffers: sums far above 2^32 (carry on every add)', async (ctx) => {
+    const values = fullRange(Uint32Array, 45 * 1155, 33);
+    for (let i = 0; i < values.length; i += 2) values[i] = 0xffffffff - (i % 3);
+    const s = { values, frames: 45, pixels: 1155, pixelsPerBufferLimit: 35 };
+    const [full] = await checkMasks(ctx, s, [range(1155), annulusList(33, 35, 3), Uint32Array.of(600)]);
+    expect(full.every((v) => v > 2n ** 40n)).toBe(true);
+  });
+
+  withGpu('uint16 flush block: 65,540 pixels of 65535 per position (> 2^32), 3 buffers', async (ctx) => {
+    const pixels = 65540;
+    const s = {
+      values: new Uint16Array(9 * pixels).fill(65535),
+      frames: 9,
+      pixels,
+      pixelsPerBufferLimit: 30000,
+    };
+    const [full] = await checkMasks(ctx, s, [range(pixels)]);
+    expect(full[0]).toBe(65540n * 65535n);
+  });
+
+  withGpu(
+    'end to end: GPU transpose in batches, then images (columns split over dispatches)',
+    async (ctx) => {
+      const frames = 200;
+      const values = sparseCounts(frames, 48, 48, 34, 65535);
+      const s = { values, frames, pixels: 2304, pixelsPerBufferLimit: 500 };
+      const layout = planFor(ctx, s);
+      const resident = createResidentBuffers(ctx.device, layout, 'test resident');
+      try {
+        const transpose = createDetectorTransposePass(ctx.device, { elemSize: 2 });
+        const dpSums = ctx.storage(s.pixels * 8);
+        for (const [first, count] of [
+          [0, 64],
+          [64, 100],
+          [164, 36],
+        ]) {
+          transpose.run({
+            layout,
+            decoded: ctx.upload(decodedSlot(values, s.pixels, first, count)),
+            firstFrame: first,
+            frames: count,
+            resident,
+            dpSums,
+          });
+        }
+        const words = await Promise.all(resident.map((b) => ctx.readBack(b, Uint32Array)));
+        for (const list of [annulusList(48, 48, 5), range(2304)]) {
+          const mask = new Uint32Array(s.pixels);
+          for (const p of list) mask[p] = 1;
+          const oracle = virtualDetectorSums(values, frames, mask);
+          expectSame(residentVirtualImage(layout, words, list), oracle);
+          expectSame(await gpuImage(ctx, layout, resident, list, 3), oracle);
+        }
+      } finally {
+        for (const b of resident) b.destroy();
+      }
+    },
+  );
+});

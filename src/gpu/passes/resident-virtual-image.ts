@@ -1,0 +1,152 @@
+/**
+ * GPU pass: exact virtual image (u64 per scan position) of a binary mask from the resident detector-major
+ * buffers. Shader: src/shaders/resident-virtual-image.wgsl. CPU twin: src/kernels/resident-virtual-image.ts.
+ *
+ * The mask arrives as a u32 list of global pixel indices, strictly increasing, flagged pixels already
+ * removed, and its grouping per resident buffer (`groupPixelsByBuffer`). One dispatch per buffer that holds
+ * mask pixels; each adds into `image`, so the image is the sum over all buffers. Traffic: each listed pixel's
+ * row is read once (wordsPerPixel x 4 bytes; 512 KiB for a 512 x 512 uint16 scan), plus the list and one
+ * read-modify-write of the image (16 bytes per position) per buffer dispatch.
+ */
+
+import { StemflowError } from '../../errors.ts';
+import source from '../../shaders/resident-virtual-image.wgsl?raw';
+import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
+import { bufferPixelRange, type ElemSize, type PixelGroup, type ResidentLayout } from '../resident-layout.ts';
+import { structLayout } from '../uniform-layout.ts';
+
+export interface ResidentVirtualImageJob {
+  layout: ResidentLayout;
+  /** layout.bufferCount resident buffers (only those named by `groups` are bound). */
+  resident: readonly GPUBuffer[];
+  /** u32 global pixel indices, strictly increasing (STORAGE). */
+  pixelList: GPUBuffer;
+  /** groupPixelsByBuffer(layout, list): which list entries lie in which buffer. */
+  groups: readonly PixelGroup[];
+  /** 2 u32 (lo, hi) per scan position: at least layout.frames x 8 bytes; read back as BigUint64Array. */
+  image: GPUBuffer;
+  /** Zero `image` first (default true); false adds to what it holds. */
+  clear?: boolean;
+  /** vec4 columns (4 x valuesPerWord positions) per dispatch; default: as many as one dispatch allows. */
+  maxColumnsPerDispatch?: number;
+}
+
+export interface ResidentVirtualImagePass {
+  readonly elemSize: ElemSize;
+  /** Records the pass; destroy the returned parameter buffers after submitting. */
+  encode(encoder: GPUCommandEncoder, job: ResidentVirtualImageJob): GPUBuffer[];
+  run(job: ResidentVirtualImageJob): void;
+}
+
+const layout = structLayout(source, 'Params');
+
+export function createResidentVirtualImagePass(
+  device: GPUDevice,
+  { elemSize, workgroupSize = 64 }: { elemSize: ElemSize; workgroupSize?: number },
+): ResidentVirtualImagePass {
+  if (
+    workgroupSize & (workgroupSize - 1) ||
+    workgroupSize > device.limits.maxComputeInvocationsPerWorkgroup
+  ) {
+    throw new StemflowError(
+      'invalid',
+      `Workgroup size ${workgroupSize} is not a power of two within the GPU limit.`,
+    );
+  }
+  const pipeline = device.createComputePipeline({
+    label: `resident-virtual-image x${elemSize}`,
+    layout: 'auto',
+    compute: {
+      module: device.createShaderModule({ label: 'resident-virtual-image.wgsl', code: source }),
+      entryPoint: 'main',
+      constants: { ELEM_BYTES: elemSize, WORKGROUP_SIZE: workgroupSize },
+    },
+  });
+  const maxGroups = device.limits.maxComputeWorkgroupsPerDimension;
+
+  const encode = (encoder: GPUCommandEncoder, job: ResidentVirtualImageJob): GPUBuffer[] => {
+    const { layout: plan, resident, pixelList, groups, image } = job;
+    if (plan.elemSize !== elemSize) {
+      throw new StemflowError(
+        'invalid',
+        `A ${elemSize}-byte virtual image got a ${plan.elemSize}-byte layout.`,
+      );
+    }
+    if (resident.length !== plan.bufferCount) {
+      throw new StemflowError(
+        'invalid',
+        `The layout has ${plan.bufferCount} resident buffers, not ${resident.length}.`,
+      );
+    }
+    if (image.size < plan.frames * 8) {
+      throw new StemflowError('invalid', `The image buffer does not hold ${plan.frames} positions.`);
+    }
+    checkBindable(device, image, 'virtual image');
+    checkBindable(device, pixelList, 'mask pixel list');
+    if (job.clear ?? true) encoder.clearBuffer(image);
+    const columns = Math.ceil(plan.frames / (4 * plan.valuesPerWord));
+    const perDispatch = Math.min(
+      job.maxColumnsPerDispatch ?? Number.POSITIVE_INFINITY,
+      maxGroups * workgroupSize,
+    );
+    const params: GPUBuffer[] = [];
+    for (const { buffer: b, start, count } of groups) {
+      if (count === 0) continue;
+      if (!(b >= 0 && b < plan.bufferCount) || (start + count) * 4 > pixelList.size) {
+        throw new StemflowError('invalid', `Mask group of buffer ${b} reaches past the pixel list.`);
+      }
+      const buffer = resident[b];
+      if (buffer.size < plan.bufferBytes[b]) {
+        throw new StemflowError(
+          'invalid',
+          `Resident buffer ${b} is smaller than ${plan.bufferBytes[b]} bytes.`,
+        );
+      }
+      checkBindable(device, buffer, `resident ${b}`);
+      const chunks: DispatchChunk[] = [];
+      for (let c = 0; c < columns; c += perDispatch) {
+        const end = Math.min(columns, c + perDispatch);
+        chunks.push({
+          params: {
+            list_start: start,
+            list_count: count,
+            row_first_pixel: bufferPixelRange(plan, b).first,
+            vec4_per_pixel: plan.wordsPerPixel / 4,
+            frames: plan.frames,
+            column_first: c,
+            column_end: end,
+          },
+          workgroups: Math.ceil((end - c) / workgroupSize),
+        });
+      }
+      params.push(
+        encodeChunks(
+          encoder,
+          {
+            device,
+            pipeline,
+            layout,
+            label: `resident-virtual-image buffer ${b}`,
+            bindings: [
+              { binding: 1, resource: { buffer } },
+              { binding: 2, resource: { buffer: pixelList } },
+              { binding: 3, resource: { buffer: image } },
+            ],
+          },
+          chunks,
+        ),
+      );
+    }
+    return params;
+  };
+  return {
+    elemSize,
+    encode,
+    run(job) {
+      const encoder = device.createCommandEncoder({ label: 'resident-virtual-image' });
+      const params = encode(encoder, job);
+      device.queue.submit([encoder.finish()]);
+      for (const p of params) p.destroy();
+    },
+  };
+}

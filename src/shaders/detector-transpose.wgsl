@@ -1,0 +1,151 @@
+// Frame-major decoded batch -> detector-major resident rows, plus exact per-pixel sums (DP sums).
+// Contract: docs/pass-graph.md ("Decoded slot", "Resident", "64-bit counters"); CPU twin:
+// src/kernels/detector-transpose.ts.
+//
+// Values are packed little-endian, VPW = 4 / ELEM_BYTES per u32 word, both in the decoded slot (frame f of
+// the batch at word f * words_per_frame, pixel p at element p) and in a resident row (pixel p's row at word
+// (p - row_first_pixel) * words_per_pixel, global frame s at element s). One dispatch binds one resident
+// buffer and covers pixels [pixel_first, pixel_end) of it.
+//
+// A workgroup owns a block of TILE_P = 64 pixels and loops over tiles_per_group tiles of TILE_F = 32 * VPW
+// frames. Each tile is 2048 words (8 KiB) in workgroup memory: the load phase reads 64 / VPW contiguous
+// words per frame (coalesced), the store phase writes 32 contiguous words (128 bytes) per pixel row. The
+// stored index rotates each frame row by (frame / VPW) words so that both phases are free of bank
+// conflicts (uint8: 2-way in the store phase). Every thread keeps the 64-bit sums of its 8 (pixel, word
+// column) slots in registers over all tiles; at the end the workgroup reduces them per pixel in workgroup
+// memory and adds them to dp_sums with 2 global atomics per pixel (lo, then hi plus the carry).
+// Frames past frame_end in the last tile read as 0, so the last partial word of a batch gets zeros there.
+
+override ELEM_BYTES: u32 = 2u;
+
+const THREADS: u32 = 256u;
+const TILE_P: u32 = 64u;
+const TILE_WORDS: u32 = 2048u;
+// Output words per pixel row per tile.
+const OUT_WORDS: u32 = 32u;
+// TILE_WORDS / THREADS: words each thread loads and stores per tile.
+const SLOTS: u32 = 8u;
+
+struct Params {
+  // Global pixels [pixel_first, pixel_end) of this dispatch; pixel_first is a multiple of VPW.
+  pixel_first: u32,
+  pixel_end: u32,
+  // ceil((pixel_end - pixel_first) / TILE_P): workgroup w takes block w % pixel_blocks.
+  pixel_blocks: u32,
+  // Global pixel of row 0 of the bound resident buffer.
+  row_first_pixel: u32,
+  words_per_pixel: u32,
+  words_per_frame: u32,
+  // Batch-local frames [frame_first, frame_end) of this dispatch; frame_first is a multiple of TILE_F.
+  frame_first: u32,
+  frame_end: u32,
+  tiles_per_group: u32,
+  // Row word of batch-local frame 0 (the batch's first global frame / VPW).
+  out_word: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> decoded: array<u32>;
+@group(0) @binding(2) var<storage, read_write> resident: array<u32>;
+// Per global pixel: lo, hi.
+@group(0) @binding(3) var<storage, read_write> dp_sums: array<atomic<u32>>;
+
+var<workgroup> tile: array<u32, TILE_WORDS>;
+
+@compute @workgroup_size(THREADS)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let vpw = 4u / ELEM_BYTES;
+  let bits = ELEM_BYTES * 8u;
+  let value_mask = select(0xffu, 0xffffu, ELEM_BYTES == 2u);
+  let tile_f = OUT_WORDS * vpw;
+  // Input words per frame row of the tile (16, 32 or 64); a power of two.
+  let in_words = TILE_P / vpw;
+
+  let block = wid.x % params.pixel_blocks;
+  let span = wid.x / params.pixel_blocks;
+  let pixel0 = params.pixel_first + block * TILE_P;
+  let f_begin = params.frame_first + span * params.tiles_per_group * tile_f;
+  let f_stop = min(params.frame_end, f_begin + params.tiles_per_group * tile_f);
+
+  // Store phase: slot r of this thread is pixel lid / 32 + 8 r, word column lid % 32 (fixed over tiles).
+  let column = lid % OUT_WORDS;
+  let first_slot_pixel = lid / OUT_WORDS;
+  var lo: array<u32, SLOTS>;
+  var hi: array<u32, SLOTS>;
+
+  for (var f0 = f_begin; f0 < f_stop; f0 += tile_f) {
+    for (var r = 0u; r < SLOTS; r++) {
+      let idx = lid + r * THREADS;
+      let f = idx / in_words;
+      let w = idx % in_words;
+      let frame = f0 + f;
+      let pixel = pixel0 + w * vpw;
+      var word = 0u;
+      if (frame < f_stop && pixel < params.pixel_end) {
+        word = decoded[frame * params.words_per_frame + pixel / vpw];
+      }
+      tile[f * in_words + ((w + f / vpw) & (in_words - 1u))] = word;
+    }
+    workgroupBarrier();
+    let fb = f0 + column * vpw;
+    for (var r = 0u; r < SLOTS; r++) {
+      let p = first_slot_pixel + r * (THREADS / OUT_WORDS);
+      let pixel = pixel0 + p;
+      if (pixel < params.pixel_end && fb < f_stop) {
+        var word = 0u;
+        var s = 0u;
+        let wi = p / vpw;
+        if (ELEM_BYTES == 4u) {
+          word = tile[column * in_words + ((wi + column) & (in_words - 1u))];
+          s = word;
+        } else {
+          let shift = (p % vpw) * bits;
+          for (var k = 0u; k < vpw; k++) {
+            let f = column * vpw + k;
+            let v = (tile[f * in_words + ((wi + column) & (in_words - 1u))] >> shift) & value_mask;
+            word |= v << (k * bits);
+            s += v;
+          }
+        }
+        resident[(pixel - params.row_first_pixel) * params.words_per_pixel + params.out_word + fb / vpw] = word;
+        let l = lo[r] + s;
+        hi[r] += select(0u, 1u, l < s);
+        lo[r] = l;
+      }
+    }
+    workgroupBarrier();
+  }
+
+  // Reduce the 32 columns of each of the 64 pixels: lo words first, then hi words. The row of pixel p is
+  // rotated by p so that thread p's serial reads hit distinct banks.
+  var sum_lo = 0u;
+  var sum_hi = 0u;
+  for (var r = 0u; r < SLOTS; r++) {
+    let p = first_slot_pixel + r * (THREADS / OUT_WORDS);
+    tile[p * OUT_WORDS + ((column + p) & (OUT_WORDS - 1u))] = lo[r];
+  }
+  workgroupBarrier();
+  if (lid < TILE_P) {
+    for (var j = 0u; j < OUT_WORDS; j++) {
+      let v = tile[lid * OUT_WORDS + ((j + lid) & (OUT_WORDS - 1u))];
+      sum_lo += v;
+      sum_hi += select(0u, 1u, sum_lo < v);
+    }
+  }
+  workgroupBarrier();
+  for (var r = 0u; r < SLOTS; r++) {
+    let p = first_slot_pixel + r * (THREADS / OUT_WORDS);
+    tile[p * OUT_WORDS + ((column + p) & (OUT_WORDS - 1u))] = hi[r];
+  }
+  workgroupBarrier();
+  if (lid < TILE_P) {
+    for (var j = 0u; j < OUT_WORDS; j++) {
+      sum_hi += tile[lid * OUT_WORDS + ((j + lid) & (OUT_WORDS - 1u))];
+    }
+    let pixel = pixel0 + lid;
+    if (pixel < params.pixel_end && (sum_lo | sum_hi) != 0u) {
+      let old = atomicAdd(&dp_sums[2u * pixel], sum_lo);
+      atomicAdd(&dp_sums[2u * pixel + 1u], sum_hi + select(0u, 1u, old + sum_lo < old));
+    }
+  }
+}
