@@ -1,0 +1,191 @@
+import { copyFileSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect } from 'vitest';
+import { isStemflowError } from '../errors';
+import { locatePixel } from '../gpu/resident-layout';
+import { withGpu } from '../gpu/test-harness';
+import { openAcquisition } from '../source/hdf5-acquisition';
+import type { InputFile } from '../source/input-file';
+import { nodeInput } from '../source/node-input';
+import { fixture, loadOracle } from '../testing/fixtures';
+import { loadToGpu } from './gpu-load';
+import { readBuffer } from './readback';
+
+const oracle = loadOracle();
+const arina = oracle.acquisitions.arina;
+let opened: InputFile[] = [];
+afterEach(async () => {
+  await Promise.all(opened.map((i) => i.close?.()));
+  opened = [];
+});
+
+async function open(paths: string[]) {
+  const inputs = await Promise.all(paths.map(nodeInput));
+  opened.push(...inputs);
+  return openAcquisition(inputs);
+}
+
+/** Value of frame s at pixel p in a resident layout read back from the GPU. */
+async function residentValues(device: GPUDevice, load: Awaited<ReturnType<typeof loadToGpu>>) {
+  const layout = load.plan.resident;
+  const buffers = await Promise.all(
+    load.resident.map((b, i) => readBuffer(device, b, 0, layout.bufferBytes[i])),
+  );
+  return (p: number, s: number) => {
+    const { buffer, wordOffset } = locatePixel(layout, p);
+    const bytes = buffers[buffer];
+    const at = wordOffset * 4 + s * layout.elemSize;
+    const view = new DataView(bytes.buffer, bytes.byteOffset);
+    return layout.elemSize === 2
+      ? view.getUint16(at, true)
+      : layout.elemSize === 1
+        ? bytes[at]
+        : view.getUint32(at, true);
+  };
+}
+
+/** Counts buffers created on a device and those not yet destroyed. */
+function trackBuffers(device: GPUDevice) {
+  const original = device.createBuffer.bind(device);
+  let created = 0;
+  const alive = new Set<GPUBuffer>();
+  device.createBuffer = (descriptor: GPUBufferDescriptor) => {
+    const buffer = original(descriptor);
+    created++;
+    alive.add(buffer);
+    const destroy = buffer.destroy.bind(buffer);
+    buffer.destroy = () => {
+      alive.delete(buffer);
+      destroy();
+    };
+    return buffer;
+  };
+  return {
+    created: () => created,
+    alive: () => alive.size,
+    stop: () => {
+      device.createBuffer = original;
+    },
+  };
+}
+
+describe('GPU load (decode + audit + detector-major transpose), vs the h5py oracle and the CPU path', () => {
+  withGpu('loads the ARINA fixture exactly across batches, slots and resident buffers', async (ctx) => {
+    const source = await open([arina.master, ...arina.shards].map(fixture));
+    const stages = new Set<string>();
+    const load = await loadToGpu(ctx, source, {
+      batchFrames: 64,
+      slots: 2,
+      pixelsPerBufferLimit: 1000,
+      onProgress: (p) => stages.add(p.stage),
+    });
+    try {
+      expect(load.plan.batches).toBe(1);
+      expect(load.plan.resident.bufferCount).toBe(10);
+      expect(Array.from(load.frameTotals, Number)).toEqual(arina.unflagged.frame_sums);
+      expect(load.audit.maxValue).toBe(arina.unflagged.max);
+      expect(Number(load.audit.countAbove255)).toBe(arina.unflagged.count_gt_255);
+      expect(Number(load.audit.histogram.reduce((a, b) => a + b, 0n))).toBe(
+        60 * (96 * 96 - arina.pixel_mask.flagged),
+      );
+      const frames = new Uint16Array((await source.readFrames(0, 60)).buffer);
+      const value = await residentValues(ctx.device, load);
+      const dp = new Float64Array(96 * 96);
+      for (let s = 0; s < 60; s++) for (let p = 0; p < 96 * 96; p++) dp[p] += frames[s * 9216 + p];
+      expect(Array.from(load.dpSums, Number)).toEqual(Array.from(dp));
+      for (let s = 0; s < 60; s++)
+        for (let p = 0; p < 9216; p++)
+          if (value(p, s) !== frames[s * 9216 + p]) expect.unreachable(`pixel ${p} frame ${s}`);
+      expect(stages.has('decode') && stages.has('finish')).toBe(true);
+    } finally {
+      load.release();
+    }
+  });
+
+  withGpu('192x192 frames (9 blocks each) match the CPU decode', async (ctx) => {
+    const inputs = await Promise.all([fixture('latest_fixed_u16_192.h5')].map(nodeInput));
+    opened.push(...inputs);
+    const source = await openAcquisition(inputs, { dataset: '/data' });
+    const load = await loadToGpu(ctx, source, { batchFrames: 64, slots: 2 });
+    try {
+      const frames = new Uint16Array((await source.readFrames(0, 20)).buffer);
+      const value = await residentValues(ctx.device, load);
+      for (let s = 0; s < 20; s++) {
+        for (let p = 0; p < 192 * 192; p += 7)
+          if (value(p, s) !== frames[s * 36864 + p]) expect.unreachable(`${p} ${s}`);
+      }
+      const d = oracle.files['latest_fixed_u16_192.h5'].datasets['/data'];
+      expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
+    } finally {
+      load.release();
+    }
+  });
+
+  withGpu('streams 16 batches through 2 slots (uint16, extensible-array index) exactly', async (ctx) => {
+    const inputs = await Promise.all([fixture('many_ext_u16_32.h5')].map(nodeInput));
+    opened.push(...inputs);
+    const source = await openAcquisition(inputs, { dataset: '/data' });
+    const load = await loadToGpu(ctx, source, { batchFrames: 64, slots: 2, pixelsPerBufferLimit: 300 });
+    try {
+      expect(load.plan.batches).toBe(16);
+      const d = oracle.files['many_ext_u16_32.h5'].datasets['/data'];
+      expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
+      const frames = new Uint16Array((await source.readFrames(0, 1000)).buffer);
+      const value = await residentValues(ctx.device, load);
+      for (let s = 0; s < 1000; s++) {
+        for (let p = 0; p < 1024; p++)
+          if (value(p, s) !== frames[s * 1024 + p]) expect.unreachable(`${p} ${s}`);
+      }
+    } finally {
+      load.release();
+    }
+  });
+
+  withGpu('uint8 and uint32 sources load exactly', async (ctx) => {
+    for (const name of ['many_v1_u8_32.h5', 'many_fixed_u32_32.h5']) {
+      const inputs = await Promise.all([fixture(name)].map(nodeInput));
+      opened.push(...inputs);
+      const source = await openAcquisition(inputs, { dataset: '/data' });
+      const load = await loadToGpu(ctx, source, { batchFrames: 256, slots: 2 });
+      try {
+        const d = oracle.files[name].datasets['/data'];
+        expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
+        expect(load.audit.maxValue).toBe(d.max);
+        expect(Number(load.audit.countAbove255)).toBe(d.count_gt_255);
+      } finally {
+        load.release();
+      }
+    }
+  });
+
+  withGpu(
+    'a chunk that lies is a typed error naming its file and frame; nothing stays allocated',
+    async (ctx) => {
+      const dir = mkdtempSync(join(tmpdir(), 'gpu-fault-'));
+      for (const name of [arina.master, ...arina.shards]) copyFileSync(fixture(name), join(dir, name));
+      const shard = arina.shards[1];
+      const [, offset] = oracle.files[shard].datasets['/entry/data/data'].chunk_info![5];
+      const bytes = readFileSync(join(dir, shard));
+      bytes.writeUInt32BE(0x7fffffff, offset + 12); // first block's compressed length runs past the chunk
+      writeFileSync(join(dir, shard), bytes);
+      const source = await open([arina.master, ...arina.shards].map((n) => join(dir, n)));
+      const live = trackBuffers(ctx.device);
+      const e = await loadToGpu(ctx, source, { batchFrames: 64 }).catch((x) => x);
+      live.stop();
+      expect(live.created()).toBeGreaterThan(10);
+      expect(live.alive()).toBe(0);
+      expect(isStemflowError(e, 'corrupt')).toBe(true);
+      expect(e.frame).toBe(24 + 5);
+      expect(e.file).toBe(shard);
+      expect(e.message).toMatch(/ends before one of its blocks/);
+    },
+  );
+
+  withGpu('refuses a load over the budget before allocating anything', async (ctx) => {
+    const source = await open([arina.master, ...arina.shards].map(fixture));
+    const e = await loadToGpu(ctx, source, { budgetBytes: 1 << 20 }).catch((x) => x);
+    expect(isStemflowError(e, 'budget')).toBe(true);
+    expect(e.message).toMatch(/GPU memory at peak/);
+  });
+});

@@ -1,0 +1,303 @@
+/**
+ * The GPU load: compressed chunks in, exact resident counts (detector-major) and the audit out, in one
+ * decode of every value (docs/pass-graph.md). Batches stream through a few scratch slots; the host waits
+ * only for a slot to come free (bounded back-pressure), never inside the submission of a batch.
+ */
+import { StemflowError, throwIfAborted } from '../errors.ts';
+import type { GpuContext } from '../gpu/device.ts';
+import { describePlan, type LoadPlan, planGpuLoad } from '../gpu/load-plan.ts';
+import {
+  type Bslz4DecodePass,
+  createAuditBuffer,
+  createBslz4DecodePass,
+  readDecodeResults,
+} from '../gpu/passes/bslz4-decode.ts';
+import {
+  createDetectorTransposePass,
+  createResidentBuffers,
+  type DetectorTransposePass,
+} from '../gpu/passes/detector-transpose.ts';
+import type { ElemSize } from '../gpu/resident-layout.ts';
+import type { DecodeAudit } from '../kernels/bslz4-decode.ts';
+import { decodeErrorMessage } from '../kernels/decode-errors.ts';
+import { type AcquisitionSource, DTYPE_BYTES } from '../source/acquisition-source.ts';
+import { readBuffer } from './readback.ts';
+
+export type LoadStage = 'plan' | 'read' | 'upload' | 'decode' | 'finish';
+
+export interface GpuLoadProgress {
+  stage: LoadStage;
+  framesDone: number;
+  frameCount: number;
+  bytesRead: number;
+  bytesTotal: number;
+}
+
+export interface GpuLoadOptions {
+  batchFrames?: number;
+  slots?: number;
+  budgetBytes?: number;
+  signal?: AbortSignal;
+  onProgress?: (p: GpuLoadProgress) => void;
+  /** Called once with the plan, before any allocation; throw to refuse. */
+  onPlan?: (plan: LoadPlan, lines: string[]) => void;
+  /** Tests: force several resident buffers. */
+  pixelsPerBufferLimit?: number;
+  /** Largest piece of one queue.writeBuffer call (default 32 MiB). */
+  uploadPieceBytes?: number;
+}
+
+export interface GpuLoadTimings {
+  /** Host time spent waiting for chunk reads (reads overlap GPU work; this is the part that did not). */
+  readWaitMs: number;
+  /** Host time inside queue.writeBuffer (the copy into GPU-visible memory). */
+  uploadMs: number;
+  /** Host time encoding and submitting passes. */
+  submitMs: number;
+  /** Host time blocked on a busy slot (back-pressure) and on the last batch. */
+  gpuWaitMs: number;
+  readbackMs: number;
+  totalMs: number;
+}
+
+export interface GpuLoad {
+  readonly plan: LoadPlan;
+  readonly resident: readonly GPUBuffer[];
+  /** u32 per pixel, nonzero = flagged (the pixel mask). */
+  readonly flags: GPUBuffer;
+  readonly audit: DecodeAudit;
+  /** Sum of unflagged counts per frame. */
+  readonly frameTotals: BigUint64Array;
+  /** Sum over all frames per detector pixel (flagged pixels included; callers exclude them). */
+  readonly dpSums: BigUint64Array;
+  readonly timings: GpuLoadTimings;
+  /** Frees every GPU buffer of the load. Later use fails. */
+  release(): void;
+}
+
+export async function loadToGpu(
+  ctx: GpuContext,
+  source: AcquisitionSource,
+  options: GpuLoadOptions = {},
+): Promise<GpuLoad> {
+  const t0 = performance.now();
+  const { device } = ctx;
+  const { signal } = options;
+  if (!source.storedCodec.gpu) throw new StemflowError('unsupported', source.storedCodec.reason);
+  const { summary } = source;
+  const elemSize = DTYPE_BYTES[summary.dtype] as ElemSize;
+  const pixels = summary.detector[0] * summary.detector[1];
+  const sizes = source.storedSizes();
+  const bytesTotal = sizes.reduce((a, b) => a + b, 0);
+  const plan = planGpuLoad({
+    frames: source.frameCount,
+    detector: summary.detector,
+    elemSize,
+    chunkSizes: sizes,
+    limits: {
+      maxBufferSize: ctx.limits.maxBufferSize,
+      maxStorageBufferBindingSize: ctx.limits.maxStorageBufferBindingSize,
+    },
+    budgetBytes: options.budgetBytes,
+    batchFrames: options.batchFrames,
+    slots: options.slots,
+    pixelsPerBufferLimit: options.pixelsPerBufferLimit,
+  });
+  options.onPlan?.(plan, describePlan(plan));
+  await checkBlockSize(source, elemSize, signal);
+  const progress = (stage: LoadStage, framesDone: number, bytesRead: number) =>
+    options.onProgress?.({ stage, framesDone, frameCount: source.frameCount, bytesRead, bytesTotal });
+  progress('plan', 0, 0);
+
+  const STORAGE_IN = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
+  const STORAGE_OUT = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
+  const owned: GPUBuffer[] = [];
+  const make = (label: string, size: number, usage: number) => {
+    const b = device.createBuffer({ label, size: Math.max(4, Math.ceil(size / 4) * 4), usage });
+    owned.push(b);
+    return b;
+  };
+  const releaseAll = () => {
+    for (const b of owned) b.destroy();
+    owned.length = 0;
+  };
+
+  try {
+    // Allocation, checked for out-of-memory as one scope: nothing is used before it all exists.
+    device.pushErrorScope('out-of-memory');
+    const resident = createResidentBuffers(device, plan.resident);
+    owned.push(...resident);
+    const flags = make('pixel flags', pixels * 4, STORAGE_IN);
+    const errors = make('decode errors', plan.frames * 4, STORAGE_OUT);
+    const totals = make('frame totals', plan.frames * 8, STORAGE_OUT);
+    const dpSums = make('DP sums', pixels * 8, STORAGE_OUT);
+    const audit = createAuditBuffer(device);
+    owned.push(audit);
+    const slots = Array.from({ length: plan.slots }, (_, s) => ({
+      compressed: make(`slot ${s} compressed`, plan.compressedSlotBytes, STORAGE_IN),
+      index: make(`slot ${s} index`, plan.indexSlotBytes, STORAGE_IN),
+      decoded: make(`slot ${s} decoded`, plan.decodedSlotBytes, GPUBufferUsage.STORAGE),
+      done: null as Promise<void> | null,
+    }));
+    const oom = await device.popErrorScope();
+    if (oom) {
+      throw new StemflowError(
+        'budget',
+        `The GPU ran out of memory allocating the load (${describePlan(plan).join('; ')}): ${oom.message}`,
+      );
+    }
+    ctx.throwIfFailed();
+    const flagWords = new Uint32Array(pixels);
+    if (source.pixelMask) flagWords.set(source.pixelMask);
+    device.queue.writeBuffer(flags, 0, flagWords);
+
+    const decode: Bslz4DecodePass = createBslz4DecodePass(device, { elemSize });
+    const transpose: DetectorTransposePass = createDetectorTransposePass(device, { elemSize });
+    const timings: GpuLoadTimings = {
+      readWaitMs: 0,
+      uploadMs: 0,
+      submitMs: 0,
+      gpuWaitMs: 0,
+      readbackMs: 0,
+      totalMs: 0,
+    };
+    const host = [new Uint8Array(plan.compressedSlotBytes), new Uint8Array(plan.compressedSlotBytes)];
+    const readBatch = (k: number) => {
+      const first = k * plan.batchFrames;
+      const count = Math.min(plan.batchFrames, plan.frames - first);
+      return source.readStored(first, count, signal, host[k % 2]);
+    };
+    const piece = options.uploadPieceBytes ?? 32 * 1024 * 1024;
+    let next = readBatch(0);
+    let bytesRead = 0;
+    for (let k = 0; k < plan.batches; k++) {
+      throwIfAborted(signal);
+      ctx.throwIfFailed();
+      const slot = slots[k % plan.slots];
+      let t = performance.now();
+      if (slot.done) await slot.done;
+      timings.gpuWaitMs += performance.now() - t;
+      t = performance.now();
+      const stored = await next;
+      timings.readWaitMs += performance.now() - t;
+      // The next read fills the other host buffer while this batch uploads and the GPU works.
+      if (k + 1 < plan.batches) next = readBatch(k + 1);
+      const first = k * plan.batchFrames;
+      const count = stored.sizes.length;
+      t = performance.now();
+      const length = Math.ceil(stored.bytes.byteLength / 4) * 4;
+      const hostBytes = host[k % 2];
+      for (let at = 0; at < length; at += piece) {
+        device.queue.writeBuffer(
+          slot.compressed,
+          at,
+          hostBytes.buffer,
+          hostBytes.byteOffset + at,
+          Math.min(piece, length - at),
+        );
+      }
+      const index = new Uint32Array(count * 2);
+      for (let f = 0; f < count; f++) {
+        index[2 * f] = stored.offsets[f];
+        index[2 * f + 1] = stored.sizes[f];
+      }
+      device.queue.writeBuffer(slot.index, 0, index);
+      timings.uploadMs += performance.now() - t;
+      t = performance.now();
+      const encoder = device.createCommandEncoder({ label: `load batch ${k}` });
+      const params = [
+        decode.encode(encoder, {
+          compressed: slot.compressed,
+          compressedBytes: length,
+          index: slot.index,
+          flags,
+          decoded: slot.decoded,
+          errors,
+          totals,
+          audit,
+          frameCount: count,
+          pixels,
+          firstFrame: first,
+          wordsPerFrame: plan.wordsPerFrame,
+        }),
+        ...transpose.encode(encoder, {
+          layout: plan.resident,
+          decoded: slot.decoded,
+          wordsPerFrame: plan.wordsPerFrame,
+          firstFrame: first,
+          frames: count,
+          resident,
+          dpSums,
+        }),
+      ];
+      device.queue.submit([encoder.finish()]);
+      for (const p of params) p.destroy();
+      slot.done = device.queue.onSubmittedWorkDone();
+      timings.submitMs += performance.now() - t;
+      bytesRead += stored.bytes.byteLength;
+      progress('decode', first + count, bytesRead);
+    }
+    let t = performance.now();
+    await Promise.all(slots.map((s) => s.done));
+    timings.gpuWaitMs += performance.now() - t;
+    ctx.throwIfFailed();
+    progress('finish', plan.frames, bytesRead);
+
+    t = performance.now();
+    const results = await readDecodeResults(device, { errors, totals, audit }, { frameCount: plan.frames });
+    const dp = new BigUint64Array((await readBuffer(device, dpSums, 0, pixels * 8)).buffer);
+    timings.readbackMs = performance.now() - t;
+    if (results.audit.failedFrames > 0) throw decodeFailure(source, results.errors);
+    // Scratch goes; the resident data, the flags and nothing else stay.
+    for (const s of slots) for (const b of [s.compressed, s.index, s.decoded]) b.destroy();
+    for (const b of [errors, totals, dpSums, audit]) b.destroy();
+    const kept = [...resident, flags];
+    owned.length = 0;
+    owned.push(...kept);
+    timings.totalMs = performance.now() - t0;
+    return {
+      plan,
+      resident,
+      flags,
+      audit: results.audit,
+      frameTotals: results.totals,
+      dpSums: dp,
+      timings,
+      release: releaseAll,
+    };
+  } catch (e) {
+    releaseAll();
+    throw e;
+  }
+}
+
+/** The GPU decodes bitshuffle blocks of up to 8192 bytes; larger (non-default) blocks go to the CPU path. */
+async function checkBlockSize(
+  source: AcquisitionSource,
+  elemSize: number,
+  signal?: AbortSignal,
+): Promise<void> {
+  if (source.frameCount === 0) return;
+  const first = await source.readStored(0, 1, signal);
+  if (first.bytes.byteLength < 12) return; // the decoder reports the truncated frame itself
+  const blockBytes = new DataView(first.bytes.buffer, first.bytes.byteOffset).getUint32(8, false);
+  if (blockBytes > 8192) {
+    throw new StemflowError(
+      'unsupported',
+      `These frames use bitshuffle blocks of ${blockBytes / elemSize} values (${blockBytes} bytes); the GPU decoder handles up to 8192 bytes, so they are decoded on the CPU`,
+    );
+  }
+}
+
+function decodeFailure(source: AcquisitionSource, errors: Uint32Array): StemflowError {
+  const failed: number[] = [];
+  for (let f = 0; f < errors.length; f++) if (errors[f] !== 0) failed.push(f);
+  const first = failed[0];
+  const loc = source.locate(first);
+  const file = source.summary.files[loc.file]?.name;
+  const more =
+    failed.length > 1
+      ? ` ${failed.length} frames failed in all (first: ${failed.slice(0, 8).join(', ')}).`
+      : '';
+  return new StemflowError('corrupt', `${decodeErrorMessage(errors[first])}${more}`, { file, frame: first });
+}
