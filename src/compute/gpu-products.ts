@@ -1,0 +1,104 @@
+/**
+ * Products from the resident detector-major counts: exact virtual images of any binary mask (flagged
+ * pixels removed), and the default BF / ABF / ADF detectors placed from the summed diffraction pattern.
+ * Only the masked pixels' rows are read.
+ */
+import type { GpuContext } from '../gpu/device.ts';
+import { createResidentVirtualImagePass } from '../gpu/passes/resident-virtual-image.ts';
+import { groupPixelsByBuffer } from '../gpu/resident-layout.ts';
+import { annulus, type DetectorRegion, defaultGeometry, regionMask } from '../products/detector-geometry.ts';
+import type { GpuLoad } from './gpu-load.ts';
+import { readBuffer } from './readback.ts';
+
+export interface VirtualImager {
+  /** The exact virtual image (sum per scan position) of `mask` (1 = include); flagged pixels never count. */
+  image(mask: Uint8Array): Promise<BigUint64Array>;
+  /** Several images in one submission and one wait. */
+  images(masks: Uint8Array[]): Promise<BigUint64Array[]>;
+  release(): void;
+}
+
+export function createVirtualImager(
+  ctx: GpuContext,
+  load: GpuLoad,
+  flagged: Uint8Array | null,
+): VirtualImager {
+  const { device } = ctx;
+  const layout = load.plan.resident;
+  const pass = createResidentVirtualImagePass(device, { elemSize: layout.elemSize });
+  const imageBytes = layout.frames * 8;
+  const images = async (masks: Uint8Array[]): Promise<BigUint64Array[]> => {
+    const temporary: GPUBuffer[] = [];
+    try {
+      const encoder = device.createCommandEncoder({ label: 'virtual images' });
+      const outputs = masks.map((mask) => {
+        const list: number[] = [];
+        for (let p = 0; p < mask.length; p++) if (mask[p] && !flagged?.[p]) list.push(p);
+        const pixels = Uint32Array.from(list);
+        const pixelList = device.createBuffer({
+          label: 'mask pixels',
+          size: Math.max(4, pixels.byteLength),
+          usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+        });
+        const image = device.createBuffer({
+          label: 'virtual image',
+          size: imageBytes,
+          usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+        });
+        temporary.push(pixelList, image);
+        if (pixels.length > 0) device.queue.writeBuffer(pixelList, 0, pixels);
+        const params = pass.encode(encoder, {
+          layout,
+          resident: load.resident,
+          pixelList,
+          groups: groupPixelsByBuffer(layout, pixels),
+          image,
+          clear: true,
+        });
+        temporary.push(...params);
+        return image;
+      });
+      device.queue.submit([encoder.finish()]);
+      const out: BigUint64Array[] = [];
+      for (const image of outputs)
+        out.push(new BigUint64Array((await readBuffer(device, image, 0, imageBytes)).buffer));
+      return out;
+    } finally {
+      for (const b of temporary) b.destroy();
+    }
+  };
+  return {
+    image: async (mask) => (await images([mask]))[0],
+    images,
+    release: () => undefined,
+  };
+}
+
+export interface DefaultDetectors {
+  bf: DetectorRegion;
+  abf: DetectorRegion;
+  adf: DetectorRegion;
+  masks: { bf: Uint8Array; abf: Uint8Array; adf: Uint8Array };
+}
+
+/** BF disk, ABF annulus (half to full BF radius) and ADF annulus, from the summed pattern (flagged excluded). */
+export function defaultDetectors(
+  dpSums: ArrayLike<number | bigint>,
+  detector: [number, number],
+  flagged: Uint8Array | null,
+): DefaultDetectors {
+  const [rows, cols] = detector;
+  const sum = Float64Array.from(dpSums as ArrayLike<number>, Number);
+  const g = defaultGeometry(sum, rows, cols, flagged ?? undefined);
+  const abf = annulus(g.centre.cx, g.centre.cy, g.bfRadius / 2, g.bfRadius);
+  return {
+    bf: g.bf,
+    abf,
+    adf: g.adf,
+    masks: {
+      bf: regionMask(g.bf, rows, cols),
+      abf: regionMask(abf, rows, cols),
+      adf: regionMask(g.adf, rows, cols),
+    },
+  };
+}
