@@ -12,7 +12,7 @@ export async function buildCli({
   standalone = false,
 } = {}) {
   await build({
-    entryPoints: [join(root, 'src', 'cli', 'main.ts')],
+    entryPoints: [join(root, 'src', 'cli', standalone ? 'entry.ts' : 'main.ts')],
     outfile,
     bundle: true,
     platform: 'node',

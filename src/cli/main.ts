@@ -13,6 +13,9 @@ Usage:
       SHA-256 of the decoded little-endian frames in scan order.
   stemflow decode FILES... --frame N --out FILE.npy
       Writes one decoded frame as a NumPy .npy file.
+  stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
+      Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
+      number against the CPU, and prints per-stage times.
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -39,6 +42,36 @@ export async function main(argv: string[]): Promise<number> {
         },
       });
       return await decodeCommand(positionals, values);
+    }
+    if (command === 'bench') {
+      const [what, ...args] = rest;
+      const { values } = parseArgs({
+        args,
+        options: {
+          scan: { type: 'string', default: '512' },
+          det: { type: 'string', default: '192' },
+          distinct: { type: 'string', default: '1024' },
+          batch: { type: 'string' },
+          slots: { type: 'string' },
+          repeat: { type: 'string', default: '3' },
+          json: { type: 'string' },
+          keep: { type: 'boolean' },
+        },
+      });
+      if (what !== 'load')
+        throw new TypeError(`Unknown benchmark ${what ?? '(none)'}; try: stemflow bench load`);
+      const { benchLoad } = await import('./bench');
+      const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
+      return await benchLoad({
+        scan: int(values.scan)!,
+        det: int(values.det)!,
+        distinct: int(values.distinct)!,
+        batch: int(values.batch),
+        slots: int(values.slots),
+        repeat: int(values.repeat)!,
+        json: values.json,
+        keep: values.keep,
+      });
     }
     process.stdout.write(USAGE);
     return command === undefined || command === '--help' || command === 'help' ? 0 : 2;

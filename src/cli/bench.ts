@@ -1,0 +1,238 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { open, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expectedLoad } from '../bench/expected';
+import { generateSynthetic } from '../bench/synthetic';
+import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
+import { type GpuLoad, loadToGpu } from '../compute/gpu-load';
+import { createVirtualImager, defaultDetectors } from '../compute/gpu-products';
+import { readBuffer } from '../compute/readback';
+import { acquireDevice, type GpuContext } from '../gpu/device';
+import { describePlan } from '../gpu/load-plan';
+import { nodeGpu } from '../gpu/node-gpu';
+import { locatePixel } from '../gpu/resident-layout';
+import { flaggedFromMask } from '../products/frame-stats';
+import { profileLoadPasses } from './bench-profile';
+
+export interface BenchOptions {
+  scan: number;
+  det: number;
+  distinct: number;
+  batch?: number;
+  slots?: number;
+  repeat: number;
+  json?: string;
+  keep?: boolean;
+}
+
+const GB = 1e9;
+
+export async function benchLoad(o: BenchOptions): Promise<number> {
+  const log = (s: string) => process.stdout.write(`${s}\n`);
+  let t = performance.now();
+  const acq = generateSynthetic({
+    scan: [o.scan, o.scan],
+    detector: o.det,
+    distinct: o.distinct,
+    seed: 20261129,
+  });
+  const generateMs = performance.now() - t;
+  const dir = mkdtempSync(join(tmpdir(), 'stemflow-bench-'));
+  const path = join(dir, 'synthetic_data.bslz4');
+  t = performance.now();
+  const offsets = await writeChunkFile(acq, path);
+  const writeMs = performance.now() - t;
+  const rawBytes = acq.frames * o.det * o.det * 2;
+  const compressedBytes = offsets[acq.frames];
+  log(
+    `synthetic ${o.scan}x${o.scan} x ${o.det}x${o.det} uint16: ${acq.frames} frames (${o.distinct} distinct), raw ${(rawBytes / GB).toFixed(2)} GB, compressed ${(compressedBytes / GB).toFixed(3)} GB (ratio ${(rawBytes / compressedBytes).toFixed(2)}); generated in ${(generateMs / 1000).toFixed(1)} s, written in ${(writeMs / 1000).toFixed(1)} s`,
+  );
+
+  const ctx = await acquireDevice(nodeGpu());
+  log(
+    `adapter: ${ctx.adapter.vendor} ${ctx.adapter.architecture} ${ctx.adapter.description} (fallback ${ctx.adapter.isFallbackAdapter}); maxStorageBufferBindingSize ${ctx.limits.maxStorageBufferBindingSize}`,
+  );
+  const source = await syntheticSource(acq, path, offsets);
+  const expected = expectedLoad(acq);
+  const flagged = flaggedFromMask(acq.pixelMask);
+  const report: Record<string, unknown> = {
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}`,
+    adapter: ctx.adapter,
+    scan: [o.scan, o.scan],
+    detector: [o.det, o.det],
+    frames: acq.frames,
+    distinctFrames: o.distinct,
+    rawBytes,
+    compressedBytes,
+    generateMs,
+    writeMs,
+  };
+  try {
+    // Host-only reference points: reading the chunk file from the page cache, and uploading it to the GPU.
+    report.readOnlyMs = await timeRead(path, compressedBytes);
+    report.uploadOnlyMs = await timeUpload(ctx, path, compressedBytes);
+    log(
+      `host read of the chunk file (page cache): ${ms(report.readOnlyMs)}; upload alone (read + writeBuffer + wait): ${ms(report.uploadOnlyMs)}`,
+    );
+
+    const runs: Record<string, number>[] = [];
+    let last: GpuLoad | null = null;
+    for (let r = 0; r < o.repeat + 1; r++) {
+      last?.release();
+      last = await loadToGpu(ctx, source, {
+        batchFrames: o.batch,
+        slots: o.slots,
+        onPlan: r === 0 ? (_plan, lines) => lines.forEach((l) => log(`plan: ${l}`)) : undefined,
+      });
+      if (r > 0) runs.push({ ...last.timings });
+      log(
+        `load ${r === 0 ? '(warm-up)' : r}: ${ms(last.timings.totalMs)} (read wait ${ms(last.timings.readWaitMs)}, upload ${ms(last.timings.uploadMs)}, submit ${ms(last.timings.submitMs)}, GPU wait ${ms(last.timings.gpuWaitMs)}, readback ${ms(last.timings.readbackMs)})`,
+      );
+    }
+    const load = last!;
+    report.plan = {
+      lines: describePlan(load.plan),
+      residentBytes: load.plan.residentBytes,
+      scratchBytes: load.plan.scratchBytes,
+      peakBytes: load.plan.peakBytes,
+      batches: load.plan.batches,
+      batchFrames: load.plan.batchFrames,
+      slots: load.plan.slots,
+    };
+    report.loads = runs;
+    const best = runs.reduce((a, b) => (a.totalMs <= b.totalMs ? a : b));
+    report.best = best;
+
+    // Exactness, on this machine: every audit number, every frame total, every DP sum, sampled resident rows.
+    const checks: Record<string, boolean> = {};
+    checks.frameTotals = load.frameTotals.every((v, i) => Number(v) === expected.frameTotals(i));
+    checks.maxValue = load.audit.maxValue === expected.maxValue;
+    checks.countAbove255 = load.audit.countAbove255 === expected.countAbove255;
+    checks.histogram = expected.histogram.every((v, b) => load.audit.histogram[b] === v);
+    checks.dpSums = load.dpSums.every((v, p) => Number(v) === expected.dpSums[p]);
+    checks.residentRows = await checkResidentRows(ctx, load, acq);
+
+    t = performance.now();
+    const detectors = defaultDetectors(load.dpSums, acq.detector, flagged);
+    const geometryMs = performance.now() - t;
+    const imager = createVirtualImager(ctx, load, flagged);
+    const masks = [detectors.masks.bf, detectors.masks.abf, detectors.masks.adf];
+    await imager.images(masks); // warm-up (pipeline creation)
+    t = performance.now();
+    const images = await imager.images(masks);
+    const productsMs = performance.now() - t;
+    checks.virtualImages = masks.every((mask, m) => {
+      const want = expected.imageOf(mask);
+      return images[m].every((v, i) => Number(v) === want(i));
+    });
+    report.products = {
+      geometryMs,
+      bfAbfAdfMs: productsMs,
+      pixels: masks.map((m) => m.reduce((a, b) => a + b, 0)),
+    };
+    report.exact = checks;
+    log(
+      `products: BF/ABF/ADF (${(report.products as { pixels: number[] }).pixels.join('/')} pixels) in ${ms(productsMs)} incl. readback; geometry ${ms(geometryMs)}`,
+    );
+    log(
+      `exact: ${Object.entries(checks)
+        .map(([k, v]) => `${k} ${v ? 'ok' : 'MISMATCH'}`)
+        .join(', ')}`,
+    );
+    load.release();
+
+    const profile = await profileLoadPasses(ctx, source, { batchFrames: o.batch });
+    report.profile = profile;
+    log(
+      `GPU per batch of ${profile.batchFrames} frames: decode+audit ${ms(profile.decodeMs)} (${(profile.decodedBytes / (profile.decodeMs / 1000) / GB).toFixed(0)} GB/s decoded), transpose+DP ${ms(profile.transposeMs)}; whole scan: ${ms(profile.scanGpuMs)} GPU`,
+    );
+    const ok = Object.values(checks).every(Boolean);
+    report.summary = {
+      endToEndMs: best.totalMs,
+      endToEndOverUploadOnly: best.totalMs / (report.uploadOnlyMs as number),
+      rawGBps: rawBytes / (best.totalMs / 1000) / GB,
+      decodeGBps: profile.decodedBytes / (profile.decodeMs / 1000) / GB,
+      gpuScanMs: profile.scanGpuMs,
+      peakOverResident: load.plan.peakBytes / load.plan.residentBytes,
+      exact: ok,
+    };
+    log(`summary: ${JSON.stringify(report.summary)}`);
+    if (o.json)
+      await writeFile(
+        o.json,
+        JSON.stringify(report, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2),
+      );
+    return ok ? 0 : 1;
+  } finally {
+    await source.close();
+    ctx.destroy();
+    if (!o.keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function ms(v: unknown): string {
+  return `${(v as number).toFixed(1)} ms`;
+}
+
+async function timeRead(path: string, bytes: number): Promise<number> {
+  const handle = await open(path, 'r');
+  const buf = new Uint8Array(Math.min(bytes, 256 * 1024 * 1024));
+  const t = performance.now();
+  for (let at = 0; at < bytes; at += buf.length)
+    await handle.read(buf, 0, Math.min(buf.length, bytes - at), at);
+  const elapsed = performance.now() - t;
+  await handle.close();
+  return elapsed;
+}
+
+/** Read the whole chunk file and writeBuffer it in 32 MiB pieces into a 256 MiB ring, then wait: the floor. */
+async function timeUpload(ctx: GpuContext, path: string, bytes: number): Promise<number> {
+  const { device } = ctx;
+  const ring = 256 * 1024 * 1024;
+  const target = device.createBuffer({ size: ring, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
+  const handle = await open(path, 'r');
+  const piece = 32 * 1024 * 1024;
+  const bufs = [new Uint8Array(piece), new Uint8Array(piece)];
+  try {
+    const t = performance.now();
+    let at = 0;
+    let k = 0;
+    while (at < bytes) {
+      const n = Math.min(piece, bytes - at);
+      const b = bufs[k++ % 2];
+      await handle.read(b, 0, n, at);
+      device.queue.writeBuffer(target, at % ring, b, 0, Math.ceil(n / 4) * 4);
+      at += n;
+    }
+    await device.queue.onSubmittedWorkDone();
+    return performance.now() - t;
+  } finally {
+    await handle.close();
+    target.destroy();
+  }
+}
+
+async function checkResidentRows(
+  ctx: GpuContext,
+  load: GpuLoad,
+  acq: ReturnType<typeof generateSynthetic>,
+): Promise<boolean> {
+  const layout = load.plan.resident;
+  const pixels = layout.pixels;
+  const sample = [
+    0,
+    1,
+    Math.floor(pixels / 2) + Math.floor(Math.sqrt(pixels) / 2),
+    pixels - 1,
+    layout.pixelsPerBuffer - 1,
+    Math.min(pixels - 1, layout.pixelsPerBuffer),
+  ];
+  for (const p of sample) {
+    const { buffer, wordOffset } = locatePixel(layout, p);
+    const row = await readBuffer(ctx.device, load.resident[buffer], wordOffset * 4, layout.wordsPerPixel * 4);
+    const values = new Uint16Array(row.buffer, row.byteOffset, layout.frames);
+    for (let i = 0; i < layout.frames; i++) if (values[i] !== acq.values[acq.chunkOf(i)][p]) return false;
+  }
+  return true;
+}
