@@ -4,10 +4,16 @@
  * uniforms; the text is never templated.
  */
 import bitunshuffle from '../shaders/bitunshuffle.wgsl?raw';
+import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
+import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
+import residentVirtualImage from '../shaders/resident-virtual-image.wgsl?raw';
 import virtualDetector from '../shaders/virtual-detector.wgsl?raw';
 
 export const shaderSource = {
   bitunshuffle,
+  'bslz4-decode': bslz4Decode,
+  'detector-transpose': detectorTranspose,
+  'resident-virtual-image': residentVirtualImage,
   'virtual-detector': virtualDetector,
 } as const;
 
