@@ -3,15 +3,19 @@
 // "64-bit counters"); layout: src/gpu/resident-layout.ts; CPU twin: src/kernels/resident-virtual-image.ts.
 //
 // One dispatch per resident buffer: `pixels[list_start .. list_start + list_count)` are the mask's pixels in
-// the bound buffer (global indices, row = pixel - row_first_pixel). Each thread owns one vec4 column of the
-// rows (4 words = 4 * VPW consecutive scan positions) and loops over the pixels, reading its 16 bytes of each
-// row: a warp reads 512 contiguous bytes per row. The loop is unrolled by 4 rows, so 4 independent loads are
-// in flight per thread. Sums stay in u32 lanes for at most FLUSH rows (FLUSH x max value < 2^32), then move
-// into 64-bit totals; uint32 values carry on every add. At the end the thread adds its totals to `image`
-// (read-modify-write, no atomics: dispatches run in order and each position belongs to one thread).
+// the bound buffer (global indices, row = pixel - row_first_pixel). A workgroup is COLUMNS x SLICES threads
+// (COLUMNS = WORKGROUP_SIZE / SLICES): each owns one vec4 column of the rows (4 words = 4 * VPW consecutive
+// scan positions) and one of SLICES contiguous parts of the pixel list, and reads its 16 bytes of each row of
+// its part: a warp reads 512 contiguous bytes per row. The loop is unrolled by 4 rows, so SLICES x 4 rows'
+// loads are in flight per column. Sums stay in u32 lanes for at most FLUSH rows (FLUSH x max value < 2^32),
+// then move into 64-bit totals; uint32 values carry on every add. The slices are added in workgroup memory,
+// and slice 0 adds the column's totals to `image` (read-modify-write, no atomics: dispatches run in order
+// and each position belongs to one workgroup).
 
 override ELEM_BYTES: u32 = 2u;
-override WORKGROUP_SIZE: u32 = 64u;
+override WORKGROUP_SIZE: u32 = 256u;
+// Parts of the pixel list per column (a divisor of WORKGROUP_SIZE).
+override SLICES: u32 = 8u;
 
 struct Params {
   list_start: u32,
@@ -30,6 +34,10 @@ struct Params {
 @group(0) @binding(1) var<storage, read> resident: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> pixels: array<u32>;
 @group(0) @binding(3) var<storage, read_write> image: array<vec2<u32>>;
+
+// One round of the slice reduction: lo and hi vec4 of every thread of slices 1..SLICES-1.
+var<workgroup> partial_lo: array<vec4<u32>, WORKGROUP_SIZE>;
+var<workgroup> partial_hi: array<vec4<u32>, WORKGROUP_SIZE>;
 
 // Lane sums of the current flush block: value k of each word goes to a_k (uint32: a0 = lo, a1 = carries).
 var<private> a0: vec4<u32>;
@@ -100,16 +108,35 @@ fn store(position: u32, lo: u32, hi: u32) {
   }
 }
 
-@compute @workgroup_size(WORKGROUP_SIZE)
-fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
-  let column = params.column_first + gid.x;
-  if (column >= params.column_end) {
-    return;
+// Adds the totals (lo, hi) of value k of this thread's words: slices 1.. publish, slice 0 adds them up.
+fn reduce_slices(lid: u32, lo: ptr<function, vec4<u32>>, hi: ptr<function, vec4<u32>>) {
+  partial_lo[lid] = *lo;
+  partial_hi[lid] = *hi;
+  workgroupBarrier();
+  if (lid < WORKGROUP_SIZE / SLICES) {
+    for (var s = 1u; s < SLICES; s++) {
+      let other = partial_lo[lid + s * (WORKGROUP_SIZE / SLICES)];
+      *lo += other;
+      *hi += partial_hi[lid + s * (WORKGROUP_SIZE / SLICES)] + carry(*lo, other);
+    }
   }
+  workgroupBarrier();
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let columns = WORKGROUP_SIZE / SLICES;
+  let column = params.column_first + wid.x * columns + lid % columns;
+  let slice = lid / columns;
+  let in_range = column < params.column_end;
   // Rows per flush block: FLUSH * max value <= 2^32 - 1 (uint32 carries on every add instead).
   let flush_rows = select(select(16843009u, 65537u, ELEM_BYTES == 2u), 0xffffffffu, ELEM_BYTES == 4u);
-  var i = params.list_start;
-  let end = params.list_start + params.list_count;
+  let part = (params.list_count + SLICES - 1u) / SLICES;
+  var i = params.list_start + min(params.list_count, slice * part);
+  var end = params.list_start + min(params.list_count, slice * part + part);
+  if (!in_range) {
+    end = i;
+  }
   while (i < end) {
     let stop = select(end, i + flush_rows, end - i > flush_rows);
     while (i + 4u <= stop) {
@@ -130,16 +157,37 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     flush();
   }
 
+  var lo0 = l0;
+  var hi0 = h0;
+  var lo1 = l1;
+  var hi1 = h1;
+  var lo2 = l2;
+  var hi2 = h2;
+  var lo3 = l3;
+  var hi3 = h3;
   let vpw = 4u / ELEM_BYTES;
-  for (var j = 0u; j < 4u; j++) {
-    let first = (column * 4u + j) * vpw;
-    store(first, l0[j], h0[j]);
+  if (SLICES > 1u) {
+    reduce_slices(lid, &lo0, &hi0);
     if (vpw > 1u) {
-      store(first + 1u, l1[j], h1[j]);
+      reduce_slices(lid, &lo1, &hi1);
     }
     if (vpw > 2u) {
-      store(first + 2u, l2[j], h2[j]);
-      store(first + 3u, l3[j], h3[j]);
+      reduce_slices(lid, &lo2, &hi2);
+      reduce_slices(lid, &lo3, &hi3);
+    }
+  }
+  if (!in_range || slice != 0u) {
+    return;
+  }
+  for (var j = 0u; j < 4u; j++) {
+    let first = (column * 4u + j) * vpw;
+    store(first, lo0[j], hi0[j]);
+    if (vpw > 1u) {
+      store(first + 1u, lo1[j], hi1[j]);
+    }
+    if (vpw > 2u) {
+      store(first + 2u, lo2[j], hi2[j]);
+      store(first + 3u, lo3[j], hi3[j]);
     }
   }
 }

@@ -11,7 +11,7 @@ import {
 import { fullRange, rng, sparseCounts } from '../test-data.ts';
 import { type GpuTestContext, withGpu } from '../test-harness.ts';
 import { createDetectorTransposePass, createResidentBuffers } from './detector-transpose.ts';
-import { createResidentVirtualImagePass } from './resident-virtual-image.ts';
+import { createResidentVirtualImagePass, type ResidentVirtualImagePass } from './resident-virtual-image.ts';
 
 interface Scan {
   values: PackedValues;
@@ -48,14 +48,26 @@ function range(n: number): Uint32Array {
   return Uint32Array.from({ length: n }, (_, i) => i);
 }
 
+/** Pipelines are compiled once per file (SwiftShader compiles slowly). */
+const passes = new Map<string, ResidentVirtualImagePass>();
+let passDevice: GPUDevice | undefined;
+
 async function gpuImage(
   ctx: GpuTestContext,
   layout: ResidentLayout,
   resident: readonly GPUBuffer[],
   list: Uint32Array,
   maxColumnsPerDispatch?: number,
+  options: { slices?: number; workgroupSize?: number } = {},
 ): Promise<BigUint64Array> {
-  const pass = createResidentVirtualImagePass(ctx.device, { elemSize: layout.elemSize });
+  const key = `${layout.elemSize} ${options.slices} ${options.workgroupSize}`;
+  let pass = passes.get(key);
+  if (!pass || passDevice !== ctx.device) {
+    if (passDevice !== ctx.device) passes.clear();
+    passDevice = ctx.device;
+    pass = createResidentVirtualImagePass(ctx.device, { elemSize: layout.elemSize, ...options });
+    passes.set(key, pass);
+  }
   const image = ctx.storage(layout.frames * 8);
   // Garbage in the image first: the pass clears it.
   ctx.device.queue.writeBuffer(image, 0, new Uint32Array(layout.frames * 2).fill(0xdeadbeef));
@@ -89,6 +101,15 @@ async function checkMasks(ctx: GpuTestContext, s: Scan, lists: Uint32Array[]): P
     const twin = residentVirtualImage(layout, words, list);
     expectSame(twin, oracle);
     expectSame(await gpuImage(ctx, layout, resident, list), oracle);
+    // One slice (no workgroup reduction) and 8 slices of 8 columns.
+    expectSame(
+      await gpuImage(ctx, layout, resident, list, undefined, { slices: 1, workgroupSize: 64 }),
+      oracle,
+    );
+    expectSame(
+      await gpuImage(ctx, layout, resident, list, undefined, { slices: 8, workgroupSize: 64 }),
+      oracle,
+    );
     results.push(oracle);
   }
   return results;

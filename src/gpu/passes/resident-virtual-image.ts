@@ -6,7 +6,8 @@
  * removed, and its grouping per resident buffer (`groupPixelsByBuffer`). One dispatch per buffer that holds
  * mask pixels; each adds into `image`, so the image is the sum over all buffers. Traffic: each listed pixel's
  * row is read once (wordsPerPixel x 4 bytes; 512 KiB for a 512 x 512 uint16 scan), plus the list and one
- * read-modify-write of the image (16 bytes per position) per buffer dispatch.
+ * read-modify-write of the image (16 bytes per position) per buffer dispatch. Parallelism: one thread per
+ * vec4 column and slice of the list (slices x wordsPerPixel / 4 threads per dispatch).
  */
 
 import { StemflowError } from '../../errors.ts';
@@ -42,24 +43,48 @@ const layout = structLayout(source, 'Params');
 
 export function createResidentVirtualImagePass(
   device: GPUDevice,
-  { elemSize, workgroupSize = 64 }: { elemSize: ElemSize; workgroupSize?: number },
+  {
+    elemSize,
+    workgroupSize = 256,
+    slices = 8,
+  }: {
+    elemSize: ElemSize;
+    /** Threads per workgroup: workgroupSize / slices columns x slices parts of the pixel list. */
+    workgroupSize?: number;
+    /**
+     * Parts of the pixel list read in parallel per column (more loads in flight), added up in the workgroup.
+     * H200, 512 x 512 x 192 x 192 uint16, workgroup 256: 1 slice 0.7 TB/s, 4: 1.4 TB/s, 8: 3.6 TB/s, 16: 3.9 TB/s.
+     */
+    slices?: number;
+  },
 ): ResidentVirtualImagePass {
   if (
     workgroupSize & (workgroupSize - 1) ||
-    workgroupSize > device.limits.maxComputeInvocationsPerWorkgroup
+    workgroupSize > device.limits.maxComputeInvocationsPerWorkgroup ||
+    slices & (slices - 1) ||
+    slices < 1 ||
+    slices > workgroupSize
   ) {
     throw new StemflowError(
       'invalid',
-      `Workgroup size ${workgroupSize} is not a power of two within the GPU limit.`,
+      `Workgroup size ${workgroupSize} and ${slices} slices must be powers of two within the GPU limit.`,
     );
   }
+  // Two vec4<u32> per thread for the slice reduction.
+  if (slices > 1 && workgroupSize * 32 > device.limits.maxComputeWorkgroupStorageSize) {
+    throw new StemflowError(
+      'invalid',
+      `Workgroup size ${workgroupSize} needs ${workgroupSize * 32} bytes of workgroup memory, above this GPU's ${device.limits.maxComputeWorkgroupStorageSize}.`,
+    );
+  }
+  const columnsPerGroup = workgroupSize / slices;
   const pipeline = device.createComputePipeline({
     label: `resident-virtual-image x${elemSize}`,
     layout: 'auto',
     compute: {
       module: device.createShaderModule({ label: 'resident-virtual-image.wgsl', code: source }),
       entryPoint: 'main',
-      constants: { ELEM_BYTES: elemSize, WORKGROUP_SIZE: workgroupSize },
+      constants: { ELEM_BYTES: elemSize, WORKGROUP_SIZE: workgroupSize, SLICES: slices },
     },
   });
   const maxGroups = device.limits.maxComputeWorkgroupsPerDimension;
@@ -87,7 +112,7 @@ export function createResidentVirtualImagePass(
     const columns = Math.ceil(plan.frames / (4 * plan.valuesPerWord));
     const perDispatch = Math.min(
       job.maxColumnsPerDispatch ?? Number.POSITIVE_INFINITY,
-      maxGroups * workgroupSize,
+      maxGroups * columnsPerGroup,
     );
     const params: GPUBuffer[] = [];
     for (const { buffer: b, start, count } of groups) {
@@ -116,7 +141,7 @@ export function createResidentVirtualImagePass(
             column_first: c,
             column_end: end,
           },
-          workgroups: Math.ceil((end - c) / workgroupSize),
+          workgroups: Math.ceil((end - c) / columnsPerGroup),
         });
       }
       params.push(
