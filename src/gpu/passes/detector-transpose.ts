@@ -11,10 +11,12 @@
 
 import { StemflowError } from '../../errors.ts';
 import { checkTransposeBatch } from '../../kernels/detector-transpose.ts';
-import source from '../../shaders/detector-transpose.wgsl?raw';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
 import { bufferPixelRange, type ElemSize, type ResidentLayout } from '../resident-layout.ts';
+import { shaderSource } from '../shader-source.ts';
 import { structLayout } from '../uniform-layout.ts';
+
+const source = shaderSource['detector-transpose'];
 
 /** Pixels per workgroup block, and output words per pixel row per tile (shader constants). */
 export const TRANSPOSE_TILE_PIXELS = 64;

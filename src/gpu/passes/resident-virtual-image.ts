@@ -11,10 +11,12 @@
  */
 
 import { StemflowError } from '../../errors.ts';
-import source from '../../shaders/resident-virtual-image.wgsl?raw';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
 import { bufferPixelRange, type ElemSize, type PixelGroup, type ResidentLayout } from '../resident-layout.ts';
+import { shaderSource } from '../shader-source.ts';
 import { structLayout } from '../uniform-layout.ts';
+
+const source = shaderSource['resident-virtual-image'];
 
 export interface ResidentVirtualImageJob {
   layout: ResidentLayout;
