@@ -92,7 +92,12 @@ export async function syntheticSource(
       const base = offsets[start];
       const total = offsets[start + count] - base;
       const bytes = into ? into.subarray(0, total) : new Uint8Array(total);
-      await readRange(base, bytes);
+      // Several concurrent reads, as the HDF5 source does for its runs of chunks.
+      const piece = 8 * 1024 * 1024;
+      const reads: Promise<void>[] = [];
+      for (let at = 0; at < total; at += piece)
+        reads.push(readRange(base + at, bytes.subarray(at, Math.min(total, at + piece))));
+      await Promise.all(reads);
       const rel = new Uint32Array(count);
       const sizes = new Uint32Array(count);
       for (let k = 0; k < count; k++) {

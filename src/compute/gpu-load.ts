@@ -43,14 +43,14 @@ export interface GpuLoadOptions {
   onPlan?: (plan: LoadPlan, lines: string[]) => void;
   /** Tests: force several resident buffers. */
   pixelsPerBufferLimit?: number;
-  /** Largest piece of one queue.writeBuffer call (default 32 MiB). */
-  uploadPieceBytes?: number;
 }
 
 export interface GpuLoadTimings {
-  /** Host time spent waiting for chunk reads (reads overlap GPU work; this is the part that did not). */
+  /** Index sizes, plan, allocation, pipelines: everything before the first batch. */
+  prepareMs: number;
+  /** Host time waiting for chunk reads into mapped staging memory (the part not hidden behind GPU work). */
   readWaitMs: number;
-  /** Host time inside queue.writeBuffer (the copy into GPU-visible memory). */
+  /** Host time unmapping staging buffers and writing the small per-batch index. */
   uploadMs: number;
   /** Host time encoding and submitting passes. */
   submitMs: number;
@@ -154,6 +154,7 @@ export async function loadToGpu(
     const decode: Bslz4DecodePass = createBslz4DecodePass(device, { elemSize });
     const transpose: DetectorTransposePass = createDetectorTransposePass(device, { elemSize });
     const timings: GpuLoadTimings = {
+      prepareMs: 0,
       readWaitMs: 0,
       uploadMs: 0,
       submitMs: 0,
@@ -161,13 +162,28 @@ export async function loadToGpu(
       readbackMs: 0,
       totalMs: 0,
     };
-    const host = [new Uint8Array(plan.compressedSlotBytes), new Uint8Array(plan.compressedSlotBytes)];
-    const readBatch = (k: number) => {
+    // Chunk bytes are read straight into mapped staging buffers (no host copy, no writeBuffer staging);
+    // the GPU copies each into its slot. A staging buffer is re-mapped once the GPU has copied it.
+    const ring = plan.slots + 1;
+    const staging = Array.from({ length: ring }, (_, i) => {
+      const b = device.createBuffer({
+        label: `staging ${i}`,
+        size: plan.compressedSlotBytes,
+        usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
+        mappedAtCreation: true,
+      });
+      owned.push(b);
+      return b;
+    });
+    const mapped: Promise<void>[] = staging.map(() => Promise.resolve());
+    const readBatch = async (k: number) => {
       const first = k * plan.batchFrames;
       const count = Math.min(plan.batchFrames, plan.frames - first);
-      return source.readStored(first, count, signal, host[k % 2]);
+      await mapped[k % ring];
+      const range = new Uint8Array(staging[k % ring].getMappedRange(0, plan.compressedSlotBytes));
+      return source.readStored(first, count, signal, range);
     };
-    const piece = options.uploadPieceBytes ?? 32 * 1024 * 1024;
+    timings.prepareMs = performance.now() - t0;
     let next = readBatch(0);
     let bytesRead = 0;
     for (let k = 0; k < plan.batches; k++) {
@@ -180,22 +196,16 @@ export async function loadToGpu(
       t = performance.now();
       const stored = await next;
       timings.readWaitMs += performance.now() - t;
-      // The next read fills the other host buffer while this batch uploads and the GPU works.
-      if (k + 1 < plan.batches) next = readBatch(k + 1);
+      t = performance.now();
       const first = k * plan.batchFrames;
       const count = stored.sizes.length;
-      t = performance.now();
       const length = Math.ceil(stored.bytes.byteLength / 4) * 4;
-      const hostBytes = host[k % 2];
-      for (let at = 0; at < length; at += piece) {
-        device.queue.writeBuffer(
-          slot.compressed,
-          at,
-          hostBytes.buffer,
-          hostBytes.byteOffset + at,
-          Math.min(piece, length - at),
-        );
-      }
+      bytesRead += stored.bytes.byteLength;
+      // Unmapping detaches stored.bytes: everything needed from it is taken above.
+      const buffer = staging[k % ring];
+      buffer.unmap();
+      // The next read fills the next staging buffer while this batch is copied and decoded.
+      if (k + 1 < plan.batches) next = readBatch(k + 1);
       const index = new Uint32Array(count * 2);
       for (let f = 0; f < count; f++) {
         index[2 * f] = stored.offsets[f];
@@ -205,6 +215,7 @@ export async function loadToGpu(
       timings.uploadMs += performance.now() - t;
       t = performance.now();
       const encoder = device.createCommandEncoder({ label: `load batch ${k}` });
+      if (length > 0) encoder.copyBufferToBuffer(buffer, 0, slot.compressed, 0, length);
       const params = [
         decode.encode(encoder, {
           compressed: slot.compressed,
@@ -233,12 +244,12 @@ export async function loadToGpu(
       device.queue.submit([encoder.finish()]);
       for (const p of params) p.destroy();
       slot.done = device.queue.onSubmittedWorkDone();
+      mapped[k % ring] = buffer.mapAsync(GPUMapMode.WRITE);
       timings.submitMs += performance.now() - t;
-      bytesRead += stored.bytes.byteLength;
       progress('decode', first + count, bytesRead);
     }
     let t = performance.now();
-    await Promise.all(slots.map((s) => s.done));
+    await Promise.all([...slots.map((s) => s.done), ...mapped]);
     timings.gpuWaitMs += performance.now() - t;
     ctx.throwIfFailed();
     progress('finish', plan.frames, bytesRead);
@@ -250,7 +261,7 @@ export async function loadToGpu(
     if (results.audit.failedFrames > 0) throw decodeFailure(source, results.errors);
     // Scratch goes; the resident data, the flags and nothing else stay.
     for (const s of slots) for (const b of [s.compressed, s.index, s.decoded]) b.destroy();
-    for (const b of [errors, totals, dpSums, audit]) b.destroy();
+    for (const b of [errors, totals, dpSums, audit, ...staging]) b.destroy();
     const kept = [...resident, flags];
     owned.length = 0;
     owned.push(...kept);

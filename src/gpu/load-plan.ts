@@ -42,6 +42,8 @@ export interface LoadPlan {
   resultBytes: number;
   residentBytes: number;
   scratchBytes: number;
+  /** Mapped staging buffers the chunk bytes are read into ((slots + 1) x compressed slot; host-visible). */
+  stagingBytes: number;
   peakBytes: number;
 }
 
@@ -90,6 +92,7 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
   const resultBytes = roundUp(frames * 4, 4) + frames * 8 + pixels * 8 + AUDIT_BYTES;
   const residentBytes = resident.totalBytes;
   const scratchBytes = slots * (compressedSlotBytes + decodedSlotBytes + indexSlotBytes);
+  const stagingBytes = (slots + 1) * compressedSlotBytes;
   const peakBytes = residentBytes + scratchBytes + resultBytes;
   const plan: LoadPlan = {
     frames,
@@ -106,6 +109,7 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
     resultBytes,
     residentBytes,
     scratchBytes,
+    stagingBytes,
     peakBytes,
   };
   for (const [what, bytes] of [
@@ -134,7 +138,7 @@ export function describePlan(plan: LoadPlan): string[] {
   return [
     `resident ${formatBytes(plan.residentBytes)} in ${r.bufferCount} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint${plan.elemSize * 8}, exact)`,
     `scratch ${formatBytes(plan.scratchBytes)}: ${plan.slots} slots x (${formatBytes(plan.compressedSlotBytes)} compressed + ${formatBytes(plan.decodedSlotBytes)} decoded)`,
-    `results ${formatBytes(plan.resultBytes)}; peak ${formatBytes(plan.peakBytes)} (${(plan.peakBytes / plan.residentBytes).toFixed(3)} x resident)`,
+    `results ${formatBytes(plan.resultBytes)}; peak ${formatBytes(plan.peakBytes)} (${(plan.peakBytes / plan.residentBytes).toFixed(3)} x resident); host-visible staging ${formatBytes(plan.stagingBytes)}`,
     `${plan.batches} batches of ${plan.batchFrames} frames`,
   ];
 }

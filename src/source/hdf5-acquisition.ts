@@ -260,7 +260,9 @@ class Hdf5Acquisition implements AcquisitionSource {
       );
     }
     const bytes = into ? into.subarray(0, total) : new Uint8Array(total);
-    // One read per run of chunks stored back to back in one file (ARINA writes them in frame order).
+    // One read per run of chunks stored back to back in one file (ARINA writes them in frame order); the
+    // runs are read concurrently (several threads copy from the page cache at once).
+    const reads: Promise<void>[] = [];
     let k = 0;
     while (k < count) {
       throwIfAborted(signal);
@@ -274,20 +276,26 @@ class Hdf5Acquisition implements AcquisitionSource {
         end++;
       const first = locs[k];
       const length = offsets[end - 1] + sizes[end - 1] - offsets[k];
+      const part = this.parts[first.file];
+      const frame = start + k;
       if (first.address < 0) {
         throw new StemflowError('corrupt', 'The chunk of this frame was never written (no stored data)', {
-          file: this.parts[first.file].input.name,
-          frame: start + k,
+          file: part.input.name,
+          frame,
         });
       }
-      const part = this.parts[first.file];
-      try {
-        bytes.set(await part.input.bytes.read(first.address, length, signal), offsets[k]);
-      } catch (e) {
-        throw withErrorContext(e, { file: part.input.name, frame: start + k });
-      }
+      const at = offsets[k];
+      reads.push(
+        part.input.bytes.read(first.address, length, signal).then(
+          (data) => bytes.set(data, at),
+          (e) => {
+            throw withErrorContext(e, { file: part.input.name, frame });
+          },
+        ),
+      );
       k = end;
     }
+    await Promise.all(reads);
     return { bytes, offsets, sizes };
   }
 
