@@ -46,8 +46,14 @@ export interface GpuLoadOptions {
 }
 
 export interface GpuLoadTimings {
-  /** Index sizes, plan, allocation, pipelines: everything before the first batch. */
+  /** Everything before the first batch: the parts below plus writing the pixel flags. */
   prepareMs: number;
+  /** Chunk sizes from the index, the plan, the block-size check. */
+  indexMs: number;
+  /** Creating every buffer (resident, slots, staging, results), the out-of-memory check, the flags upload. */
+  allocateMs: number;
+  /** Compute pipelines (compiled once per device and element size, then cached). */
+  pipelinesMs: number;
   /** Host time waiting for chunk reads into mapped staging memory (the part not hidden behind GPU work). */
   readWaitMs: number;
   /** Host time unmapping staging buffers and writing the small per-batch index. */
@@ -112,6 +118,7 @@ export async function loadToGpu(
   const STORAGE_IN = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
   const STORAGE_OUT = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   const owned: GPUBuffer[] = [];
+  const timings0 = { indexMs: 0, allocateMs: 0, pipelinesMs: 0 };
   const make = (label: string, size: number, usage: number) => {
     const b = device.createBuffer({ label, size: Math.max(4, Math.ceil(size / 4) * 4), usage });
     owned.push(b);
@@ -124,6 +131,8 @@ export async function loadToGpu(
 
   try {
     // Allocation, checked for out-of-memory as one scope: nothing is used before it all exists.
+    const allocateStart = performance.now();
+    timings0.indexMs = allocateStart - t0;
     device.pushErrorScope('out-of-memory');
     const resident = createResidentBuffers(device, plan.resident);
     owned.push(...resident);
@@ -151,9 +160,11 @@ export async function loadToGpu(
     if (source.pixelMask) flagWords.set(source.pixelMask);
     device.queue.writeBuffer(flags, 0, flagWords);
 
-    const decode: Bslz4DecodePass = createBslz4DecodePass(device, { elemSize });
-    const transpose: DetectorTransposePass = createDetectorTransposePass(device, { elemSize });
+    const allocatedAt = performance.now();
+    const { decode, transpose } = loadPasses(device, elemSize);
+    const pipelinesMs = performance.now() - allocatedAt;
     const timings: GpuLoadTimings = {
+      ...timings0,
       prepareMs: 0,
       readWaitMs: 0,
       uploadMs: 0,
@@ -184,6 +195,8 @@ export async function loadToGpu(
       return source.readStored(first, count, signal, range);
     };
     timings.prepareMs = performance.now() - t0;
+    timings.pipelinesMs = pipelinesMs;
+    timings.allocateMs = performance.now() - allocateStart - pipelinesMs;
     let next = readBatch(0);
     let bytesRead = 0;
     for (let k = 0; k < plan.batches; k++) {
@@ -280,6 +293,26 @@ export async function loadToGpu(
     releaseAll();
     throw e;
   }
+}
+
+const passCache = new WeakMap<
+  GPUDevice,
+  Map<ElemSize, { decode: Bslz4DecodePass; transpose: DetectorTransposePass }>
+>();
+
+/** The load's pipelines, compiled once per device and element size. */
+export function loadPasses(device: GPUDevice, elemSize: ElemSize) {
+  let byElem = passCache.get(device);
+  if (!byElem) passCache.set(device, (byElem = new Map()));
+  let passes = byElem.get(elemSize);
+  if (!passes) {
+    passes = {
+      decode: createBslz4DecodePass(device, { elemSize }),
+      transpose: createDetectorTransposePass(device, { elemSize }),
+    };
+    byElem.set(elemSize, passes);
+  }
+  return passes;
 }
 
 /** The GPU decodes bitshuffle blocks of up to 8192 bytes; larger (non-default) blocks go to the CPU path. */
