@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
+import { regionContains } from '../products/detector-geometry';
 import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
 import { createAcquisitionStore, fileList, scanCentre, scanIndex } from './acquisition-store';
-import { regionContains } from '../products/detector-geometry';
 
 const SCAN: [number, number] = [4, 6];
 const DET: [number, number] = [16, 16];
@@ -72,7 +72,7 @@ function fakeApi(options: { delays?: Record<string, number>; failLoad?: boolean 
         }
         onProgress?.({ framesDone: i + 1, frameCount: summary.frameCount });
       }
-      return { sumDiffraction, frameTotals, maxCount: 200, countAbove255: 0, elapsedMs: 5 };
+      return { sumDiffraction, frameTotals, maxCount: 200, countAbove255: 0, elapsedMs: 5, backend: 'cpu' };
     },
     async pixelMask() {
       const m = new Uint8Array(pixels);
@@ -93,6 +93,7 @@ function fakeApi(options: { delays?: Record<string, number>; failLoad?: boolean 
       }
       return out;
     },
+    async cancel() {},
     async close() {
       current = null;
     },

@@ -47,6 +47,11 @@ export interface AcquisitionSummary {
 export interface LoadProgress {
   framesDone: number;
   frameCount: number;
+  /** What the load is doing: 'plan', 'decode' (read, upload, decode, transpose overlap), 'finish'. */
+  stage?: string;
+  /** Compressed bytes read so far and in all. */
+  bytesDone?: number;
+  bytesTotal?: number;
 }
 
 export interface LoadResult {
@@ -59,6 +64,16 @@ export interface LoadResult {
   countAbove255: number;
   /** Wall time of the load in milliseconds. */
   elapsedMs: number;
+  /** Where the counts live: on the GPU (detector-major, exact) or in worker memory (CPU path). */
+  backend: 'webgpu' | 'cpu';
+  /** Why the CPU path was taken, when WebGPU exists but could not be used. */
+  fallbackReason?: string;
+  /** The memory plan in words, and its resident and peak bytes (GPU path). */
+  memory?: string[];
+  residentBytes?: number;
+  peakBytes?: number;
+  /** The GPU adapter, e.g. 'nvidia ...' or 'google swiftshader'. */
+  adapter?: string;
 }
 
 export interface AcquisitionApi {
@@ -75,6 +90,8 @@ export interface AcquisitionApi {
    * integer sums stored in float64, length scan rows x cols.
    */
   virtualImage(mask: Uint8Array): Promise<Float64Array>;
+  /** Stops a running load within one batch and frees what it allocated; the load rejects with 'aborted'. */
+  cancel(): Promise<void>;
   /** Releases the loaded acquisition. */
   close(): Promise<void>;
 }

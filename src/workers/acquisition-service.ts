@@ -1,4 +1,7 @@
+import { type GpuLoad, loadToGpu } from '../compute/gpu-load';
+import { createVirtualImager, type VirtualImager } from '../compute/gpu-products';
 import { StemflowError, throwIfAborted } from '../errors';
+import { acquireDevice, type GpuContext } from '../gpu/device';
 import { FrameStats, flaggedFromMask, virtualImage } from '../products/frame-stats';
 import { type AcquisitionSource, DTYPE_BYTES, type FrameArray, viewAs } from '../source/acquisition-source';
 import { openAcquisition } from '../source/hdf5-acquisition';
@@ -9,24 +12,147 @@ import type { AcquisitionSummary, LoadProgress, LoadResult } from './acquisition
 export const CPU_BUDGET_BYTES = 2 * 1024 ** 3;
 const BATCH_FRAMES = 256;
 
+export interface ServiceOptions {
+  /** Bytes the CPU path may keep decoded. */
+  cpuBudgetBytes?: number;
+  /** WebGPU entry point (navigator.gpu in a worker, nodeGpu() in Node); absent: CPU path only. */
+  gpu?: GPU;
+  /** GPU memory the load may use (default: the device's own limits). */
+  gpuBudgetBytes?: number;
+  /** Frames per GPU batch (tests use small batches). */
+  gpuBatchFrames?: number;
+}
+
+interface GpuState {
+  ctx: GpuContext;
+  load: GpuLoad;
+  imager: VirtualImager;
+}
+
 /**
  * The acquisition worker's logic, independent of comlink and of how files arrive: the worker wraps it
  * with browser File inputs, tests and the CLI with Node file inputs. One acquisition at a time; opening a
  * new one releases the previous only after the new one opened, so a bad drop loses nothing.
+ *
+ * Loading takes the GPU path (exact resident counts, detector-major, products by GPU passes) when WebGPU
+ * exists and the chunks are bitshuffle/LZ4 frames; otherwise the CPU path decodes into worker memory.
  */
-export function createAcquisitionService(budgetBytes = CPU_BUDGET_BYTES) {
+export function createAcquisitionService(options: ServiceOptions | number = {}) {
+  const opts: ServiceOptions = typeof options === 'number' ? { cpuBudgetBytes: options } : options;
+  const budgetBytes = opts.cpuBudgetBytes ?? CPU_BUDGET_BYTES;
   let source: AcquisitionSource | null = null;
   let frames: FrameArray | null = null;
+  let gpuState: GpuState | null = null;
   let flagged: Uint8Array | null = null;
   let controller: AbortController | null = null;
+  let context: Promise<GpuContext> | null = null;
 
   function need(): AcquisitionSource {
     if (!source) throw new StemflowError('invalid', 'No acquisition is open.');
     return source;
   }
-  function needFrames(): FrameArray {
-    if (!frames) throw new StemflowError('invalid', 'The acquisition is not loaded yet.');
-    return frames;
+
+  /** One device for the worker's life; a lost device is replaced at the next load. */
+  async function device(): Promise<GpuContext> {
+    if (context) {
+      const ctx = await context.catch(() => null);
+      if (ctx && !ctx.failure()) return ctx;
+    }
+    context = acquireDevice(opts.gpu!);
+    return context;
+  }
+
+  function releaseLoaded() {
+    gpuState?.load.release();
+    gpuState?.imager.release();
+    gpuState = null;
+    frames = null;
+  }
+
+  async function loadCpu(
+    src: AcquisitionSource,
+    signal: AbortSignal,
+    onProgress?: (p: LoadProgress) => void,
+  ) {
+    const t0 = performance.now();
+    const total = src.frameCount * src.frameBytes;
+    if (total > budgetBytes) {
+      const mib = (n: number) => `${(n / 1024 ** 2).toFixed(2)} MiB`;
+      throw new StemflowError(
+        'budget',
+        `This acquisition holds ${mib(total)} of counts, more than the ${mib(budgetBytes)} the CPU path may keep in memory`,
+      );
+    }
+    const { dtype, detector } = src.summary;
+    const pixels = detector[0] * detector[1];
+    const bytes = new Uint8Array(total);
+    const stats = new FrameStats(src.frameCount, pixels, flagged);
+    for (let first = 0; first < src.frameCount; first += BATCH_FRAMES) {
+      throwIfAborted(signal);
+      const count = Math.min(BATCH_FRAMES, src.frameCount - first);
+      const batch = await src.readFrames(first, count, signal);
+      bytes.set(batch, first * src.frameBytes);
+      stats.add(first, viewAs(batch, dtype), pixels);
+      onProgress?.({ framesDone: first + count, frameCount: src.frameCount, stage: 'decode' });
+    }
+    return {
+      frames: viewAs(bytes, dtype),
+      result: {
+        sumDiffraction: stats.sumDiffraction,
+        frameTotals: stats.frameTotals,
+        maxCount: stats.maxCount,
+        countAbove255: stats.countAbove255,
+        elapsedMs: performance.now() - t0,
+        backend: 'cpu' as const,
+      },
+    };
+  }
+
+  async function loadGpu(
+    src: AcquisitionSource,
+    signal: AbortSignal,
+    onProgress?: (p: LoadProgress) => void,
+  ) {
+    const t0 = performance.now();
+    const ctx = await device();
+    let memory: string[] = [];
+    const load = await loadToGpu(ctx, src, {
+      signal,
+      budgetBytes: opts.gpuBudgetBytes,
+      batchFrames: opts.gpuBatchFrames,
+      onPlan: (_plan, lines) => {
+        memory = lines;
+      },
+      onProgress: (p) =>
+        onProgress?.({
+          framesDone: p.framesDone,
+          frameCount: p.frameCount,
+          stage: p.stage,
+          bytesDone: p.bytesRead,
+          bytesTotal: p.bytesTotal,
+        }),
+    });
+    const pixels = load.dpSums.length;
+    const sumDiffraction = new Float64Array(pixels);
+    for (let p = 0; p < pixels; p++) sumDiffraction[p] = flagged?.[p] ? 0 : Number(load.dpSums[p]);
+    const state: GpuState = { ctx, load, imager: createVirtualImager(ctx, load, flagged) };
+    return {
+      state,
+      result: {
+        sumDiffraction,
+        frameTotals: Float64Array.from(load.frameTotals, Number),
+        maxCount: load.audit.maxValue,
+        countAbove255: Number(load.audit.countAbove255),
+        elapsedMs: performance.now() - t0,
+        backend: 'webgpu' as const,
+        memory,
+        residentBytes: load.plan.residentBytes,
+        peakBytes: load.plan.peakBytes,
+        adapter: [ctx.adapter.vendor, ctx.adapter.architecture, ctx.adapter.description]
+          .filter(Boolean)
+          .join(' '),
+      },
+    };
   }
 
   return {
@@ -40,49 +166,50 @@ export function createAcquisitionService(budgetBytes = CPU_BUDGET_BYTES) {
         throw e;
       });
       controller?.abort();
+      releaseLoaded();
       await source?.close();
       source = next;
-      frames = null;
       flagged = flaggedFromMask(next.pixelMask);
       return next.summary;
     },
 
     async load(onProgress?: (p: LoadProgress) => void): Promise<LoadResult> {
       const src = need();
-      const t0 = performance.now();
-      const total = src.frameCount * src.frameBytes;
-      if (total > budgetBytes) {
-        const mib = (n: number) => `${(n / 1024 ** 2).toFixed(2)} MiB`;
-        throw new StemflowError(
-          'budget',
-          `This acquisition holds ${mib(total)} of counts, more than the ${mib(budgetBytes)} the CPU path may keep in memory`,
-        );
-      }
       controller?.abort();
+      releaseLoaded();
       const ctrl = new AbortController();
       controller = ctrl;
-      const { dtype, detector } = src.summary;
-      const pixels = detector[0] * detector[1];
-      const bytes = new Uint8Array(total);
-      const stats = new FrameStats(src.frameCount, pixels, flagged);
-      for (let first = 0; first < src.frameCount; first += BATCH_FRAMES) {
-        throwIfAborted(ctrl.signal);
-        const count = Math.min(BATCH_FRAMES, src.frameCount - first);
-        const batch = await src.readFrames(first, count, ctrl.signal);
-        bytes.set(batch, first * src.frameBytes);
-        stats.add(first, viewAs(batch, dtype), pixels);
-        onProgress?.({ framesDone: first + count, frameCount: src.frameCount });
+      let fallbackReason: string | undefined;
+      if (opts.gpu && src.storedCodec.gpu) {
+        try {
+          const { state, result } = await loadGpu(src, ctrl.signal, onProgress);
+          if (source !== src || ctrl.signal.aborted) {
+            state.load.release();
+            throw new StemflowError('aborted', 'The load was cancelled.');
+          }
+          gpuState = state;
+          return result;
+        } catch (e) {
+          // Cancellation and bad data end the load; a GPU that cannot take it hands over to the CPU path.
+          if (
+            !(e instanceof StemflowError) ||
+            (e.kind !== 'unsupported' && e.kind !== 'device' && e.kind !== 'budget')
+          )
+            throw e;
+          fallbackReason = e.message;
+        }
+      } else if (opts.gpu) {
+        fallbackReason = (src.storedCodec as { reason: string }).reason;
       }
-      if (source !== src)
-        throw new StemflowError('aborted', 'Another acquisition was opened during the load.');
-      frames = viewAs(bytes, dtype);
-      return {
-        sumDiffraction: stats.sumDiffraction,
-        frameTotals: stats.frameTotals,
-        maxCount: stats.maxCount,
-        countAbove255: stats.countAbove255,
-        elapsedMs: performance.now() - t0,
-      };
+      const { frames: decoded, result } = await loadCpu(src, ctrl.signal, onProgress);
+      if (source !== src || ctrl.signal.aborted)
+        throw new StemflowError('aborted', 'The load was cancelled.');
+      frames = decoded;
+      return fallbackReason ? { ...result, fallbackReason } : result;
+    },
+
+    async cancel(): Promise<void> {
+      controller?.abort();
     },
 
     async pixelMask(): Promise<Uint8Array> {
@@ -109,14 +236,19 @@ export function createAcquisitionService(budgetBytes = CPU_BUDGET_BYTES) {
           `The mask has ${mask.length} pixels but the detector has ${pixels}`,
         );
       }
-      return virtualImage(needFrames(), pixels, mask, flagged);
+      if (gpuState) {
+        gpuState.ctx.throwIfFailed();
+        return Float64Array.from(await gpuState.imager.image(mask), Number);
+      }
+      if (!frames) throw new StemflowError('invalid', 'The acquisition is not loaded yet.');
+      return virtualImage(frames, pixels, mask, flagged);
     },
 
     async close(): Promise<void> {
       controller?.abort();
+      releaseLoaded();
       await source?.close();
       source = null;
-      frames = null;
       flagged = null;
     },
   };

@@ -5,7 +5,9 @@ import { createAcquisitionService } from './acquisition-service';
 import { browserInput } from './browser-input';
 
 /** The acquisition worker: HDF5 indexing and exact decoding off the main thread. */
-const service = createAcquisitionService();
+const service = createAcquisitionService({
+  gpu: typeof navigator !== 'undefined' ? navigator.gpu : undefined,
+});
 
 export const api: AcquisitionApi = {
   open: (files, scan) => service.openInputs(files.map(browserInput), scan),
@@ -25,6 +27,7 @@ export const api: AcquisitionApi = {
     const image = await service.virtualImage(mask);
     return transfer(image, [image.buffer]);
   },
+  cancel: () => service.cancel(),
   close: () => service.close(),
 };
 

@@ -1,0 +1,63 @@
+import { describe, expect } from 'vitest';
+import { isStemflowError } from '../errors';
+import { nodeGpu } from '../gpu/node-gpu';
+import { withGpu } from '../gpu/test-harness';
+import { nodeInput } from '../source/node-input';
+import { fixture, loadOracle } from '../testing/fixtures';
+import { createAcquisitionService } from './acquisition-service';
+
+const arina = loadOracle().acquisitions.arina;
+const arinaPaths = [arina.master, ...arina.shards].map(fixture);
+
+describe('acquisition service on WebGPU (the worker logic with a GPU)', () => {
+  withGpu('loads through the GPU graph and answers virtual images exactly, like the CPU path', async () => {
+    const gpu = createAcquisitionService({ gpu: nodeGpu(), gpuBatchFrames: 64 });
+    const cpu = createAcquisitionService();
+    await gpu.openInputs(await Promise.all(arinaPaths.map(nodeInput)));
+    await cpu.openInputs(await Promise.all(arinaPaths.map(nodeInput)));
+    const stages = new Set<string | undefined>();
+    const g = await gpu.load((p) => stages.add(p.stage));
+    const c = await cpu.load();
+    expect(g.backend).toBe('webgpu');
+    expect(c.backend).toBe('cpu');
+    expect(stages.has('decode')).toBe(true);
+    expect(g.memory?.[0]).toMatch(/^resident /);
+    expect(Array.from(g.frameTotals)).toEqual(Array.from(c.frameTotals));
+    expect(Array.from(g.sumDiffraction)).toEqual(Array.from(c.sumDiffraction));
+    expect([g.maxCount, g.countAbove255]).toEqual([c.maxCount, c.countAbove255]);
+    const ring = new Uint8Array(96 * 96);
+    for (let y = 0; y < 96; y++)
+      for (let x = 0; x < 96; x++)
+        if ((x - 47) ** 2 + (y - 48) ** 2 <= 30 ** 2 && (x - 47) ** 2 + (y - 48) ** 2 > 12 ** 2)
+          ring[y * 96 + x] = 1;
+    expect(Array.from(await gpu.virtualImage(ring))).toEqual(Array.from(await cpu.virtualImage(ring)));
+    expect(await gpu.frame(24)).toEqual(await cpu.frame(24));
+    await gpu.close();
+    await cpu.close();
+  });
+
+  withGpu('a cancelled load rejects as aborted and the next load works', async () => {
+    const service = createAcquisitionService({ gpu: nodeGpu(), gpuBatchFrames: 64 });
+    await service.openInputs([await nodeInput(fixture('many_ext_u16_32.h5'))]);
+    const pending = service.load((p) => {
+      if (p.stage === 'decode') void service.cancel();
+    });
+    const e = await pending.catch((x) => x);
+    expect(isStemflowError(e, 'aborted')).toBe(true);
+    const again = await service.load();
+    expect(again.backend).toBe('webgpu');
+    expect(Array.from(again.frameTotals)).toEqual(
+      loadOracle().files['many_ext_u16_32.h5'].datasets['/data'].frame_sums,
+    );
+    await service.close();
+  });
+
+  withGpu('chunks the GPU decoder does not take go to the CPU path, and the result says why', async () => {
+    const service = createAcquisitionService({ gpu: nodeGpu() });
+    await service.openInputs([await nodeInput(fixture('gzip_u16_32.h5'))], undefined, '/gzip');
+    const r = await service.load();
+    expect(r.backend).toBe('cpu');
+    expect(r.fallbackReason).toMatch(/bitshuffle\/LZ4 chunks only/);
+    await service.close();
+  });
+});
