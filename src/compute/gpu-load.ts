@@ -218,7 +218,11 @@ export async function loadToGpu(
       const buffer = staging[k % ring];
       buffer.unmap();
       // The next read fills the next staging buffer while this batch is copied and decoded.
-      if (k + 1 < plan.batches) next = readBatch(k + 1);
+      if (k + 1 < plan.batches) {
+        next = readBatch(k + 1);
+        // Awaited at the next batch; if the load ends first (cancel, error), its failure is expected.
+        next.catch(() => {});
+      }
       const index = new Uint32Array(count * 2);
       for (let f = 0; f < count; f++) {
         index[2 * f] = stored.offsets[f];
@@ -257,7 +261,10 @@ export async function loadToGpu(
       device.queue.submit([encoder.finish()]);
       for (const p of params) p.destroy();
       slot.done = device.queue.onSubmittedWorkDone();
-      mapped[k % ring] = buffer.mapAsync(GPUMapMode.WRITE);
+      const remap = buffer.mapAsync(GPUMapMode.WRITE);
+      // A failed or cancelled load destroys the buffer before this settles; its rejection is then expected.
+      remap.catch(() => {});
+      mapped[k % ring] = remap;
       timings.submitMs += performance.now() - t;
       progress('decode', first + count, bytesRead);
     }
