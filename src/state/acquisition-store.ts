@@ -1,6 +1,6 @@
 import { createStore } from 'zustand/vanilla';
-import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
 import { type DefaultGeometry, defaultGeometry, regionMask } from '../products/detector-geometry';
+import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
 import { describeError } from './error-message';
 
 /**
@@ -27,6 +27,11 @@ export interface LoadedData {
   countAbove255: number;
   /** Worker wall time of the decode, in ms. */
   loadMs: number;
+  /** Where the counts live, the memory plan (GPU path) and why the CPU path was taken, if it was. */
+  backend: 'webgpu' | 'cpu';
+  memory: string[];
+  adapter: string | null;
+  fallbackReason: string | null;
   geometry: DefaultGeometry;
   /** The virtual detector masks (1 = covered; flagged pixels are excluded by the worker). */
   masks: Record<DetectorMode, Uint8Array>;
@@ -58,6 +63,8 @@ export interface AcquisitionState {
   pick(position: ScanPosition): Promise<void>;
   setDetectorMode(mode: DetectorMode): Promise<void>;
   setPatternView(view: PatternView): void;
+  /** Stops the running load (within one batch); the previous acquisition is not restored. */
+  cancelLoad(): Promise<void>;
   clearError(): void;
 }
 
@@ -213,6 +220,10 @@ export function createAcquisitionStore(
               maxCount: result.maxCount,
               countAbove255: result.countAbove255,
               loadMs: result.elapsedMs,
+              backend: result.backend,
+              memory: result.memory ?? [],
+              adapter: result.adapter ?? null,
+              fallbackReason: result.fallbackReason ?? null,
               geometry,
               masks: { bf: regionMask(geometry.bf, rows, cols), adf: regionMask(geometry.adf, rows, cols) },
             },
@@ -232,6 +243,10 @@ export function createAcquisitionStore(
             error: describeError(e, `Could not load ${summary.name}`),
           });
         }
+      },
+
+      async cancelLoad() {
+        if (get().phase === 'loading') await api().cancel();
       },
 
       async pick(position) {

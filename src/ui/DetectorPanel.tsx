@@ -1,6 +1,6 @@
 import { useCallback, useMemo, useState } from 'react';
-import type { PatternView } from '../state/acquisition-store';
 import { maskOutline } from '../products/detector-geometry';
+import type { PatternView } from '../state/acquisition-store';
 import { formatCount } from './format';
 import { ImageCanvas, type OverlayTransform, type PixelPosition } from './ImageCanvas';
 import { Segmented } from './Segmented';

@@ -1,5 +1,12 @@
 import { useEffect, useState } from 'react';
-import { formatCount, formatMs } from './format';
+import { formatBytes, formatCount, formatMs } from './format';
+
+const STAGES: Record<string, string> = {
+  plan: 'planning memory',
+  decode: 'reading, decoding and transposing',
+  finish: 'checking the audit',
+};
+
 import { acquisitionStore, useAcquisition } from './stores';
 
 /** Load progress, timings and errors, in words. */
@@ -47,6 +54,23 @@ export function StatusLine() {
             <span data-testid="progress">
               {progress.framesDone} / {progress.frameCount} frames
             </span>
+            {phase === 'loading' && progress.stage ? (
+              <span className="muted" data-testid="stage">
+                {STAGES[progress.stage] ?? progress.stage}
+                {progress.bytesTotal
+                  ? `, ${formatBytes(progress.bytesDone ?? 0)} of ${formatBytes(progress.bytesTotal)} read`
+                  : ''}
+              </span>
+            ) : null}
+            {phase === 'loading' ? (
+              <button
+                type="button"
+                data-testid="cancel"
+                onClick={() => void acquisitionStore.getState().cancelLoad()}
+              >
+                Cancel
+              </button>
+            ) : null}
           </>
         ) : null}
         {live !== null ? <span className="muted">{formatMs(live)}</span> : null}
@@ -54,6 +78,17 @@ export function StatusLine() {
           <span className="muted" data-testid="elapsed">
             {formatMs(elapsedMs)} total
             {data ? `, decode ${formatMs(data.loadMs)}, max count ${formatCount(data.maxCount)}` : ''}
+          </span>
+        ) : null}
+        {phase === 'ready' && data ? (
+          <span
+            className="muted"
+            data-testid="backend"
+            title={[...data.memory, data.fallbackReason ?? ''].filter(Boolean).join('\n')}
+          >
+            {data.backend === 'webgpu' ? `WebGPU${data.adapter ? ` (${data.adapter})` : ''}` : 'CPU'}
+            {data.memory[0] ? ` · ${data.memory[0]}` : ''}
+            {data.fallbackReason ? ` · ${data.fallbackReason}` : ''}
           </span>
         ) : null}
       </div>
