@@ -23,6 +23,7 @@ test('without WebGPU a notice names the browsers that work, and files still open
   await page.getByTestId('file-input').setInputFiles(ARINA_FILES);
   await waitReady(page, 'arina');
   expect(await page.evaluate(() => window.__stemflow!.virtualImage()?.length)).toBe(60);
+  await expect(page.getByTestId('backend')).toHaveText(/^CPU/);
   await notice.getByRole('button', { name: 'Dismiss' }).click();
   await expect(notice).toHaveCount(0);
 });
@@ -46,6 +47,9 @@ test('opens the demo acquisition and renders both panels; WebGPU has an adapter'
   await expect(page.getByTestId('chip-flagged-pixels')).toHaveText('flagged pixels 7');
   await expect(page.getByTestId('progress')).toHaveText('2304 / 2304 frames');
   await expect(page.getByTestId('elapsed')).toContainText('ms total');
+  // The demo went through the GPU pass graph (decode, audit, detector-major transpose) in this chromium.
+  await expect(page.getByTestId('backend')).toContainText('WebGPU');
+  await expect(page.getByTestId('backend')).toContainText('resident 40.5 MiB in 1 buffer');
 
   // Both canvases hold images at native resolution, with real contrast.
   const stats = await page.evaluate(() =>

@@ -93,6 +93,7 @@ function fakeApi(options: { delays?: Record<string, number>; failLoad?: boolean 
       }
       return out;
     },
+    async setBackend() {},
     async cancel() {},
     async close() {
       current = null;

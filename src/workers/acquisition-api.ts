@@ -90,6 +90,11 @@ export interface AcquisitionApi {
    * integer sums stored in float64, length scan rows x cols.
    */
   virtualImage(mask: Uint8Array): Promise<Float64Array>;
+  /**
+   * 'auto' (default): load through WebGPU when the worker has it and the chunks suit the GPU decoder;
+   * 'cpu': always decode on the CPU (the page has no WebGPU, or the user asked for it).
+   */
+  setBackend(preference: 'auto' | 'cpu'): Promise<void>;
   /** Stops a running load within one batch and frees what it allocated; the load rejects with 'aborted'. */
   cancel(): Promise<void>;
   /** Releases the loaded acquisition. */

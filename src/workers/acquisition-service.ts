@@ -46,6 +46,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
   let flagged: Uint8Array | null = null;
   let controller: AbortController | null = null;
   let context: Promise<GpuContext> | null = null;
+  let preference: 'auto' | 'cpu' = 'auto';
 
   function need(): AcquisitionSource {
     if (!source) throw new StemflowError('invalid', 'No acquisition is open.');
@@ -180,7 +181,8 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       const ctrl = new AbortController();
       controller = ctrl;
       let fallbackReason: string | undefined;
-      if (opts.gpu && src.storedCodec.gpu) {
+      const gpu = preference === 'auto' ? opts.gpu : undefined;
+      if (gpu && src.storedCodec.gpu) {
         try {
           const { state, result } = await loadGpu(src, ctrl.signal, onProgress);
           if (source !== src || ctrl.signal.aborted) {
@@ -198,7 +200,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
             throw e;
           fallbackReason = e.message;
         }
-      } else if (opts.gpu) {
+      } else if (gpu) {
         fallbackReason = (src.storedCodec as { reason: string }).reason;
       }
       const { frames: decoded, result } = await loadCpu(src, ctrl.signal, onProgress);
@@ -206,6 +208,10 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
         throw new StemflowError('aborted', 'The load was cancelled.');
       frames = decoded;
       return fallbackReason ? { ...result, fallbackReason } : result;
+    },
+
+    async setBackend(next: 'auto' | 'cpu'): Promise<void> {
+      preference = next;
     },
 
     async cancel(): Promise<void> {

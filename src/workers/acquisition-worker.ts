@@ -27,6 +27,7 @@ export const api: AcquisitionApi = {
     const image = await service.virtualImage(mask);
     return transfer(image, [image.buffer]);
   },
+  setBackend: (preference) => service.setBackend(preference),
   cancel: () => service.cancel(),
   close: () => service.close(),
 };

@@ -42,6 +42,7 @@ export function acquisitionClient(): AcquisitionApi {
     pixelMask: () => guarded(r.pixelMask()),
     frame: (index) => guarded<Uint8Array | Uint16Array | Uint32Array>(r.frame(index)),
     virtualImage: (mask) => guarded(r.virtualImage(mask)),
+    setBackend: (preference) => guarded(r.setBackend(preference)),
     cancel: () => guarded(r.cancel()),
     close: () => guarded(r.close()),
   };
