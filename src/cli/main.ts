@@ -13,6 +13,9 @@ Usage:
       SHA-256 of the decoded little-endian frames in scan order.
   stemflow decode FILES... --frame N --out FILE.npy
       Writes one decoded frame as a NumPy .npy file.
+  stemflow products FILES... [--backend webgpu|cpu] [--scan ROWSxCOLS] [--json]
+      The exact audit, the SHA-256 of the default BF/ABF/ADF virtual images, of the frame totals and of
+      the summed diffraction pattern; WebGPU (default) and the CPU twins print the same numbers.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
@@ -42,6 +45,35 @@ export async function main(argv: string[]): Promise<number> {
         },
       });
       return await decodeCommand(positionals, values);
+    }
+    if (command === 'products') {
+      const { values, positionals } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        options: {
+          backend: { type: 'string', default: 'webgpu' },
+          scan: { type: 'string' },
+          json: { type: 'boolean' },
+        },
+      });
+      if (values.backend !== 'webgpu' && values.backend !== 'cpu')
+        throw new TypeError('--backend must be webgpu or cpu');
+      const { computeProducts } = await import('./products');
+      const report = await computeProducts(positionals, values.backend, parseScan(values.scan));
+      if (values.json) process.stdout.write(`${JSON.stringify(report, null, 2)}\n`);
+      else {
+        const lines = [
+          `${report.frames} frames, scan ${report.scan.join('x')}, detector ${report.detector.join('x')} ${report.dtype}, backend ${report.backend}`,
+          `audit: max ${report.audit.maxCount}, values > 255: ${report.audit.countAbove255}, flagged pixels ${report.audit.flaggedPixels}`,
+          `frame totals ${report.frameTotals}`,
+          `summed pattern ${report.sumDiffraction}`,
+          ...Object.entries(report.images).map(
+            ([k, v]) => `${k.toUpperCase()} (${v.pixels} px, sum ${v.sum}) ${v.sha256}`,
+          ),
+        ];
+        process.stdout.write(`${lines.join('\n')}\n`);
+      }
+      return 0;
     }
     if (command === 'bench') {
       const [what, ...args] = rest;
