@@ -1,4 +1,4 @@
-import { type GpuLoad, loadToGpu } from '../compute/gpu-load';
+import { type GpuLoad, loadPasses, loadToGpu } from '../compute/gpu-load';
 import { createVirtualImager, type VirtualImager } from '../compute/gpu-products';
 import { StemflowError, throwIfAborted } from '../errors';
 import { acquireDevice, type GpuContext } from '../gpu/device';
@@ -212,6 +212,12 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
 
     async setBackend(next: 'auto' | 'cpu'): Promise<void> {
       preference = next;
+      // Warm up: the device and the uint16 load pipelines compile while the user is still choosing files.
+      if (next === 'auto' && opts.gpu) {
+        void device()
+          .then((ctx) => loadPasses(ctx.device, 2))
+          .catch(() => {});
+      }
     },
 
     async cancel(): Promise<void> {
