@@ -83,7 +83,12 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       last = await loadToGpu(ctx, source, {
         batchFrames: o.batch,
         slots: o.slots,
-        onPlan: r === 0 ? (_plan, lines) => lines.forEach((l) => log(`plan: ${l}`)) : undefined,
+        onPlan:
+          r === 0
+            ? (_plan, lines) => {
+                for (const l of lines) log(`plan: ${l}`);
+              }
+            : undefined,
       });
       if (r > 0) runs.push({ ...last.timings });
       log(

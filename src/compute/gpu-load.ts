@@ -310,7 +310,10 @@ const passCache = new WeakMap<
 /** The load's pipelines, compiled once per device and element size. */
 export function loadPasses(device: GPUDevice, elemSize: ElemSize) {
   let byElem = passCache.get(device);
-  if (!byElem) passCache.set(device, (byElem = new Map()));
+  if (!byElem) {
+    byElem = new Map();
+    passCache.set(device, byElem);
+  }
   let passes = byElem.get(elemSize);
   if (!passes) {
     passes = {
