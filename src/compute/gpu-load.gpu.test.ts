@@ -189,3 +189,34 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
     expect(e.message).toMatch(/GPU memory at peak/);
   });
 });
+
+describe('a GPU device lost in the middle of a load', () => {
+  withGpu('ends the load with a device error, frees the load, and a new device loads again', async () => {
+    const { acquireDevice } = await import('../gpu/device');
+    const { nodeGpu } = await import('../gpu/node-gpu');
+    const inputs = await Promise.all([fixture('many_ext_u16_32.h5')].map(nodeInput));
+    opened.push(...inputs);
+    const source = await openAcquisition(inputs, { dataset: '/data' });
+    const ctx = await acquireDevice(nodeGpu());
+    let lostAt = -1;
+    const e = await loadToGpu(ctx, source, {
+      batchFrames: 64,
+      onProgress: (p) => {
+        if (p.stage === 'decode' && lostAt < 0) {
+          lostAt = p.framesDone;
+          ctx.device.destroy(); // as a driver reset or an unplugged GPU would
+        }
+      },
+    }).catch((x) => x);
+    expect(lostAt).toBe(64);
+    expect(isStemflowError(e, 'device')).toBe(true);
+    expect(e.message).toMatch(/The GPU device was lost/);
+    const fresh = await acquireDevice(nodeGpu());
+    const load = await loadToGpu(fresh, source, { batchFrames: 64 });
+    expect(Array.from(load.frameTotals, Number)).toEqual(
+      oracle.files['many_ext_u16_32.h5'].datasets['/data'].frame_sums,
+    );
+    load.release();
+    fresh.destroy();
+  });
+});

@@ -298,7 +298,7 @@ export async function loadToGpu(
     };
   } catch (e) {
     releaseAll();
-    throw e;
+    throw await explainFailure(ctx, e);
   }
 }
 
@@ -323,6 +323,18 @@ export function loadPasses(device: GPUDevice, elemSize: ElemSize) {
     byElem.set(elemSize, passes);
   }
   return passes;
+}
+
+/**
+ * A lost device surfaces first as a rejected mapAsync or an empty readback; report the loss itself (a
+ * StemflowError of kind 'device' with the driver's reason), waiting briefly for the loss to be delivered.
+ */
+async function explainFailure(ctx: GpuContext, e: unknown): Promise<unknown> {
+  if (e instanceof StemflowError && e.kind !== 'corrupt') return e;
+  const failure =
+    ctx.failure() ?? (await Promise.race([ctx.lost, new Promise<undefined>((r) => setTimeout(r, 200))]));
+  if (failure && ctx.failure()) return ctx.failure();
+  return e;
 }
 
 /** The GPU decodes bitshuffle blocks of up to 8192 bytes; larger (non-default) blocks go to the CPU path. */
