@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { colormapTable } from './colormaps';
+import { COLORMAPS, colormapTable } from './colormaps';
 
 describe('colormaps', () => {
   it('has 256 levels of gray from black to white', () => {
@@ -10,22 +10,40 @@ describe('colormaps', () => {
     expect(Array.from(gray.slice(765))).toEqual([255, 255, 255]);
   });
 
-  it('follows matplotlib viridis at its anchor levels (within 6/255)', () => {
-    // matplotlib's viridis at levels 0, 128 and 255.
-    const anchors: [number, [number, number, number]][] = [
-      [0, [0.267004, 0.004874, 0.329415]],
-      [128, [0.127568, 0.566949, 0.550556]],
-      [255, [0.993248, 0.906157, 0.143936]],
-    ];
-    const viridis = colormapTable('viridis');
-    for (const [level, rgb] of anchors) {
-      for (let k = 0; k < 3; k++)
-        expect(Math.abs(viridis[level * 3 + k] - rgb[k] * 255)).toBeLessThanOrEqual(6);
+  it("matches matplotlib's listed colours exactly (round(255 * value))", () => {
+    // matplotlib's _cm_listed data at levels 0, 128 and 255.
+    const anchors: Record<string, [number, [number, number, number]][]> = {
+      viridis: [
+        [0, [0.267004, 0.004874, 0.329415]],
+        [128, [0.127568, 0.566949, 0.550556]],
+        [255, [0.993248, 0.906157, 0.143936]],
+      ],
+      inferno: [
+        [0, [0.001462, 0.000466, 0.013866]],
+        [255, [0.988362, 0.998364, 0.644924]],
+      ],
+      magma: [
+        [0, [0.001462, 0.000466, 0.013866]],
+        [255, [0.987053, 0.991438, 0.749504]],
+      ],
+    };
+    for (const [name, list] of Object.entries(anchors)) {
+      const table = colormapTable(name as 'viridis');
+      for (const [level, rgb] of list)
+        expect(Array.from(table.slice(level * 3, level * 3 + 3))).toEqual(
+          rgb.map((v) => Math.round(v * 255)),
+        );
     }
   });
 
-  it('makes viridis brighter (in green) at every level', () => {
-    const viridis = colormapTable('viridis');
-    for (let i = 1; i < 256; i++) expect(viridis[i * 3 + 1]).toBeGreaterThanOrEqual(viridis[(i - 1) * 3 + 1]);
+  it('has four maps of 256 levels, the perceptual ones rising in lightness', () => {
+    expect(COLORMAPS).toEqual(['gray', 'viridis', 'inferno', 'magma']);
+    for (const name of COLORMAPS) {
+      const t = colormapTable(name);
+      expect(t.length).toBe(768);
+      const luma = (i: number) => 0.299 * t[i * 3] + 0.587 * t[i * 3 + 1] + 0.114 * t[i * 3 + 2];
+      expect(luma(255)).toBeGreaterThan(luma(128));
+      expect(luma(128)).toBeGreaterThan(luma(0));
+    }
   });
 });
