@@ -3,7 +3,7 @@ import { expect, test } from '@playwright/test';
 import { ARINA_FILES, clickScanPixel, dropFiles, waitReady } from './helpers';
 
 test('a dropped non-HDF5 file shows a clear error and the demo stays usable', async ({ page }) => {
-  await page.goto('/');
+  await page.goto('/?backend=cpu'); // the GPU path has its own tests; this one is about the drop
   await waitReady(page, 'demo');
   const before = await page.evaluate(() => window.__stemflow!.virtualImage());
 

@@ -31,7 +31,7 @@ test('files dropped on the page are opened (ARINA fixture: master + 3 shards)', 
 });
 
 test('files chosen with the Open files input replace the demo', async ({ page }) => {
-  await page.goto('/');
+  await page.goto('/?backend=cpu'); // the GPU path has its own tests; this one is about opening files
   await waitReady(page, 'demo');
   await page.getByTestId('file-input').setInputFiles(ARINA_FILES);
   await waitReady(page, 'arina');

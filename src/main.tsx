@@ -9,7 +9,9 @@ import { acquisitionClient } from './workers/remote';
 installTestHook(acquisitionStore, acquisitionClient);
 // The worker computes on WebGPU only when the page has it too (a browser without WebGPU, or a page where it
 // was switched off, decodes on the CPU). Messages are handled in order, so this precedes any open.
-void acquisitionClient().setBackend(navigator.gpu ? 'auto' : 'cpu');
+// `?backend=cpu` asks for the CPU path on purpose (tests of other things; comparing the two paths).
+const cpuRequested = new URLSearchParams(location.search).get('backend') === 'cpu';
+void acquisitionClient().setBackend(navigator.gpu && !cpuRequested ? 'auto' : 'cpu');
 
 const root = document.getElementById('root');
 if (!root) throw new Error('index.html has no #root element');
