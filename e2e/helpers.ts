@@ -114,27 +114,39 @@ export async function sumAllFrames(page: Page) {
   });
 }
 
-/** Clicks the centre of scan pixel (row, col) on the virtual image. */
-export async function clickScanPixel(page: Page, row: number, col: number, rows: number, cols: number) {
-  const overlay = page.getByTestId('virtual-canvas-overlay');
-  const box = (await overlay.boundingBox())!;
-  await overlay.click({
-    position: { x: ((col + 0.5) * box.width) / cols, y: ((row + 0.5) * box.height) / rows },
-  });
+/**
+ * Where the centre of image point (x = col, y = row) lies on a canvas's overlay, in the overlay's own
+ * coordinates (the image canvas may be zoomed and panned inside the overlay, which covers the panel).
+ */
+export async function overlayPosition(page: Page, testId: string, x: number, y: number) {
+  const image = (await page.getByTestId(testId).boundingBox())!;
+  const overlay = (await page.getByTestId(`${testId}-overlay`).boundingBox())!;
+  const rows = Number(await page.getByTestId(testId).getAttribute('data-rows'));
+  const cols = Number(await page.getByTestId(testId).getAttribute('data-cols'));
+  return {
+    x: image.x - overlay.x + ((x + 0.5) * image.width) / cols,
+    y: image.y - overlay.y + ((y + 0.5) * image.height) / rows,
+    pageX: image.x + ((x + 0.5) * image.width) / cols,
+    pageY: image.y + ((y + 0.5) * image.height) / rows,
+  };
 }
 
-/** Moves the mouse over the centre of pixel (row, col) of a canvas overlay. */
+/** Clicks the centre of scan pixel (row, col) on the virtual image. */
+export async function clickScanPixel(page: Page, row: number, col: number, _rows?: number, _cols?: number) {
+  const p = await overlayPosition(page, 'virtual-canvas', col, row);
+  await page.getByTestId('virtual-canvas-overlay').click({ position: { x: p.x, y: p.y } });
+}
+
+/** Moves the mouse over the centre of pixel (row, col) of a canvas (its overlay's test id, as before). */
 export async function hoverPixel(
   page: Page,
   testId: string,
   row: number,
   col: number,
-  rows: number,
-  cols: number,
+  _rows?: number,
+  _cols?: number,
 ) {
-  const overlay = page.getByTestId(testId);
-  const box = (await overlay.boundingBox())!;
-  await overlay.hover({
-    position: { x: ((col + 0.5) * box.width) / cols, y: ((row + 0.5) * box.height) / rows },
-  });
+  const canvas = testId.replace(/-overlay$/, '');
+  const p = await overlayPosition(page, canvas, col, row);
+  await page.getByTestId(`${canvas}-overlay`).hover({ position: { x: p.x, y: p.y } });
 }

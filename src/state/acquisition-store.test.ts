@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { regionContains } from '../products/detector-geometry';
+import { annulus, disk, regionContains } from '../products/detector-geometry';
 import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
 import { createAcquisitionStore, fileList, scanCentre, scanIndex } from './acquisition-store';
 
@@ -41,6 +41,7 @@ function summaryFor(name: string, scan = SCAN): AcquisitionSummary {
 
 /** An in-memory AcquisitionApi with the worker's semantics: a failed open keeps the previous acquisition. */
 function fakeApi(options: { delays?: Record<string, number>; failLoad?: boolean } = {}) {
+  const sent: Uint8Array[] = [];
   let current: { summary: AcquisitionSummary; frames: Uint16Array } | null = null;
   const pixels = DET[0] * DET[1];
   const calls: string[] = [];
@@ -87,6 +88,8 @@ function fakeApi(options: { delays?: Record<string, number>; failLoad?: boolean 
     async virtualImage(mask) {
       const { summary, frames } = need();
       calls.push('virtualImage');
+      sent.push(mask);
+      await wait('virtualImage');
       const out = new Float64Array(summary.frameCount);
       for (let i = 0; i < summary.frameCount; i++) {
         for (let p = 1; p < pixels; p++) if (mask[p]) out[i] += frames[i * pixels + p];
@@ -99,7 +102,7 @@ function fakeApi(options: { delays?: Record<string, number>; failLoad?: boolean 
       current = null;
     },
   };
-  return { api, calls };
+  return { api, calls, sent };
 }
 
 const file = (name: string) => new File([new Uint8Array(8)], name);
@@ -138,12 +141,12 @@ describe('acquisition store', () => {
     const pixels = 256;
     const frame = s.frame!.values;
     let expected = 0;
-    for (let p = 0; p < pixels; p++) if (data.masks.bf[p] && !data.pixelMask[p]) expected += frame[p];
+    for (let p = 0; p < pixels; p++) if (s.masks!.bf[p] && !data.pixelMask[p]) expected += frame[p];
     expect(image[15]).toBe(expected);
     expect(image[15]).toBeGreaterThanOrEqual(29 * (100 + 15));
     for (let row = 0; row < 16; row++) {
       for (let col = 0; col < 16; col++) {
-        expect(data.masks.bf[row * 16 + col]).toBe(regionContains(data.geometry.bf, row, col) ? 1 : 0);
+        expect(s.masks!.bf[row * 16 + col]).toBe(regionContains(data.geometry.bf, row, col) ? 1 : 0);
       }
     }
   });
@@ -207,8 +210,61 @@ describe('acquisition store', () => {
     const s = store.getState();
     expect(s.detectorMode).toBe('adf');
     // The disk lies inside the BF radius, so the ADF annulus sees only background counts of 1.
-    const adfPixels = Array.from(s.data!.masks.adf).filter((v, p) => v && !s.data!.pixelMask[p]).length;
+    const adfPixels = Array.from(s.masks!.adf).filter((v, p) => v && !s.data!.pixelMask[p]).length;
     expect(s.virtualImages.adf![0]).toBe(adfPixels);
+  });
+
+  it('follows a dragged region with one request in flight, ending with the final mask', async () => {
+    const { api, sent } = fakeApi({ delays: { virtualImage: 5 } });
+    const store = createAcquisitionStore(() => api);
+    await store.getState().openFiles([file('demo_master.h5')]);
+    const start = store.getState().regions!.bf;
+    expect(start.kind).toBe('disk');
+    const before = sent.length;
+    // Ten edits in a row while the worker is busy: the store asks for the first and then the newest only.
+    const edits: Promise<void>[] = [];
+    for (let i = 1; i <= 10; i++) edits.push(store.getState().setRegion('bf', disk(7, 8, 1 + i * 0.5)));
+    expect(store.getState().virtualBusy).toBe(true);
+    await Promise.all(edits);
+    await store.getState().virtualSettled();
+    const s = store.getState();
+    expect(s.virtualBusy).toBe(false);
+    expect(sent.length - before).toBe(2);
+    expect(s.regions!.bf).toEqual(disk(7, 8, 6));
+    expect(s.imageMasks.bf).toBe(s.masks!.bf);
+    expect(sent.at(-1)).toBe(s.masks!.bf);
+    // The image is the exact masked sum of every frame.
+    const pixels = 256;
+    for (let i = 0; i < 24; i++) {
+      const frame = await api.frame(i);
+      let expected = 0;
+      for (let p = 1; p < pixels; p++) if (s.masks!.bf[p]) expected += frame[p];
+      expect(s.virtualImages.bf![i]).toBe(expected);
+    }
+    for (let row = 0; row < 16; row++)
+      for (let col = 0; col < 16; col++)
+        expect(s.masks!.bf[row * 16 + col]).toBe((col - 7) ** 2 + (row - 8) ** 2 <= 36 ? 1 : 0);
+  });
+
+  it('restores presets (BF disk, ABF half to full BF radius, ADF) and moves the pick with the arrows', async () => {
+    const { api } = fakeApi();
+    const store = createAcquisitionStore(() => api);
+    await store.getState().openFiles([file('demo_master.h5')]);
+    const g = store.getState().data!.geometry;
+    await store.getState().setRegion('abf', annulus(3, 3, 1, 2));
+    await store.getState().applyPreset('abf');
+    const s = store.getState();
+    expect(s.error).toBeNull();
+    expect(s.detectorMode).toBe('abf');
+    expect(s.regions!.abf).toEqual(annulus(g.centre.cx, g.centre.cy, g.bfRadius / 2, g.bfRadius));
+    expect(s.imageMasks.abf).toBe(s.masks!.abf);
+    await store.getState().applyPreset('adf');
+    expect(store.getState().regions!.adf).toEqual(g.adf);
+    await store.getState().movePick(-1, 1);
+    expect(store.getState().picked).toEqual({ row: 1, col: 4 });
+    await store.getState().movePick(-5, 9);
+    expect(store.getState().picked).toEqual({ row: 0, col: 5 });
+    expect(store.getState().frame?.index).toBe(5);
   });
 
   it('lets the newest open win when two overlap', async () => {

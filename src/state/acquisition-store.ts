@@ -1,14 +1,21 @@
 import { createStore } from 'zustand/vanilla';
-import { type DefaultGeometry, defaultGeometry, regionMask } from '../products/detector-geometry';
+import {
+  type DefaultGeometry,
+  type DetectorRegion,
+  defaultGeometry,
+  regionMask,
+} from '../products/detector-geometry';
 import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
 import { describeError } from './error-message';
+import { DETECTOR_MODES, type DetectorMode, presetRegion, presetRegions, sameRegion } from './mask-edit';
+
+export type { DetectorMode } from './mask-edit';
 
 /**
  * The loaded acquisition as the UI sees it: summary, load progress, derived images, the picked scan position
  * and the virtual detector. The worker is injected (`api`), so the store runs in Node tests with a fake.
  */
 export type LoadPhase = 'idle' | 'fetching' | 'opening' | 'loading' | 'ready' | 'error';
-export type DetectorMode = 'bf' | 'adf';
 export type PatternView = 'frame' | 'sum' | 'mean';
 export type FrameValues = Uint8Array | Uint16Array | Uint32Array;
 
@@ -32,9 +39,8 @@ export interface LoadedData {
   memory: string[];
   adapter: string | null;
   fallbackReason: string | null;
+  /** The default geometry, from which the BF/ABF/ADF presets come. */
   geometry: DefaultGeometry;
-  /** The virtual detector masks (1 = covered; flagged pixels are excluded by the worker). */
-  masks: Record<DetectorMode, Uint8Array>;
 }
 
 export interface AcquisitionState {
@@ -50,7 +56,15 @@ export interface AcquisitionState {
   error: string | null;
   data: LoadedData | null;
   detectorMode: DetectorMode;
+  /** Each detector's region (edited by the user or a preset) and its mask (1 = covered; the worker also
+   * leaves out flagged pixels). Null until a load finishes. */
+  regions: Record<DetectorMode, DetectorRegion> | null;
+  masks: Record<DetectorMode, Uint8Array> | null;
+  /** The latest virtual image of each detector and the mask it was computed from (exact integer sums). */
   virtualImages: Partial<Record<DetectorMode, Float64Array>>;
+  imageMasks: Partial<Record<DetectorMode, Uint8Array>>;
+  /** True while a virtual image request is in flight (one at a time; the newest mask always follows). */
+  virtualBusy: boolean;
   picked: ScanPosition | null;
   frame: { index: number; values: FrameValues } | null;
   patternView: PatternView;
@@ -62,6 +76,14 @@ export interface AcquisitionState {
   /** Picks a scan position and fetches its frame. */
   pick(position: ScanPosition): Promise<void>;
   setDetectorMode(mode: DetectorMode): Promise<void>;
+  /** Sets a detector's region; its virtual image follows (throttled, always ending with the last region). */
+  setRegion(mode: DetectorMode, region: DetectorRegion): Promise<void>;
+  /** Restores a detector's preset from the default geometry and selects it. */
+  applyPreset(mode: DetectorMode): Promise<void>;
+  /** Moves the picked position by whole scan pixels (clamped). */
+  movePick(dRow: number, dCol: number): Promise<void>;
+  /** Resolves when the virtual image of the current detector matches its mask. */
+  virtualSettled(): Promise<void>;
   setPatternView(view: PatternView): void;
   /** Stops the running load (within one batch); the previous acquisition is not restored. */
   cancelLoad(): Promise<void>;
@@ -95,7 +117,11 @@ const idle = {
   error: null,
   data: null,
   detectorMode: 'bf' as DetectorMode,
+  regions: null,
+  masks: null,
   virtualImages: {},
+  imageMasks: {},
+  virtualBusy: false,
   picked: null,
   frame: null,
   patternView: 'frame' as PatternView,
@@ -146,12 +172,45 @@ export function createAcquisitionStore(
       if (request === frameRequest && token === active) set({ frame: { index, values } });
     }
 
-    async function computeVirtualImage(mode: DetectorMode, token: number) {
-      const data = get().data;
-      if (!data || get().virtualImages[mode]) return;
-      const image = await api().virtualImage(data.masks[mode]);
-      if (token === active && get().data === data) {
-        set({ virtualImages: { ...get().virtualImages, [mode]: image } });
+    /** The running request loop, if any: one virtual image request in flight at a time. */
+    let pump: Promise<void> | null = null;
+
+    /**
+     * Brings the current detector's image up to date with its mask. Masks that change while a request is
+     * in flight are not queued: when it returns, the loop asks for the newest mask, so a drag sends at most
+     * one request at a time and always ends with the final mask.
+     */
+    function refreshVirtualImage(): Promise<void> {
+      if (pump) return pump;
+      set({ virtualBusy: true });
+      const run = async () => {
+        for (;;) {
+          const s = get();
+          const mode = s.detectorMode;
+          const mask = s.masks?.[mode];
+          if (!s.data || !mask || s.imageMasks[mode] === mask) return;
+          const data = s.data;
+          const image = await api().virtualImage(mask);
+          if (get().data !== data) continue;
+          set({
+            virtualImages: { ...get().virtualImages, [mode]: image },
+            imageMasks: { ...get().imageMasks, [mode]: mask },
+          });
+        }
+      };
+      // `finally` runs after this assignment even when the loop has nothing to do.
+      pump = run().finally(() => {
+        pump = null;
+        set({ virtualBusy: false });
+      });
+      return pump;
+    }
+
+    async function refreshReporting() {
+      try {
+        await refreshVirtualImage();
+      } catch (e) {
+        set({ error: describeError(e, 'Could not compute the virtual image') });
       }
     }
 
@@ -202,6 +261,9 @@ export function createAcquisitionStore(
           virtualImages: {},
           picked: centre,
           frame: null,
+          regions: null,
+          masks: null,
+          imageMasks: {},
         });
         try {
           const result = await api().load((progress) => {
@@ -212,6 +274,7 @@ export function createAcquisitionStore(
           if (token !== active) return;
           const [rows, cols] = summary.detector;
           const geometry = defaultGeometry(result.sumDiffraction, rows, cols, pixelMask);
+          const regions = presetRegions(geometry);
           set({
             data: {
               sumDiffraction: result.sumDiffraction,
@@ -225,14 +288,16 @@ export function createAcquisitionStore(
               adapter: result.adapter ?? null,
               fallbackReason: result.fallbackReason ?? null,
               geometry,
-              masks: { bf: regionMask(geometry.bf, rows, cols), adf: regionMask(geometry.adf, rows, cols) },
+            },
+            regions,
+            masks: {
+              bf: regionMask(regions.bf, rows, cols),
+              abf: regionMask(regions.abf, rows, cols),
+              adf: regionMask(regions.adf, rows, cols),
             },
             progress: { framesDone: summary.frameCount, frameCount: summary.frameCount },
           });
-          await Promise.all([
-            computeVirtualImage(get().detectorMode, token),
-            showFrame(scanIndex(summary, centre), token),
-          ]);
+          await Promise.all([refreshVirtualImage(), showFrame(scanIndex(summary, centre), token)]);
           settle(token, 'ready', {
             activity: null,
             elapsedMs: activeStartedAt === null ? null : clock() - activeStartedAt,
@@ -264,11 +329,35 @@ export function createAcquisitionStore(
 
       async setDetectorMode(mode) {
         set({ detectorMode: mode });
-        try {
-          await computeVirtualImage(mode, active);
-        } catch (e) {
-          set({ error: describeError(e, 'Could not compute the virtual image') });
-        }
+        await refreshReporting();
+      },
+
+      async setRegion(mode, region) {
+        const { summary, regions, masks } = get();
+        if (!summary || !regions || !masks || !DETECTOR_MODES.includes(mode)) return;
+        if (sameRegion(regions[mode], region)) return refreshReporting();
+        const [rows, cols] = summary.detector;
+        set({
+          regions: { ...regions, [mode]: region },
+          masks: { ...masks, [mode]: regionMask(region, rows, cols) },
+        });
+        await refreshReporting();
+      },
+
+      async applyPreset(mode) {
+        const { data } = get();
+        set({ detectorMode: mode });
+        if (data) await get().setRegion(mode, presetRegion(mode, data.geometry));
+      },
+
+      async movePick(dRow, dCol) {
+        const { picked, summary } = get();
+        if (!picked || !summary) return;
+        await get().pick({ row: picked.row + dRow, col: picked.col + dCol });
+      },
+
+      async virtualSettled() {
+        while (pump) await pump.catch(() => {});
       },
 
       setPatternView(view) {

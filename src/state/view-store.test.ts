@@ -26,4 +26,20 @@ describe('view store', () => {
       'log',
     ]);
   });
+
+  it('sets percentiles (valid ones only) and toggles the log scales', () => {
+    const store = createViewStore();
+    store.getState().setContrast('minmax');
+    store.getState().setPercentiles([2, 98]);
+    expect(store.getState().percentiles).toEqual([2, 98]);
+    expect(store.getState().contrast).toBe('percentile');
+    store.getState().setPercentiles([50, 10]);
+    store.getState().setPercentiles([-1, 10]);
+    expect(store.getState().percentiles).toEqual([2, 98]);
+    store.getState().toggleVirtualScale();
+    store.getState().toggleDetectorScale();
+    expect([store.getState().virtualScale, store.getState().detectorScale]).toEqual(['log', 'linear']);
+    store.getState().toggleVirtualScale();
+    expect(store.getState().virtualScale).toBe('linear');
+  });
 });

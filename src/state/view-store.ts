@@ -1,33 +1,57 @@
 import { createStore } from 'zustand/vanilla';
 
 /** Display preferences (not data): colormap, contrast rule and scales. */
-export type ColormapChoice = 'gray' | 'viridis';
+export type ColormapChoice = 'gray' | 'viridis' | 'inferno' | 'magma';
 export type ContrastChoice = 'minmax' | 'percentile';
 export type ScaleChoice = 'linear' | 'log';
 
 export interface ViewState {
   colormap: ColormapChoice;
   contrast: ContrastChoice;
+  /** Low and high percentiles of the percentile contrast. */
+  percentiles: [number, number];
   /** Scale of the detector panel (diffraction spans decades: log by default). */
   detectorScale: ScaleChoice;
   /** Scale of the virtual image panel. */
   virtualScale: ScaleChoice;
   setColormap(colormap: ColormapChoice): void;
   setContrast(contrast: ContrastChoice): void;
+  setPercentiles(percentiles: [number, number]): void;
   setDetectorScale(scale: ScaleChoice): void;
   setVirtualScale(scale: ScaleChoice): void;
+  toggleVirtualScale(): void;
+  toggleDetectorScale(): void;
 }
 
+/** The percentile windows offered (low, high). */
+export const PERCENTILE_CHOICES: [number, number][] = [
+  [0.1, 99.9],
+  [0.5, 99.5],
+  [1, 99],
+  [2, 98],
+  [5, 95],
+];
+
+const flip = (s: ScaleChoice): ScaleChoice => (s === 'log' ? 'linear' : 'log');
+
 export function createViewStore() {
-  return createStore<ViewState>()((set) => ({
+  return createStore<ViewState>()((set, get) => ({
     colormap: 'viridis',
     contrast: 'percentile',
+    percentiles: [0.5, 99.5],
     detectorScale: 'log',
     virtualScale: 'linear',
     setColormap: (colormap) => set({ colormap }),
     setContrast: (contrast) => set({ contrast }),
     setDetectorScale: (detectorScale) => set({ detectorScale }),
     setVirtualScale: (virtualScale) => set({ virtualScale }),
+    setPercentiles: (percentiles) => {
+      const [lo, hi] = percentiles;
+      if (Number.isFinite(lo) && Number.isFinite(hi) && lo >= 0 && hi <= 100 && lo < hi)
+        set({ percentiles: [lo, hi], contrast: 'percentile' });
+    },
+    toggleVirtualScale: () => set({ virtualScale: flip(get().virtualScale) }),
+    toggleDetectorScale: () => set({ detectorScale: flip(get().detectorScale) }),
   }));
 }
 

@@ -3,9 +3,10 @@ import { DetectorPanel } from './DetectorPanel';
 import { demoWanted, fetchDemoFiles } from './demo';
 import { GpuNotice } from './GpuNotice';
 import { StatusLine } from './StatusLine';
-import { acquisitionStore } from './stores';
+import { acquisitionStore, viewStore } from './stores';
 import { TopBar } from './TopBar';
 import { useFileDrop } from './use-file-drop';
+import { useKeyboard } from './use-keyboard';
 import { VirtualImagePanel } from './VirtualImagePanel';
 
 let demoStarted = false;
@@ -21,6 +22,7 @@ export function App() {
   const onFiles = useCallback((files: File[]) => void acquisitionStore.getState().openFiles(files), []);
   const dragging = useFileDrop(onFiles);
   useEffect(openDemoOnce, []);
+  useKeyboard(acquisitionStore, viewStore);
 
   return (
     <div className="app" data-testid="app">

@@ -1,4 +1,6 @@
 import { useRef } from 'react';
+import { PERCENTILE_CHOICES } from '../state/view-store';
+import { COLORMAPS } from './colormaps';
 import { formatBytes, formatShape } from './format';
 import { acquisitionStore, useAcquisition, useView } from './stores';
 
@@ -10,6 +12,13 @@ export function TopBar() {
   const contrast = useView((s) => s.contrast);
   const setColormap = useView((s) => s.setColormap);
   const setContrast = useView((s) => s.setContrast);
+  const percentiles = useView((s) => s.percentiles);
+  const setPercentiles = useView((s) => s.setPercentiles);
+  const contrastValue = contrast === 'minmax' ? 'minmax' : percentiles.join('-');
+  function onContrast(value: string) {
+    if (value === 'minmax') setContrast('minmax');
+    else setPercentiles(value.split('-').map(Number) as [number, number]);
+  }
 
   function onFiles(event: React.ChangeEvent<HTMLInputElement>) {
     const files = Array.from(event.currentTarget.files ?? []);
@@ -60,21 +69,38 @@ export function TopBar() {
             onChange={(e) => setColormap(e.currentTarget.value as typeof colormap)}
             aria-label="Colormap"
           >
-            <option value="viridis">viridis</option>
-            <option value="gray">gray</option>
+            {COLORMAPS.map((name) => (
+              <option key={name} value={name}>
+                {name}
+              </option>
+            ))}
           </select>
         </label>
         <label>
           contrast{' '}
           <select
-            value={contrast}
-            onChange={(e) => setContrast(e.currentTarget.value as typeof contrast)}
+            value={contrastValue}
+            onChange={(e) => onContrast(e.currentTarget.value)}
             aria-label="Contrast"
           >
-            <option value="percentile">0.5–99.5 %</option>
+            {PERCENTILE_CHOICES.map(([lo, hi]) => (
+              <option key={lo} value={`${lo}-${hi}`}>
+                {lo}–{hi} %
+              </option>
+            ))}
             <option value="minmax">min–max</option>
           </select>
         </label>
+        <span
+          className="keys"
+          title={
+            'Keyboard: B / A / D select the BF / ABF / ADF detector (Shift restores its preset); L toggles log on ' +
+            'the virtual image (Shift+L on the detector); arrow keys move the picked position (Shift: 10). ' +
+            'Wheel zooms, middle button or Shift+drag pans, double-click fits.'
+          }
+        >
+          keys
+        </span>
       </div>
     </header>
   );

@@ -1,13 +1,40 @@
-import { useCallback, useMemo, useState } from 'react';
-import type { DetectorMode } from '../state/acquisition-store';
+import { useCallback, useMemo, useRef, useState } from 'react';
+import { type DetectorMode, describeRegion } from '../state/mask-edit';
+import {
+  detectorRecord,
+  download,
+  exportName,
+  virtualImageNpy,
+  virtualImageTiffF32,
+  virtualImageTiffU32,
+} from './export';
 import { formatCount } from './format';
-import { ImageCanvas, type OverlayTransform, type PixelPosition } from './ImageCanvas';
+import { Histogram } from './Histogram';
+import {
+  ImageCanvas,
+  type ImageCanvasHandle,
+  type OverlayTransform,
+  type PixelPosition,
+} from './ImageCanvas';
 import { Segmented } from './Segmented';
 import { acquisitionStore, useAcquisition, useView } from './stores';
 
 const MODES: { mode: DetectorMode; label: string; title: string }[] = [
-  { mode: 'bf', label: 'BF', title: 'Bright field: the disk of the direct beam' },
-  { mode: 'adf', label: 'ADF', title: 'Annular dark field: 1.5x to 3x the bright-field radius' },
+  {
+    mode: 'bf',
+    label: 'BF',
+    title: 'Bright field: the disk of the direct beam (B; Shift+B restores the preset)',
+  },
+  {
+    mode: 'abf',
+    label: 'ABF',
+    title: 'Annular bright field: half to full bright-field radius (A; Shift+A restores the preset)',
+  },
+  {
+    mode: 'adf',
+    label: 'ADF',
+    title: 'Annular dark field: 1.5x to 3x the bright-field radius (D; Shift+D restores the preset)',
+  },
 ];
 
 /** The virtual image of the current detector; clicking picks the scan position shown in the detector panel. */
@@ -15,14 +42,21 @@ export function VirtualImagePanel() {
   const summary = useAcquisition((s) => s.summary);
   const mode = useAcquisition((s) => s.detectorMode);
   const image = useAcquisition((s) => s.virtualImages[s.detectorMode] ?? null);
-  const geometry = useAcquisition((s) => s.data?.geometry ?? null);
+  const region = useAcquisition((s) => s.regions?.[s.detectorMode] ?? null);
   const picked = useAcquisition((s) => s.picked);
   const colormap = useView((s) => s.colormap);
   const contrast = useView((s) => s.contrast);
+  const percentiles = useView((s) => s.percentiles);
   const scale = useView((s) => s.virtualScale);
   const setScale = useView((s) => s.setVirtualScale);
   const [hover, setHover] = useState<PixelPosition | null>(null);
-  const settings = useMemo(() => ({ colormap, contrast, scale }), [colormap, contrast, scale]);
+  const [window, setWindow] = useState<[number, number] | null>(null);
+  const [note, setNote] = useState<string | null>(null);
+  const canvas = useRef<ImageCanvasHandle>(null);
+  const settings = useMemo(
+    () => ({ colormap, contrast, scale, percentiles }),
+    [colormap, contrast, scale, percentiles],
+  );
   const [rows, cols] = summary?.scan ?? [0, 0];
 
   const overlay = useCallback(
@@ -53,6 +87,48 @@ export function VirtualImagePanel() {
   const pickIt = useCallback((p: PixelPosition) => void acquisitionStore.getState().pick(p), []);
   const setMode = (m: DetectorMode) => void acquisitionStore.getState().setDetectorMode(m);
 
+  async function exportAs(kind: 'png' | 'npy' | 'tiff-f32' | 'tiff-u32' | 'json') {
+    // The exported values, mask and region must belong together: let a running update finish first.
+    await acquisitionStore.getState().virtualSettled();
+    const s = acquisitionStore.getState();
+    const image = s.virtualImages[s.detectorMode];
+    const mask = s.imageMasks[s.detectorMode];
+    const region = s.regions?.[s.detectorMode];
+    if (!s.summary || !s.data || !image || !mask || !region || s.masks?.[s.detectorMode] !== mask) return;
+    const scan = s.summary.scan;
+    const record = () =>
+      detectorRecord({
+        summary: s.summary!,
+        mode: s.detectorMode,
+        region,
+        mask,
+        pixelMask: s.data!.pixelMask,
+        geometry: s.data!.geometry,
+        image,
+        display: { ...settings },
+        backend: s.data!.backend,
+      });
+    const description = () => `stemflow ${JSON.stringify(record().detector.region)}`;
+    const name = (ext: string) => exportName(s.summary!, s.detectorMode, ext);
+    setNote(null);
+    if (kind === 'png') {
+      const blob = await canvas.current?.toPng();
+      if (blob) download(blob, name('png'));
+    } else if (kind === 'npy') {
+      download(virtualImageNpy(image, scan), name('npy'));
+    } else if (kind === 'tiff-u32') {
+      const out = virtualImageTiffU32(image, scan, description());
+      if ('error' in out) setNote(out.error);
+      else download(out.bytes, name('tif'), 'image/tiff');
+    } else if (kind === 'tiff-f32') {
+      const out = virtualImageTiffF32(image, scan, description());
+      if (!out.exact) setNote('float32 rounded values above 2^24: use uint32 TIFF or NPY for exact values.');
+      download(out.bytes, name('f32.tif'), 'image/tiff');
+    } else {
+      download(JSON.stringify(record(), null, 2), name('json'), 'application/json');
+    }
+  }
+
   return (
     <section className="panel" aria-label="Virtual image">
       <header className="panel-header">
@@ -67,7 +143,7 @@ export function VirtualImagePanel() {
           }))}
           value={mode}
           onChange={setMode}
-          disabled={!geometry}
+          disabled={!region}
         />
         <Segmented
           label="Virtual image scale"
@@ -79,8 +155,11 @@ export function VirtualImagePanel() {
           onChange={setScale}
         />
       </header>
-      <div className="panel-sub">{geometry ? describeDetector(mode, geometry) : '\u00a0'}</div>
+      <div className="panel-sub" data-testid="virtual-detector">
+        {region ? `${mode.toUpperCase()} ${describeRegion(region)}` : '\u00a0'}
+      </div>
       <ImageCanvas
+        ref={canvas}
         values={image}
         rows={rows}
         cols={cols}
@@ -88,6 +167,7 @@ export function VirtualImagePanel() {
         overlay={overlay}
         onPick={pickIt}
         onHover={setHover}
+        onRendered={setWindow}
         testId="virtual-canvas"
         label="Virtual image"
         emptyText={summary ? 'Computing the virtual image…' : 'No data'}
@@ -107,16 +187,36 @@ export function VirtualImagePanel() {
           '\u00a0'
         )}
       </div>
+      <div className="tools">
+        <Histogram values={image} scale={scale} window={window} testId="virtual-histogram" />
+        <span>export</span>
+        {(
+          [
+            ['png', 'PNG', 'The image as shown (colormap and contrast), one pixel per scan position'],
+            ['npy', 'NPY', 'The exact values as float64 (exact below 2^53), shape (rows, cols)'],
+            ['tiff-u32', 'TIFF u32', 'The exact values as a uint32 TIFF'],
+            ['tiff-f32', 'TIFF f32', 'The values as a float32 TIFF (exact below 2^24)'],
+            ['json', 'JSON', 'The detector, the acquisition and its calibration, to reproduce the image'],
+          ] as const
+        ).map(([kind, label, title]) => (
+          <button
+            key={kind}
+            type="button"
+            className="small"
+            title={title}
+            disabled={!image}
+            data-testid={`export-${kind}`}
+            onClick={() => void exportAs(kind)}
+          >
+            {label}
+          </button>
+        ))}
+        {note ? (
+          <span className="flag" data-testid="export-note">
+            {note}
+          </span>
+        ) : null}
+      </div>
     </section>
   );
-}
-
-function describeDetector(
-  mode: DetectorMode,
-  g: NonNullable<ReturnType<typeof acquisitionStore.getState>['data']>['geometry'],
-): string {
-  const at = `centre (x ${g.centre.cx.toFixed(2)}, y ${g.centre.cy.toFixed(2)})`;
-  return mode === 'bf'
-    ? `BF disk r ≤ ${g.bf.r.toFixed(2)} px, ${at}`
-    : `ADF annulus ${g.adf.inner.toFixed(2)} < r ≤ ${g.adf.outer.toFixed(2)} px, ${at}`;
 }

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FLAGGED_RGB } from './colormaps';
-import { contrastWindow, level, percentile, renderRgba, scaled, unscaled } from './image-mapping';
+import { contrastWindow, histogram, level, percentile, renderRgba, scaled, unscaled } from './image-mapping';
 
 describe('image mapping', () => {
   it('windows on min/max of the unflagged values', () => {
@@ -53,5 +53,19 @@ describe('image mapping', () => {
       ...FLAGGED_RGB,
       255,
     ]);
+  });
+
+  it('windows on chosen percentiles', () => {
+    const values = Array.from({ length: 1001 }, (_, i) => i);
+    expect(contrastWindow(values, 'linear', 'percentile', undefined, [2, 98])).toEqual([20, 980]);
+    expect(contrastWindow(values, 'linear', 'percentile', undefined, [0, 100])).toEqual([0, 1000]);
+  });
+
+  it('bins unflagged values into a histogram over their range', () => {
+    const h = histogram([0, 1, 2, 3, 4, 100], 'linear', 4, [0, 0, 0, 0, 0, 1]);
+    expect([h.min, h.max]).toEqual([0, 4]);
+    expect(Array.from(h.counts)).toEqual([1, 1, 1, 2]);
+    expect(Array.from(histogram([7, 7], 'linear', 3).counts)).toEqual([2, 0, 0]);
+    expect(histogram([], 'log', 3)).toEqual({ counts: new Uint32Array(3), min: 0, max: 0 });
   });
 });

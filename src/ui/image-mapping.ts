@@ -11,6 +11,8 @@ export interface DisplaySettings {
   colormap: ColormapName;
   scale: Scale;
   contrast: Contrast;
+  /** Low and high percentiles of the 'percentile' contrast (default 0.5 and 99.5). */
+  percentiles?: [number, number];
 }
 
 export const PERCENTILE_LOW = 0.5;
@@ -34,6 +36,7 @@ export function contrastWindow(
   scale: Scale,
   contrast: Contrast,
   exclude?: ArrayLike<number>,
+  percentiles: [number, number] = [PERCENTILE_LOW, PERCENTILE_HIGH],
 ): [number, number] {
   const kept = new Float64Array(values.length);
   let n = 0;
@@ -54,7 +57,7 @@ export function contrastWindow(
     return [lo, hi];
   }
   used.sort();
-  return [percentile(used, PERCENTILE_LOW), percentile(used, PERCENTILE_HIGH)];
+  return [percentile(used, percentiles[0]), percentile(used, percentiles[1])];
 }
 
 /** The 8-bit level of a scaled value in the window [lo, hi] (0 when the window is empty). */
@@ -70,7 +73,7 @@ export function renderRgba(
   exclude?: ArrayLike<number>,
   out = new Uint8ClampedArray(values.length * 4),
 ): { rgba: Uint8ClampedArray; window: [number, number] } {
-  const [lo, hi] = contrastWindow(values, settings.scale, settings.contrast, exclude);
+  const [lo, hi] = contrastWindow(values, settings.scale, settings.contrast, exclude, settings.percentiles);
   const lut = colormapTable(settings.colormap);
   for (let i = 0; i < values.length; i++) {
     const o = i * 4;
@@ -92,4 +95,36 @@ export function renderRgba(
 /** Window bounds back in data units, for the legend. */
 export function unscaled(v: number, scale: Scale): number {
   return scale === 'log' ? Math.expm1(v) : v;
+}
+
+/**
+ * Histogram of the finite, unflagged values in scaled units: `bins` equal bins over [min, max] of those
+ * values (a constant image puts everything in bin 0).
+ */
+export function histogram(
+  values: ArrayLike<number>,
+  scale: Scale,
+  bins: number,
+  exclude?: ArrayLike<number>,
+): { counts: Uint32Array; min: number; max: number } {
+  const counts = new Uint32Array(bins);
+  let min = Number.POSITIVE_INFINITY;
+  let max = Number.NEGATIVE_INFINITY;
+  for (let i = 0; i < values.length; i++) {
+    if (exclude?.[i]) continue;
+    const v = scaled(values[i], scale);
+    if (!Number.isFinite(v)) continue;
+    if (v < min) min = v;
+    if (v > max) max = v;
+  }
+  if (!(max >= min)) return { counts, min: 0, max: 0 };
+  const width = max - min;
+  for (let i = 0; i < values.length; i++) {
+    if (exclude?.[i]) continue;
+    const v = scaled(values[i], scale);
+    if (!Number.isFinite(v)) continue;
+    const b = width > 0 ? Math.min(bins - 1, Math.floor(((v - min) / width) * bins)) : 0;
+    counts[b]++;
+  }
+  return { counts, min, max };
 }

@@ -1,6 +1,9 @@
+import type { DetectorRegion } from '../products/detector-geometry';
 import type { AcquisitionStore } from '../state/acquisition-store';
+import type { ViewStore } from '../state/view-store';
 import type { AcquisitionApi, AcquisitionSummary } from '../workers/acquisition-api';
 import { probeWebGpu } from './GpuNotice';
+import { viewStore } from './stores';
 
 /**
  * `window.__stemflow`: read-only access for the e2e tests to the exact values behind the canvases. Arrays come
@@ -18,12 +21,28 @@ export interface StemflowTestHook {
     patternView: string;
     elapsedMs: number | null;
     geometry: unknown;
+    /** The current detector's region, whether an update is in flight, and whether the image is current. */
+    region: DetectorRegion | null;
+    virtualBusy: boolean;
+    virtualCurrent: boolean;
   };
+  /** The view preferences (colormap, contrast, percentiles, scales). */
+  view(): {
+    colormap: string;
+    contrast: string;
+    percentiles: number[];
+    detectorScale: string;
+    virtualScale: string;
+  };
+  /** Resolves when the virtual image matches the current detector's mask. */
+  virtualSettled(): Promise<void>;
   summary(): AcquisitionSummary | null;
   /** The virtual image of the current detector mode (row-major scan). */
   virtualImage(): number[] | null;
   /** The current virtual detector mask (1 = covered; the worker also leaves out flagged pixels). */
   detectorMask(): number[] | null;
+  /** The mask the shown virtual image was computed from (the current one once settled). */
+  imageMask(): number[] | null;
   pixelMask(): number[] | null;
   frameTotals(): number[] | null;
   /** The load audit: the largest unflagged count and how many unflagged values exceed 255. */
@@ -44,7 +63,11 @@ declare global {
 
 const list = (a: ArrayLike<number> | null | undefined) => (a ? Array.from(a) : null);
 
-export function installTestHook(store: AcquisitionStore, api: () => AcquisitionApi): void {
+export function installTestHook(
+  store: AcquisitionStore,
+  api: () => AcquisitionApi,
+  view: ViewStore = viewStore,
+): void {
   window.__stemflow = {
     state() {
       const s = store.getState();
@@ -59,8 +82,23 @@ export function installTestHook(store: AcquisitionStore, api: () => AcquisitionA
         patternView: s.patternView,
         elapsedMs: s.elapsedMs,
         geometry: s.data?.geometry ?? null,
+        region: s.regions?.[s.detectorMode] ?? null,
+        virtualBusy: s.virtualBusy,
+        virtualCurrent:
+          !!s.masks && s.imageMasks[s.detectorMode] === s.masks[s.detectorMode] && !s.virtualBusy,
       };
     },
+    view: () => {
+      const v = view.getState();
+      return {
+        colormap: v.colormap,
+        contrast: v.contrast,
+        percentiles: [...v.percentiles],
+        detectorScale: v.detectorScale,
+        virtualScale: v.virtualScale,
+      };
+    },
+    virtualSettled: () => store.getState().virtualSettled(),
     summary: () => store.getState().summary,
     virtualImage: () => {
       const s = store.getState();
@@ -68,7 +106,11 @@ export function installTestHook(store: AcquisitionStore, api: () => AcquisitionA
     },
     detectorMask: () => {
       const s = store.getState();
-      return list(s.data?.masks[s.detectorMode]);
+      return list(s.masks?.[s.detectorMode]);
+    },
+    imageMask: () => {
+      const s = store.getState();
+      return list(s.imageMasks[s.detectorMode]);
     },
     pixelMask: () => list(store.getState().data?.pixelMask),
     frameTotals: () => list(store.getState().data?.frameTotals),
