@@ -8,21 +8,30 @@
 // (u64 (lo, hi) sum of unflagged values, 0 when failed), and `audit` (accumulated across dispatches and batches:
 // maximum, failed frame count, count above 255 and a 257-bin histogram of unflagged values of decoded frames).
 //
-// Persistent workgroups: workgroup w takes frames frame_start + w, + num_workgroups, ... and decodes each one
-// cooperatively. Per block (<= 8 KiB decoded): zero `block`, walk the LZ4 token stream with every lane reading the
-// same bytes (all loop values are uniform, so barriers stay in uniform control flow), lanes copy literal and match
-// bytes into `block` in parallel (each output byte is written once: atomicOr of the byte into its word); a match
-// reads the bytes `offset` back with the period identity out[o + j] = out[o - offset + (j mod offset)]; a barrier
-// is taken only when a match reads bytes written since the last barrier that are not its own sequence's
-// literals (those it reads from the input). Then each lane undoes the bit transpose for groups of 8 elements
-// (they share one byte of each of the 8 * ELEM_SIZE planes), writes packed words and counts the audit in
-// registers and workgroup atomics. Frame counts go to the dispatch's workgroup histogram only when the frame
-// decoded, and each workgroup adds its histogram to `audit` once per dispatch.
-// Every loop is bounded by byte counts; every read of the slot stays inside its frame's chunk; writes stay
-// inside the frame's words and the 8 KiB block.
+// Workgroups (one per frame by default, persistent when fewer): workgroup w takes frames frame_start + w,
+// + num_workgroups, ... and decodes each one cooperatively (the pass's default: one 64-lane workgroup per
+// frame). Per block (<= 8 KiB decoded): zero `block` and stage the first STAGE_WORDS words of the block's
+// compressed bytes in workgroup memory with coalesced loads (the rest is read from the slot; on the H200 a
+// one-word stage is fastest: workgroup memory bounds how many frames an SM decodes at once). Every
+// lane walks the same LZ4 token stream and computes the same values; the walk runs in epochs that end with a
+// barrier, and the workgroup checks for the end of the block with a uniform load every EPOCHS_PER_ROUND epochs;
+// lanes copy literal and match bytes into `block` one output word each; word w always belongs to lane
+// w mod WORKGROUP_SIZE, so only its owner writes it (a whole word is stored, a word shared with a neighbouring
+// sequence is or-ed into its zeroed bytes; each output byte is written once) and no atomics are needed; a match
+// reads the bytes `offset` back with the period identity out[o + j] = out[o - offset + (j mod offset)] (one
+// modulo per word, whole-word reads when the word's sources are contiguous); a barrier is taken only when a
+// match reads bytes written since the last barrier that are not its own sequence's literals (those it reads
+// from the staged input); such a match waits for the next epoch. A word read for a match may be written at the
+// same time by its owner in its other bytes (the next sequence's); the bytes read were written before a barrier. Then each lane undoes the bit transpose for groups of 8 elements (they share one byte
+// of each of the 8 * ELEM_SIZE planes), writes packed words and counts the audit in registers and workgroup
+// atomics. A decoded frame's counts go to the global audit at the end of the frame (a failed frame's never).
+// Every loop is bounded by byte counts; every read of the slot stays inside its frame's chunk (staging reads
+// the whole words that hold it); writes stay inside the frame's words and the 8 KiB block.
 
 override ELEM_SIZE: u32 = 2u;
 override WORKGROUP_SIZE: u32 = 64u;
+// Words of workgroup memory that stage a block's compressed bytes (bytes past them are read from the slot).
+override STAGE_WORDS: u32 = 1u;
 // Word offsets in `audit` (src/kernels/bslz4-decode.ts AUDIT_LAYOUT).
 override AUDIT_MAX: u32 = 0u;
 override AUDIT_FAILED: u32 = 1u;
@@ -73,20 +82,22 @@ const ERR_TRAILING_BYTES: u32 = 13u;
 @group(0) @binding(7) var<storage, read_write> audit: array<atomic<u32>>;
 
 // The decoded (still bit-shuffled) bytes of the current block.
-var<workgroup> block: array<atomic<u32>, BLOCK_WORDS>;
-// Histogram, maximum and (lo, hi) sum of the current frame; histogram, maximum and failures of the dispatch.
+var<workgroup> block: array<u32, BLOCK_WORDS>;
+// Slot words [stage_word, stage_word + stage_words) of the current block's compressed bytes.
+var<workgroup> stage: array<u32, STAGE_WORDS>;
+// Histogram, maximum and (lo, hi) sum of the current frame.
 var<workgroup> frame_hist: array<atomic<u32>, BINS>;
 var<workgroup> frame_max: atomic<u32>;
 var<workgroup> frame_sum: array<atomic<u32>, 2>;
-var<workgroup> disp_hist: array<atomic<u32>, BINS>;
-var<workgroup> disp_max: atomic<u32>;
-var<workgroup> disp_failed: atomic<u32>;
 
 // Per-lane audit of the current frame: zeros and values above 255 counted in registers.
 var<private> lane_zero: u32;
 var<private> lane_over: u32;
 var<private> lane_max: u32;
 var<private> lane_sum: vec2<u32>;
+// The staged slot bytes [stage_at, stage_at + stage_len) (uniform across the workgroup).
+var<private> stage_at: u32;
+var<private> stage_len: u32;
 
 fn slot_byte(i: u32) -> u32 {
   return (slot[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
@@ -110,8 +121,66 @@ fn slot_bytes(a: u32, count: u32) -> u32 {
   return v;
 }
 
+// Slot byte `i` of the current block, from the stage when it holds it.
+fn in_byte(i: u32) -> u32 {
+  let r = i - stage_at;
+  if (r < stage_len) {
+    return (stage[r >> 2u] >> ((r & 3u) * 8u)) & 0xffu;
+  }
+  return slot_byte(i);
+}
+
+// `count` (1..4) slot bytes of the current block from byte `a`, from the stage when it holds them all.
+fn in_bytes(a: u32, count: u32) -> u32 {
+  let r = a - stage_at;
+  if (r < stage_len && count <= stage_len - r) {
+    let w = r >> 2u;
+    let sh = (r & 3u) * 8u;
+    var v = stage[w] >> sh;
+    if ((r & 3u) + count > 4u) {
+      v |= stage[w + 1u] << (32u - sh);
+    }
+    if (count < 4u) {
+      v &= (1u << (8u * count)) - 1u;
+    }
+    return v;
+  }
+  return slot_bytes(a, count);
+}
+
 fn block_byte(i: u32) -> u32 {
-  return (atomicLoad(&block[i >> 2u]) >> ((i & 3u) * 8u)) & 0xffu;
+  return (block[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
+}
+
+// `count` (1..4) block bytes from byte `a` (all below 8192), little-endian in the low bytes.
+fn block_bytes(a: u32, count: u32) -> u32 {
+  let w = a >> 2u;
+  let sh = (a & 3u) * 8u;
+  var v = block[w] >> sh;
+  if ((a & 3u) + count > 4u) {
+    v |= block[w + 1u] << (32u - sh);
+  }
+  if (count < 4u) {
+    v &= (1u << (8u * count)) - 1u;
+  }
+  return v;
+}
+
+// Writes `count` (1..4) bytes `value` at block byte `a` (inside word w = a / 4, owned by the calling lane): a
+// whole word is stored, part of a word is or-ed into its zeroed bytes (the rest of the word belongs to a
+// neighbouring sequence, written by the same lane). Other lanes read only bytes written before a barrier.
+fn put_bytes(a: u32, count: u32, value: u32) {
+  let w = a >> 2u;
+  if (count == 4u) {
+    block[w] = value;
+  } else {
+    block[w] |= value << ((a & 3u) * 8u);
+  }
+}
+
+// The first word >= w0 that lane `lid` owns (words w with w mod WORKGROUP_SIZE == lid).
+fn owned_word(w0: u32, lid: u32) -> u32 {
+  return w0 + (lid + WORKGROUP_SIZE - w0 % WORKGROUP_SIZE) % WORKGROUP_SIZE;
 }
 
 fn add64(a: vec2<u32>, b: u32) -> vec2<u32> {
@@ -145,11 +214,10 @@ fn audit_value(pixel: u32, v: u32) {
 // Literals: input bytes [src, src + count) to block bytes [op, op + count); one word per lane.
 fn copy_literals(src: u32, op: u32, count: u32, lid: u32) {
   let end = op + count;
-  for (var w = (op >> 2u) + lid; w * 4u < end; w += WORKGROUP_SIZE) {
+  for (var w = owned_word(op >> 2u, lid); w * 4u < end; w += WORKGROUP_SIZE) {
     let a = max(w * 4u, op);
-    let b = min(w * 4u + 4u, end);
-    let bytes = slot_bytes(src + (a - op), b - a);
-    atomicOr(&block[w], bytes << ((a - w * 4u) * 8u));
+    let n = min(w * 4u + 4u, end) - a;
+    put_bytes(a, n, in_bytes(src + (a - op), n));
   }
 }
 
@@ -158,112 +226,192 @@ fn copy_literals(src: u32, op: u32, count: u32, lid: u32) {
 fn copy_match(op: u32, offset: u32, count: u32, from_literals: bool, lit_src: u32, lit_out: u32, lid: u32) {
   let end = op + count;
   let base = op - offset;
-  for (var w = (op >> 2u) + lid; w * 4u < end; w += WORKGROUP_SIZE) {
+  for (var w = owned_word(op >> 2u, lid); w * 4u < end; w += WORKGROUP_SIZE) {
     let a = max(w * 4u, op);
-    let b = min(w * 4u + 4u, end);
-    var word = 0u;
-    for (var o = a; o < b; o++) {
-      let j = o - op;
-      let s = base + select(j % offset, j, j < offset);
-      var byte: u32;
-      if (from_literals) {
-        byte = slot_byte(lit_src + (s - lit_out));
-      } else {
-        byte = block_byte(s);
-      }
-      word |= byte << ((o & 3u) * 8u);
+    let n = min(w * 4u + 4u, end) - a;
+    let j = a - op;
+    // Source of the word's first byte: base + r, r = j mod offset.
+    var r = j;
+    if (j >= offset) {
+      r = j % offset;
     }
-    atomicOr(&block[w], word);
+    var word = 0u;
+    if (r + n <= offset) {
+      // The word's sources are contiguous.
+      if (from_literals) {
+        word = in_bytes(lit_src + (base + r - lit_out), n);
+      } else {
+        word = block_bytes(base + r, n);
+      }
+    } else {
+      for (var k = 0u; k < n; k++) {
+        let s = base + r;
+        var byte: u32;
+        if (from_literals) {
+          byte = in_byte(lit_src + (s - lit_out));
+        } else {
+          byte = block_byte(s);
+        }
+        word |= byte << (8u * k);
+        r += 1u;
+        if (r == offset) {
+          r = 0u;
+        }
+      }
+    }
+    put_bytes(a, n, word);
   }
 }
 
-// Decodes the raw LZ4 block slot[start, end) into `block` bytes [0, out_end). Returns 0 or an error code.
-fn lz4_block(start: u32, end: u32, out_end: u32, lid: u32) -> u32 {
-  var ip = start;
-  var op = 0u;
+// Rounds of epochs between checks that the whole workgroup finished a block (one uniform load each).
+const EPOCHS_PER_ROUND: u32 = 8u;
+
+// State of the LZ4 walk of the current block, identical in every lane (each lane parses the same bytes).
+struct Walk {
+  ip: u32,
+  op: u32,
   // Block bytes [0, visible) were written before the last barrier.
-  var visible = 0u;
+  visible: u32,
+  // A match waits for the next barrier: it reads bytes written since the last one.
+  pending_offset: u32,
+  pending_count: u32,
+  // 0 while running, then the block's verdict + 1 (1 = decoded).
+  done: u32,
+}
+
+// One epoch of the walk: the pending match, then sequences until a match needs a barrier, the block ends or
+// a fault is found. Returns the updated walk; copies stay within [0, end of the block's output).
+fn lz4_epoch(w0: Walk, end: u32, out_end: u32, lid: u32) -> Walk {
+  var w = w0;
+  if (w.pending_count != 0u) {
+    copy_match(w.op, w.pending_offset, w.pending_count, false, 0u, 0u, lid);
+    w.op += w.pending_count;
+    w.pending_count = 0u;
+  }
   loop {
-    if (ip >= end) {
-      return ERR_LZ4_TRUNCATED;
+    if (w.ip >= end) {
+      w.done = 1u + ERR_LZ4_TRUNCATED;
+      break;
     }
-    let token = slot_byte(ip);
-    ip += 1u;
+    let token = in_byte(w.ip);
+    w.ip += 1u;
     var lit = token >> 4u;
     if (lit == 15u) {
       loop {
-        if (ip >= end) {
-          return ERR_LZ4_TRUNCATED;
+        if (w.ip >= end) {
+          w.done = 1u + ERR_LZ4_TRUNCATED;
+          break;
         }
-        let b = slot_byte(ip);
-        ip += 1u;
+        let b = in_byte(w.ip);
+        w.ip += 1u;
         lit += b;
-        if (lit > end - ip) {
-          return ERR_LZ4_TRUNCATED;
+        if (lit > end - w.ip) {
+          w.done = 1u + ERR_LZ4_TRUNCATED;
+          break;
         }
         if (b != 255u) {
           break;
         }
       }
+      if (w.done != 0u) {
+        break;
+      }
     }
-    if (lit > end - ip) {
-      return ERR_LZ4_TRUNCATED;
-    }
-    if (lit > out_end - op) {
-      return ERR_LZ4_OVERRUN;
-    }
-    let lit_src = ip;
-    let lit_out = op;
-    if (lit > 0u) {
-      copy_literals(ip, op, lit, lid);
-    }
-    ip += lit;
-    op += lit;
-    if (ip == end) {
+    if (lit > end - w.ip) {
+      w.done = 1u + ERR_LZ4_TRUNCATED;
       break;
     }
-    if (end - ip < 2u) {
-      return ERR_LZ4_TRUNCATED;
+    if (lit > out_end - w.op) {
+      w.done = 1u + ERR_LZ4_OVERRUN;
+      break;
     }
-    let offset = slot_byte(ip) | (slot_byte(ip + 1u) << 8u);
-    ip += 2u;
-    if (offset == 0u || offset > op) {
-      return ERR_LZ4_BAD_OFFSET;
+    let lit_src = w.ip;
+    let lit_out = w.op;
+    if (lit > 0u) {
+      copy_literals(w.ip, w.op, lit, lid);
+    }
+    w.ip += lit;
+    w.op += lit;
+    if (w.ip == end) {
+      w.done = 1u + select(ERR_LZ4_SHORT, 0u, w.op == out_end);
+      break;
+    }
+    if (end - w.ip < 2u) {
+      w.done = 1u + ERR_LZ4_TRUNCATED;
+      break;
+    }
+    let offset = in_bytes(w.ip, 2u);
+    w.ip += 2u;
+    if (offset == 0u || offset > w.op) {
+      w.done = 1u + ERR_LZ4_BAD_OFFSET;
+      break;
     }
     var count = token & 15u;
     if (count == 15u) {
       loop {
-        if (ip >= end) {
-          return ERR_LZ4_TRUNCATED;
+        if (w.ip >= end) {
+          w.done = 1u + ERR_LZ4_TRUNCATED;
+          break;
         }
-        let b = slot_byte(ip);
-        ip += 1u;
+        let b = in_byte(w.ip);
+        w.ip += 1u;
         count += b;
-        if (count + 4u > out_end - op) {
-          return ERR_LZ4_OVERRUN;
+        if (count + 4u > out_end - w.op) {
+          w.done = 1u + ERR_LZ4_OVERRUN;
+          break;
         }
         if (b != 255u) {
           break;
         }
       }
+      if (w.done != 0u) {
+        break;
+      }
     }
     count += 4u;
-    if (count > out_end - op) {
-      return ERR_LZ4_OVERRUN;
+    if (count > out_end - w.op) {
+      w.done = 1u + ERR_LZ4_OVERRUN;
+      break;
     }
-    let src_lo = op - offset;
+    let src_lo = w.op - offset;
     let from_literals = src_lo >= lit_out;
-    if (!from_literals && src_lo + min(offset, count) > visible) {
-      workgroupBarrier();
-      visible = op;
+    if (!from_literals && src_lo + min(offset, count) > w.visible) {
+      // Copied after the barrier that ends this epoch.
+      w.pending_offset = offset;
+      w.pending_count = count;
+      w.visible = w.op;
+      break;
     }
-    copy_match(op, offset, count, from_literals, lit_src, lit_out, lid);
-    op += count;
+    copy_match(w.op, offset, count, from_literals, lit_src, lit_out, lid);
+    w.op += count;
   }
-  if (op != out_end) {
-    return ERR_LZ4_SHORT;
+  return w;
+}
+
+// Whether the workgroup finished the current block, and its verdict + 1 (written by lane 0, read uniformly).
+var<workgroup> walk_done: u32;
+
+// Decodes the raw LZ4 block slot[start, end) into `block` bytes [0, out_end). Returns 0 or an error code
+// (uniform across the workgroup). Every lane walks the same tokens; a barrier ends each epoch, and every
+// EPOCHS_PER_ROUND epochs the workgroup checks uniformly whether the walk is done (extra epochs do nothing).
+fn lz4_block(start: u32, end: u32, out_end: u32, lid: u32) -> u32 {
+  var w = Walk(start, 0u, 0u, 0u, 0u, 0u);
+  loop {
+    for (var e = 0u; e < EPOCHS_PER_ROUND; e++) {
+      if (w.done == 0u) {
+        w = lz4_epoch(w, end, out_end, lid);
+      }
+      workgroupBarrier();
+    }
+    // The last uniform load was followed by EPOCHS_PER_ROUND barriers: this write races with no read.
+    if (lid == 0u) {
+      walk_done = w.done;
+    }
+    let done = workgroupUniformLoad(&walk_done);
+    if (done != 0u) {
+      return done - 1u;
+    }
   }
-  return 0u;
 }
 
 // Undoes the bit transpose of a decoded block of `elems` elements (a multiple of 8) whose first element is
@@ -390,10 +538,19 @@ fn decode_frame(f: u32, lid: u32) -> u32 {
     let elems = select(last, block_elems, b < full);
     let bytes = elems * ELEM_SIZE;
     for (var w = lid; w < bytes / 4u; w += WORKGROUP_SIZE) {
-      atomicStore(&block[w], 0u);
+      block[w] = 0u;
     }
+    // Stage the slot words that hold the block's compressed bytes (whole words inside the slot's data).
+    let start = off + pos;
+    let stage_word = start >> 2u;
+    let stage_words = min(((start + length + 3u) >> 2u) - stage_word, STAGE_WORDS);
+    for (var w = lid; w < stage_words; w += WORKGROUP_SIZE) {
+      stage[w] = slot[stage_word + w];
+    }
+    stage_at = stage_word * 4u;
+    stage_len = stage_words * 4u;
     workgroupBarrier();
-    let err = lz4_block(off + pos, off + pos + length, bytes, lid);
+    let err = lz4_block(start, start + length, bytes, lid);
     workgroupBarrier();
     if (err != 0u) {
       return err;
@@ -451,10 +608,14 @@ fn main(
       }
     }
     workgroupBarrier();
+    // A decoded frame's counts go to the global audit; a failed frame's are dropped.
     for (var i = lid; i < BINS; i += WORKGROUP_SIZE) {
       let c = atomicExchange(&frame_hist[i], 0u);
       if (err == 0u && c != 0u) {
-        atomicAdd(&disp_hist[i], c);
+        audit_add64(AUDIT_HISTOGRAM + 2u * i, c);
+        if (i == BINS - 1u) {
+          audit_add64(AUDIT_ABOVE_255, c);
+        }
       }
     }
     if (lid == 0u) {
@@ -464,29 +625,14 @@ fn main(
       errors[g] = err;
       if (err == 0u) {
         totals[g] = sum;
-        atomicMax(&disp_max, fmax);
+        if (fmax != 0u) {
+          atomicMax(&audit[AUDIT_MAX], fmax);
+        }
       } else {
         totals[g] = vec2<u32>(0u);
-        atomicAdd(&disp_failed, 1u);
+        atomicAdd(&audit[AUDIT_FAILED], 1u);
       }
     }
     workgroupBarrier();
-  }
-  // Once per workgroup and dispatch: the workgroup's counts into the global audit.
-  for (var i = lid; i < BINS; i += WORKGROUP_SIZE) {
-    let c = atomicLoad(&disp_hist[i]);
-    if (c != 0u) {
-      audit_add64(AUDIT_HISTOGRAM + 2u * i, c);
-      if (i == BINS - 1u) {
-        audit_add64(AUDIT_ABOVE_255, c);
-      }
-    }
-  }
-  if (lid == 0u) {
-    atomicMax(&audit[AUDIT_MAX], atomicLoad(&disp_max));
-    let failed = atomicLoad(&disp_failed);
-    if (failed != 0u) {
-      atomicAdd(&audit[AUDIT_FAILED], failed);
-    }
   }
 }

@@ -36,6 +36,7 @@ interface Batch {
 
 interface RunOptions {
   workgroupSize?: number;
+  stageWords?: number;
   maxFramesPerDispatch?: number;
   workgroupsPerDispatch?: number;
   firstFrame?: number;
@@ -96,7 +97,11 @@ async function compare(ctx: GpuTestContext, b: Batch, o: RunOptions = {}): Promi
   const firstFrame = o.firstFrame ?? 0;
   const wordsPerFrame = o.wordsPerFrame ?? minWordsPerFrame(pixels, elemSize);
   const twin = bslz4DecodeBatch(b.slot, b.index, b.flags, { frameCount, pixels, elemSize, wordsPerFrame });
-  const pass = createBslz4DecodePass(ctx.device, { elemSize, workgroupSize: o.workgroupSize });
+  const pass = createBslz4DecodePass(ctx.device, {
+    elemSize,
+    workgroupSize: o.workgroupSize,
+    stageWords: o.stageWords,
+  });
   const decoded = ctx.upload(new Uint32Array(Math.max(1, frameCount * wordsPerFrame)).fill(0xdeadbeef));
   const errors = ctx.upload(new Uint32Array(firstFrame + frameCount + 1).fill(77));
   const totals = ctx.upload(new Uint32Array(2 * (firstFrame + frameCount + 1)).fill(77));
@@ -187,6 +192,18 @@ describe('bslz4-decode pass: fixtures vs twin and oracle.json', () => {
       expect(twin.audit.histogram.reduce((s, v) => s + v, 0n)).toBe(BigInt(b.frameCount * b.pixels));
     });
   }
+
+  withGpu('192x192 uint16 fixture with small stages and odd workgroup sizes', async (ctx) => {
+    const b = fixtureBatch([{ file: 'latest_fixed_u16_192.h5', dataset: '/data' }]);
+    b.flags[7] = 1;
+    for (const [workgroupSize, stageWords] of [
+      [32, 64],
+      [96, 7],
+      [5, 1024],
+    ]) {
+      await compare(ctx, b, { workgroupSize, stageWords, workgroupsPerDispatch: 3 });
+    }
+  });
 
   withGpu('ARINA acquisition: 3 shards, pixel mask flags (65535 on flagged pixels)', async (ctx) => {
     const acq = oracle.acquisitions.arina;
@@ -302,6 +319,9 @@ describe('bslz4-decode pass: faults', () => {
     for (const code of Object.values(DecodeError))
       expect(covered.has(code), decodeErrorName(code)).toBe(true);
     await compare(ctx, batch, { workgroupSize: 128, maxFramesPerDispatch: 5, workgroupsPerDispatch: 2 });
+    // Blocks longer than the staged words are read from the slot past the stage.
+    await compare(ctx, batch, { workgroupSize: 32, stageWords: 3 });
+    await compare(ctx, batch, { workgroupSize: 1, stageWords: 1, maxFramesPerDispatch: 9 });
   });
 
   withGpu('random byte mutations: GPU verdicts equal the twin for 1, 2 and 4 byte values', async (ctx) => {
@@ -320,15 +340,10 @@ describe('bslz4-decode pass: faults', () => {
       }
       const { slot, index } = pack(chunks, (i) => i % 3);
       const flags = Uint32Array.from({ length: pixels }, (_, i) => (i % 17 === 0 ? 1 : 0));
-      const { twin } = await compare(ctx, {
-        slot,
-        index,
-        frameCount: chunks.length,
-        pixels,
-        elemSize,
-        flags,
-      });
+      const batch = { slot, index, frameCount: chunks.length, pixels, elemSize, flags };
+      const { twin } = await compare(ctx, batch);
       expect(new Set(twin.errors).size).toBeGreaterThan(2);
+      await compare(ctx, batch, { workgroupSize: 7, stageWords: 5 });
     }
   });
 

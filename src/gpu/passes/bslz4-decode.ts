@@ -4,9 +4,11 @@
  * src/kernels/decode-errors.ts). Buffer formats: docs/pass-graph.md.
  *
  * The caller (the load orchestrator) owns every buffer; `encode` only records dispatches (no host waits).
- * Frames are split into dispatches of at most `maxFramesPerDispatch`; in each, `workgroupsPerDispatch`
- * persistent workgroups take frames in a grid stride and flush their histogram once. Blocks larger than 8 KiB
- * (non-default bitshuffle block sizes) are reported as UNSUPPORTED_BLOCK_SIZE: decode those frames on the CPU.
+ * Frames are split into dispatches of at most `maxFramesPerDispatch`; in each, one workgroup per frame by
+ * default (or `workgroupsPerDispatch` persistent workgroups taking frames in a grid stride) decodes a frame's
+ * blocks one after another from a staged copy of each block's compressed bytes in workgroup memory, and adds
+ * a decoded frame's counts to the audit. Blocks larger than 8 KiB (non-default bitshuffle block sizes) are
+ * reported as UNSUPPORTED_BLOCK_SIZE: decode those frames on the CPU.
  */
 import { StemflowError } from '../../errors.ts';
 import {
@@ -46,9 +48,9 @@ export interface Bslz4DecodeJob {
   firstFrame?: number;
   /** Default ceil(pixels * elemSize / 4); extra words are written 0. */
   wordsPerFrame?: number;
-  /** Frames per dispatch (default 2048). */
+  /** Frames per dispatch (default 4096). */
   maxFramesPerDispatch?: number;
-  /** Persistent workgroups per dispatch (default 1024, at most the dispatch's frames). */
+  /** Workgroups per dispatch (default one per frame; fewer are persistent and take frames in a grid stride). */
   workgroupsPerDispatch?: number;
 }
 
@@ -63,10 +65,27 @@ export interface Bslz4DecodePass {
 
 const layout = structLayout(source, 'Params');
 const U32_MAX = 0xffffffff;
+/** Workgroup memory of the shader besides the stage: the 8 KiB block, the frame histogram, max and sum. */
+const FIXED_WORKGROUP_BYTES = 8192 + 4 * 257 + 12;
+/**
+ * Default staged compressed words per block: one. Workgroup memory per workgroup bounds how many frames an SM
+ * decodes at once, which matters more than where the token walk reads its bytes (H200, 4,096 frames of
+ * 192x192 uint16: 64 lanes and 1 word 5.65 ms; 128 words 6.52 ms; 1,024 words 10.5 ms at 32 lanes).
+ */
+const DEFAULT_STAGE_WORDS = 1;
 
 export function createBslz4DecodePass(
   device: GPUDevice,
-  { elemSize, workgroupSize = 64 }: { elemSize: ElemSize; workgroupSize?: number },
+  {
+    elemSize,
+    workgroupSize = 64,
+    stageWords,
+  }: {
+    elemSize: ElemSize;
+    workgroupSize?: number;
+    /** Words of workgroup memory staging a block's compressed bytes (default 1). */
+    stageWords?: number;
+  },
 ): Bslz4DecodePass {
   if (![1, 2, 4].includes(elemSize)) {
     throw new StemflowError('invalid', `Element size ${elemSize} is not 1, 2 or 4 bytes.`);
@@ -79,6 +98,11 @@ export function createBslz4DecodePass(
   ) {
     throw new StemflowError('invalid', `Workgroup size ${workgroupSize} is not within the GPU limits.`);
   }
+  const maxStage = Math.floor((device.limits.maxComputeWorkgroupStorageSize - FIXED_WORKGROUP_BYTES) / 4);
+  const stage = stageWords ?? Math.min(DEFAULT_STAGE_WORDS, maxStage);
+  if (!Number.isInteger(stage) || stage < 1 || stage > maxStage) {
+    throw new StemflowError('invalid', `A stage of ${stage} words is not within the GPU's workgroup memory.`);
+  }
   const pipeline = device.createComputePipeline({
     label: `bslz4-decode x${elemSize}`,
     layout: 'auto',
@@ -88,6 +112,7 @@ export function createBslz4DecodePass(
       constants: {
         ELEM_SIZE: elemSize,
         WORKGROUP_SIZE: workgroupSize,
+        STAGE_WORDS: stage,
         AUDIT_MAX: AUDIT_LAYOUT.max,
         AUDIT_FAILED: AUDIT_LAYOUT.failedFrames,
         AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
@@ -129,19 +154,15 @@ export function createBslz4DecodePass(
     need(job.errors, Math.max(4, (firstFrame + frameCount) * 4), 'errors');
     need(job.totals, Math.max(8, (firstFrame + frameCount) * 8), 'frame totals');
     need(job.audit, AUDIT_LAYOUT.words * 4, 'audit');
-    const perDispatch = Math.max(1, Math.floor(job.maxFramesPerDispatch ?? 2048));
+    const perDispatch = Math.max(1, Math.floor(job.maxFramesPerDispatch ?? 4096));
     const maxGroups = Math.min(
-      Math.max(1, Math.floor(job.workgroupsPerDispatch ?? 1024)),
+      Math.max(1, Math.floor(job.workgroupsPerDispatch ?? perDispatch)),
       device.limits.maxComputeWorkgroupsPerDimension,
     );
     const chunks: DispatchChunk[] = [];
     for (let start = 0; start < frameCount; start += perDispatch) {
       const frames = Math.min(perDispatch, frameCount - start);
       const workgroups = Math.min(frames, maxGroups);
-      // A workgroup's histogram bins are u32 within one dispatch.
-      if (Math.ceil(frames / workgroups) * pixels > U32_MAX) {
-        throw new StemflowError('invalid', `Too many frames per workgroup for ${pixels} pixels.`);
-      }
       chunks.push({
         params: {
           frame_start: start,
