@@ -15,7 +15,7 @@ export default defineConfig({
   use: {
     baseURL: 'http://127.0.0.1:4173',
     trace: 'retain-on-failure',
-    actionTimeout: 30_000,
+    actionTimeout: 90_000,
     navigationTimeout: 60_000,
   },
   projects: [
