@@ -52,6 +52,9 @@ export interface GpuLoadTimings {
   indexMs: number;
   /** Creating every buffer (resident, slots, staging, results), the out-of-memory check, the flags upload. */
   allocateMs: number;
+  /** Of allocateMs: creating the resident buffers, and waiting for the out-of-memory error scope. */
+  residentAllocMs: number;
+  scopeWaitMs: number;
   /** Compute pipelines (compiled once per device and element size, then cached). */
   pipelinesMs: number;
   /** Host time waiting for chunk reads into mapped staging memory (the part not hidden behind GPU work). */
@@ -118,7 +121,7 @@ export async function loadToGpu(
   const STORAGE_IN = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
   const STORAGE_OUT = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   const owned: GPUBuffer[] = [];
-  const timings0 = { indexMs: 0, allocateMs: 0, pipelinesMs: 0 };
+  const timings0 = { indexMs: 0, allocateMs: 0, residentAllocMs: 0, scopeWaitMs: 0, pipelinesMs: 0 };
   const make = (label: string, size: number, usage: number) => {
     const b = device.createBuffer({ label, size: Math.max(4, Math.ceil(size / 4) * 4), usage });
     owned.push(b);
@@ -134,7 +137,9 @@ export async function loadToGpu(
     const allocateStart = performance.now();
     timings0.indexMs = allocateStart - t0;
     device.pushErrorScope('out-of-memory');
+    const residentStart = performance.now();
     const resident = createResidentBuffers(device, plan.resident);
+    timings0.residentAllocMs = performance.now() - residentStart;
     owned.push(...resident);
     const flags = make('pixel flags', pixels * 4, STORAGE_IN);
     const errors = make('decode errors', plan.frames * 4, STORAGE_OUT);
@@ -148,7 +153,9 @@ export async function loadToGpu(
       decoded: make(`slot ${s} decoded`, plan.decodedSlotBytes, GPUBufferUsage.STORAGE),
       done: null as Promise<void> | null,
     }));
+    const scopeStart = performance.now();
     const oom = await device.popErrorScope();
+    timings0.scopeWaitMs = performance.now() - scopeStart;
     if (oom) {
       throw new StemflowError(
         'budget',
