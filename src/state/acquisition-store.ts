@@ -39,6 +39,9 @@ export interface LoadedData {
   memory: string[];
   adapter: string | null;
   fallbackReason: string | null;
+  /** GPU bytes the counts occupy, and the load's peak (GPU path). */
+  residentBytes: number | null;
+  peakBytes: number | null;
   /** The default geometry, from which the BF/ABF/ADF presets come. */
   geometry: DefaultGeometry;
 }
@@ -287,6 +290,8 @@ export function createAcquisitionStore(
               memory: result.memory ?? [],
               adapter: result.adapter ?? null,
               fallbackReason: result.fallbackReason ?? null,
+              residentBytes: result.residentBytes ?? null,
+              peakBytes: result.peakBytes ?? null,
               geometry,
             },
             regions,

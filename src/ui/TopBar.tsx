@@ -1,13 +1,14 @@
 import { useRef } from 'react';
 import { PERCENTILE_CHOICES } from '../state/view-store';
 import { COLORMAPS } from './colormaps';
-import { formatBytes, formatShape } from './format';
+import { formatBytes, formatCount, formatShape } from './format';
 import { acquisitionStore, useAcquisition, useView } from './stores';
 
 /** App name, the Open files button, the acquisition summary and the display preferences. */
 export function TopBar() {
   const input = useRef<HTMLInputElement>(null);
   const summary = useAcquisition((s) => s.summary);
+  const data = useAcquisition((s) => s.data);
   const colormap = useView((s) => s.colormap);
   const contrast = useView((s) => s.contrast);
   const setColormap = useView((s) => s.setColormap);
@@ -57,6 +58,16 @@ export function TopBar() {
           <Chip label="chunk index" value={summary.chunkIndex} />
           <Chip label="compressed" value={formatBytes(summary.compressedBytes)} />
           <Chip label="flagged pixels" value={String(summary.flaggedPixels)} />
+          {data ? (
+            <>
+              <Chip label="max count" value={formatCount(data.maxCount)} />
+              <Chip label="counts above 255" value={formatCount(data.countAbove255)} />
+              {data.residentBytes !== null ? (
+                <Chip label="resident" value={formatBytes(data.residentBytes)} />
+              ) : null}
+              {data.peakBytes !== null ? <Chip label="peak" value={formatBytes(data.peakBytes)} /> : null}
+            </>
+          ) : null}
         </div>
       ) : (
         <div className="summary muted">No acquisition open</div>
