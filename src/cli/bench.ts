@@ -7,11 +7,13 @@ import { generateSynthetic } from '../bench/synthetic';
 import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
 import { type GpuLoad, loadToGpu } from '../compute/gpu-load';
 import { createVirtualImager, defaultDetectors } from '../compute/gpu-products';
+import { createMaskSession } from '../compute/mask-session';
 import { readBuffer } from '../compute/readback';
 import { acquireDevice, type GpuContext } from '../gpu/device';
 import { describePlan } from '../gpu/load-plan';
 import { nodeGpu } from '../gpu/node-gpu';
 import { locatePixel } from '../gpu/resident-layout';
+import { annulus, disk, regionMask } from '../products/detector-geometry';
 import { flaggedFromMask } from '../products/frame-stats';
 import { profileLoadPasses } from './bench-profile';
 
@@ -136,6 +138,8 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       bfAbfAdfMs: productsMs,
       pixels: masks.map((m) => m.reduce((a, b) => a + b, 0)),
     };
+    report.gestures = await benchGestures(imager, detectors, acq.detector, flagged, expected, log);
+    checks.gestures = (report.gestures as { exact: boolean }[]).every((g) => g.exact);
     report.exact = checks;
     log(
       `products: BF/ABF/ADF (${(report.products as { pixels: number[] }).pixels.join('/')} pixels) in ${ms(productsMs)} incl. readback; geometry ${ms(geometryMs)}`,
@@ -178,6 +182,57 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
 
 function ms(v: unknown): string {
   return `${(v as number).toFixed(1)} ms`;
+}
+
+/**
+ * Mask gestures as a user makes them, each timed twice: the GPU pass alone for the pixels it reads (repeated
+ * runs, no readback) and the live update end to end (delta or full, readback and exact host combine).
+ */
+async function benchGestures(
+  imager: ReturnType<typeof createVirtualImager>,
+  d: ReturnType<typeof defaultDetectors>,
+  detector: [number, number],
+  flagged: Uint8Array | null,
+  expected: ReturnType<typeof expectedLoad>,
+  log: (s: string) => void,
+) {
+  const [rows, cols] = detector;
+  const c = d.bf.kind === 'disk' ? d.bf : null;
+  const r = c ? c.r : rows / 8;
+  const cx = c ? c.cx : cols / 2;
+  const cy = c ? c.cy : rows / 2;
+  const everything = new Uint8Array(rows * cols).fill(1);
+  const steps: [string, Uint8Array][] = [
+    ['full detector (arbitrary full mask)', everything],
+    ['BF from scratch', regionMask(disk(cx, cy, r), rows, cols)],
+    ['small nudge: BF centre +1 px', regionMask(disk(cx + 1, cy, r), rows, cols)],
+    ['BF radius +2 px', regionMask(disk(cx + 1, cy, r + 2), rows, cols)],
+    ['ADF from scratch', regionMask(annulus(cx, cy, 1.5 * r, 3 * r), rows, cols)],
+    ['large edge motion: ADF outer radius +25%', regionMask(annulus(cx, cy, 1.5 * r, 3.75 * r), rows, cols)],
+    ['wide ADF inner radius change: 1.5 r -> 1.0 r', regionMask(annulus(cx, cy, r, 3.75 * r), rows, cols)],
+  ];
+  const session = createMaskSession(imager, flagged);
+  const results = [];
+  let previous: Uint8Array | null = null;
+  for (const [name, mask] of steps) {
+    const changed = new Uint8Array(mask.length);
+    for (let p = 0; p < mask.length; p++)
+      changed[p] = (previous ? mask[p] !== previous[p] : mask[p] === 1) ? 1 : 0;
+    const t = performance.now();
+    const update = await session.update(mask);
+    const liveMs = performance.now() - t;
+    const readMask = update.mode === 'delta' ? changed : mask;
+    await imager.gpuTime(readMask, 2);
+    const gpuMs = await imager.gpuTime(readMask, 10);
+    const want = expected.imageOf(mask);
+    const exact = update.image.every((v, i) => v === want(i));
+    results.push({ name, mode: update.mode, pixelsRead: update.pixelsRead, gpuMs, liveMs, exact });
+    log(
+      `gesture: ${name}: ${update.mode}, ${update.pixelsRead} pixels read, GPU ${gpuMs.toFixed(3)} ms, live update ${liveMs.toFixed(1)} ms incl. readback, ${exact ? 'exact' : 'MISMATCH'}`,
+    );
+    previous = mask;
+  }
+  return results;
 }
 
 async function timeRead(path: string, bytes: number): Promise<number> {

@@ -15,6 +15,8 @@ export interface VirtualImager {
   image(mask: Uint8Array): Promise<BigUint64Array>;
   /** Several images in one submission and one wait. */
   images(masks: Uint8Array[]): Promise<BigUint64Array[]>;
+  /** GPU time of the pass for `mask` (no readback): `repeats` runs in one submission, ms per run. */
+  gpuTime(mask: Uint8Array, repeats: number): Promise<number>;
   release(): void;
 }
 
@@ -67,9 +69,43 @@ export function createVirtualImager(
       for (const b of temporary) b.destroy();
     }
   };
+  const gpuTime = async (mask: Uint8Array, repeats: number): Promise<number> => {
+    const list: number[] = [];
+    for (let p = 0; p < mask.length; p++) if (mask[p] && !flagged?.[p]) list.push(p);
+    const pixels = Uint32Array.from(list);
+    const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
+    const pixelList = device.createBuffer({
+      label: 'mask pixels',
+      size: Math.max(4, pixels.byteLength),
+      usage,
+    });
+    const image = device.createBuffer({
+      label: 'virtual image',
+      size: imageBytes,
+      usage: usage | GPUBufferUsage.COPY_SRC,
+    });
+    const temporary = [pixelList, image];
+    try {
+      if (pixels.length > 0) device.queue.writeBuffer(pixelList, 0, pixels);
+      await device.queue.onSubmittedWorkDone();
+      const groups = groupPixelsByBuffer(layout, pixels);
+      const encoder = device.createCommandEncoder({ label: 'virtual image timing' });
+      for (let r = 0; r < repeats; r++)
+        temporary.push(
+          ...pass.encode(encoder, { layout, resident: load.resident, pixelList, groups, image, clear: true }),
+        );
+      const t = performance.now();
+      device.queue.submit([encoder.finish()]);
+      await device.queue.onSubmittedWorkDone();
+      return (performance.now() - t) / repeats;
+    } finally {
+      for (const b of temporary) b.destroy();
+    }
+  };
   return {
     image: async (mask) => (await images([mask]))[0],
     images,
+    gpuTime,
     release: () => undefined,
   };
 }

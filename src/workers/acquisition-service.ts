@@ -1,5 +1,6 @@
 import { type GpuLoad, loadPasses, loadToGpu } from '../compute/gpu-load';
 import { createVirtualImager, type VirtualImager } from '../compute/gpu-products';
+import { createMaskSession, type MaskSession } from '../compute/mask-session';
 import { StemflowError, throwIfAborted } from '../errors';
 import { acquireDevice, type GpuContext } from '../gpu/device';
 import { FrameStats, flaggedFromMask, virtualImage } from '../products/frame-stats';
@@ -27,6 +28,8 @@ interface GpuState {
   ctx: GpuContext;
   load: GpuLoad;
   imager: VirtualImager;
+  /** Live updates: each new mask reads only the pixels that changed since the previous one. */
+  session: MaskSession;
 }
 
 /**
@@ -136,7 +139,8 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
     const pixels = load.dpSums.length;
     const sumDiffraction = new Float64Array(pixels);
     for (let p = 0; p < pixels; p++) sumDiffraction[p] = flagged?.[p] ? 0 : Number(load.dpSums[p]);
-    const state: GpuState = { ctx, load, imager: createVirtualImager(ctx, load, flagged) };
+    const imager = createVirtualImager(ctx, load, flagged);
+    const state: GpuState = { ctx, load, imager, session: createMaskSession(imager, flagged) };
     return {
       state,
       result: {
@@ -250,7 +254,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       }
       if (gpuState) {
         gpuState.ctx.throwIfFailed();
-        return Float64Array.from(await gpuState.imager.image(mask), Number);
+        return (await gpuState.session.update(mask)).image;
       }
       if (!frames) throw new StemflowError('invalid', 'The acquisition is not loaded yet.');
       return virtualImage(frames, pixels, mask, flagged);

@@ -1,0 +1,59 @@
+import { afterAll, describe, expect } from 'vitest';
+import { withGpu } from '../gpu/test-harness';
+import { annulus, disk, regionMask } from '../products/detector-geometry';
+import { flaggedFromMask, virtualImage } from '../products/frame-stats';
+import { openAcquisition } from '../source/hdf5-acquisition';
+import type { InputFile } from '../source/input-file';
+import { nodeInput } from '../source/node-input';
+import { fixture, loadOracle } from '../testing/fixtures';
+import { loadToGpu } from './gpu-load';
+import { createVirtualImager } from './gpu-products';
+import { createMaskSession } from './mask-session';
+
+const arina = loadOracle().acquisitions.arina;
+const opened: InputFile[] = [];
+afterAll(async () => {
+  await Promise.all(opened.map((i) => i.close?.()));
+});
+
+describe('live mask updates by exact deltas', () => {
+  withGpu(
+    'nudges, growth, shrinking, a flagged pixel and a full replacement equal full recomputes; rebase agrees',
+    async (ctx) => {
+      const inputs = await Promise.all([arina.master, ...arina.shards].map((n) => nodeInput(fixture(n))));
+      opened.push(...inputs);
+      const source = await openAcquisition(inputs);
+      const load = await loadToGpu(ctx, source, { batchFrames: 64, pixelsPerBufferLimit: 3000 });
+      try {
+        const flagged = flaggedFromMask(source.pixelMask);
+        const frames = new Uint16Array((await source.readFrames(0, 60)).buffer);
+        const session = createMaskSession(createVirtualImager(ctx, load, flagged), flagged);
+        const gestures = [
+          regionMask(disk(47.3, 47.8, 16), 96, 96),
+          regionMask(disk(48.3, 47.8, 16), 96, 96), // nudge right by one pixel
+          regionMask(disk(48.3, 47.8, 19.5), 96, 96), // grow
+          regionMask(disk(48.3, 47.8, 17), 96, 96), // shrink a little
+          regionMask(disk(48.3, 47.8, 9), 96, 96), // shrink a lot
+          regionMask(annulus(47, 48, 20, 44), 96, 96), // replace: more changed than kept
+        ];
+        const withFlagged = regionMask(disk(47.3, 47.8, 16), 96, 96);
+        withFlagged[arina.pixel_mask.flagged_indices[3]] = 1;
+        gestures.push(withFlagged);
+        const modes: string[] = [];
+        for (const mask of gestures) {
+          const { image, mode } = await session.update(mask);
+          modes.push(mode);
+          expect(Array.from(image)).toEqual(Array.from(virtualImage(frames, 9216, mask, flagged)));
+        }
+        // Shrinking to r = 9 and replacing change more pixels than the new mask holds: those recompute.
+        expect(modes).toEqual(['full', 'delta', 'delta', 'delta', 'full', 'full', 'full']);
+        const last = gestures[gestures.length - 1];
+        expect(Array.from(await session.rebase())).toEqual(
+          Array.from(virtualImage(frames, 9216, last, flagged)),
+        );
+      } finally {
+        load.release();
+      }
+    },
+  );
+});
