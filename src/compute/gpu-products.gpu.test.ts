@@ -45,7 +45,7 @@ describe('virtual images from the resident counts', () => {
       });
       expect(Array.from(images[3], Number)).toEqual(arina.unflagged.frame_sums);
       expect(Number(images[4][24])).toBe(65535);
-      expect(images[5].every((v) => v === 0n)).toBe(true);
+      expect(images[5].every((v) => v === 0)).toBe(true);
     } finally {
       load.release();
     }

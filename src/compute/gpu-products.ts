@@ -8,13 +8,26 @@ import { createResidentVirtualImagePass } from '../gpu/passes/resident-virtual-i
 import { groupPixelsByBuffer } from '../gpu/resident-layout.ts';
 import { annulus, type DetectorRegion, defaultGeometry, regionMask } from '../products/detector-geometry.ts';
 import type { GpuLoad } from './gpu-load.ts';
-import { readBuffer } from './readback.ts';
+
+/**
+ * (lo, hi) u32 pairs to float64: exact while values stay below 2^53, which they do here (a position's sum is at
+ * most 36,864 pixels x (2^32 - 1) < 2^48 even for uint32 sources on a 192 x 192 detector).
+ */
+export function u64PairsToFloat64(words: Uint32Array, start: number, count: number): Float64Array {
+  const out = new Float64Array(count);
+  for (let i = 0; i < count; i++) {
+    const hi = words[start + 2 * i + 1];
+    if (hi >= 0x200000) throw new Error(`A sum at position ${i} reaches 2^53 and cannot be held exactly`);
+    out[i] = words[start + 2 * i] + hi * 4294967296;
+  }
+  return out;
+}
 
 export interface VirtualImager {
   /** The exact virtual image (sum per scan position) of `mask` (1 = include); flagged pixels never count. */
-  image(mask: Uint8Array): Promise<BigUint64Array>;
+  image(mask: Uint8Array): Promise<Float64Array>;
   /** Several images in one submission and one wait. */
-  images(masks: Uint8Array[]): Promise<BigUint64Array[]>;
+  images(masks: Uint8Array[]): Promise<Float64Array[]>;
   /** GPU time of the pass for `mask` (no readback): `repeats` runs in one submission, ms per run. */
   gpuTime(mask: Uint8Array, repeats: number): Promise<number>;
   release(): void;
@@ -29,7 +42,7 @@ export function createVirtualImager(
   const layout = load.plan.resident;
   const pass = createResidentVirtualImagePass(device, { elemSize: layout.elemSize });
   const imageBytes = layout.frames * 8;
-  const images = async (masks: Uint8Array[]): Promise<BigUint64Array[]> => {
+  const images = async (masks: Uint8Array[]): Promise<Float64Array[]> => {
     const temporary: GPUBuffer[] = [];
     try {
       const encoder = device.createCommandEncoder({ label: 'virtual images' });
@@ -60,10 +73,21 @@ export function createVirtualImager(
         temporary.push(...params);
         return image;
       });
+      // One staging buffer and one wait for every image of the submission.
+      const staging = device.createBuffer({
+        label: 'virtual images readback',
+        size: imageBytes * outputs.length,
+        usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+      });
+      temporary.push(staging);
+      outputs.forEach((image, i) =>
+        encoder.copyBufferToBuffer(image, 0, staging, i * imageBytes, imageBytes),
+      );
       device.queue.submit([encoder.finish()]);
-      const out: BigUint64Array[] = [];
-      for (const image of outputs)
-        out.push(new BigUint64Array((await readBuffer(device, image, 0, imageBytes)).buffer));
+      await staging.mapAsync(GPUMapMode.READ);
+      const words = new Uint32Array(staging.getMappedRange());
+      const out = outputs.map((_, i) => u64PairsToFloat64(words, i * layout.frames * 2, layout.frames));
+      staging.unmap();
       return out;
     } finally {
       for (const b of temporary) b.destroy();

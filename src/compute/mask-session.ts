@@ -30,7 +30,7 @@ export function createMaskSession(imager: VirtualImager, flagged: Uint8Array | n
   };
   const count = (m: Uint8Array) => m.reduce((n, v) => n + v, 0);
   const full = async (mask: Uint8Array): Promise<MaskUpdate> => {
-    const result = Float64Array.from(await imager.image(mask), Number);
+    const result = await imager.image(mask);
     current = mask;
     image = result;
     return { image: result.slice(), mode: 'full', pixelsRead: count(mask) };
@@ -56,7 +56,7 @@ export function createMaskSession(imager: VirtualImager, flagged: Uint8Array | n
       const result = image.slice();
       if (changed > 0) {
         const [plus, minus] = await imager.images([added, removed]);
-        for (let i = 0; i < result.length; i++) result[i] += Number(plus[i]) - Number(minus[i]);
+        for (let i = 0; i < result.length; i++) result[i] += plus[i] - minus[i];
       }
       current = mask;
       image = result;
