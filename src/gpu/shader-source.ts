@@ -5,8 +5,6 @@
  */
 import bitunshuffle from '../shaders/bitunshuffle.wgsl?raw';
 import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
-import bslz4Parse from '../shaders/bslz4-parse.wgsl?raw';
-import bslz4Resolve from '../shaders/bslz4-resolve.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
 import residentVirtualImage from '../shaders/resident-virtual-image.wgsl?raw';
 import virtualDetector from '../shaders/virtual-detector.wgsl?raw';
@@ -14,8 +12,6 @@ import virtualDetector from '../shaders/virtual-detector.wgsl?raw';
 export const shaderSource = {
   bitunshuffle,
   'bslz4-decode': bslz4Decode,
-  'bslz4-parse': bslz4Parse,
-  'bslz4-resolve': bslz4Resolve,
   'detector-transpose': detectorTranspose,
   'resident-virtual-image': residentVirtualImage,
   'virtual-detector': virtualDetector,
