@@ -35,6 +35,8 @@ export const DATA_GROUP = '/entry/data';
 const DETECTOR = '/entry/instrument/detector';
 const PIXEL_MASK_PATHS = [`${DETECTOR}/detectorSpecific/pixel_mask`, `${DETECTOR}/pixel_mask`];
 const MAX_WALK = 2000;
+/** Groups deeper than this are not searched: a group that links to itself would otherwise be walked forever. */
+const MAX_DEPTH = 8;
 
 export async function classifyFile(input: InputFile): Promise<FileRole> {
   // Our reader checks the signature first: a file that is not HDF5 gets one clear sentence.
@@ -99,7 +101,7 @@ function findCandidates(file: H5File): DatasetCandidate[] {
       const child = `${path === '/' ? '' : path}/${name}`;
       const type = group.get_type(name);
       // get_type: 0 = group, 1 = dataset (H5O_type_t); links to other files are not followed here.
-      if (type === 0) queue.push(child);
+      if (type === 0 && child.split('/').length - 1 < MAX_DEPTH) queue.push(child);
       else if (type === 1) {
         const ds = file.get(child);
         if (

@@ -131,6 +131,17 @@ async function indexPart(
     compact = await hdf5.readDataset(info, chunkDecoderFor(info.dtype.size), signal);
   } else if (info.contiguousAddress === undefined || info.contiguousAddress < 0) {
     throw new StemflowError('corrupt', `The contiguous dataset ${info.path} has no data address`);
+  } else if (info.contiguousAddress < 48) {
+    // The first 48 bytes always hold the file signature and superblock: data there means a corrupt address.
+    throw new StemflowError(
+      'corrupt',
+      `The contiguous dataset ${info.path} claims its data starts inside the file's superblock`,
+    );
+  } else if (info.contiguousAddress + frames * frameBytesOf(info) > input.size) {
+    throw new StemflowError(
+      'truncated',
+      `The data of ${info.path} runs past the end of the file; it is probably truncated`,
+    );
   }
   return { input, hdf5, info, table, frames, first, lead, chunkLead, compact };
 }
@@ -399,9 +410,13 @@ class Hdf5Acquisition implements AcquisitionSource {
       return;
     }
     if (locs[0].address < 0) {
-      const fill = fillFrame(part.info, fb);
-      for (let k = 0; k < locs.length; k++) out.set(fill, k * fb);
-      return;
+      // HDF5 would return fill values here; for a detector that means a frame that was never recorded, and
+      // showing zeros as counts would be a wrong value shown as right. Say so instead.
+      throw new StemflowError(
+        'corrupt',
+        'The chunk of this frame was never written to the file (HDF5 would return fill values, not counts)',
+        { file: part.input.name, frame: firstFrame },
+      );
     }
     const base = locs[0].address;
     const last = locs[locs.length - 1];
@@ -479,12 +494,5 @@ function unravel(index: number, dims: number[]): number[] {
     out[d] = index % dims[d];
     index = Math.floor(index / dims[d]);
   }
-  return out;
-}
-
-function fillFrame(info: DatasetInfo, frameBytes: number): Uint8Array {
-  const out = new Uint8Array(frameBytes);
-  const fill = info.fillValue;
-  if (fill?.some((b) => b !== 0)) for (let i = 0; i < frameBytes; i++) out[i] = fill[i % fill.length];
   return out;
 }

@@ -29,11 +29,26 @@ export class ChunkSink {
     };
   }
 
-  /** Adds a chunk at scaled coordinates (chunk indices); chunks outside the current extent are ignored. */
+  /**
+   * Adds a chunk at scaled coordinates (chunk indices). A chunk beyond the current extent of a dimension that
+   * can grow is left out, as HDF5 does after a shrink; beyond a dimension that cannot grow it can only be a
+   * corrupt index record (for example a flipped bit in a B-tree key), and dropping it would turn a frame into
+   * fill values without a word, so it is an error.
+   */
   put(scaled: ArrayLike<number>, address: number, size: number, mask: number): void {
     let index = 0;
     for (let d = 0; d < this.grid.length; d++) {
-      if (scaled[d] >= this.grid[d]) return;
+      if (scaled[d] >= this.grid[d]) {
+        const max = this.ds.maxShape[d];
+        if (max !== null && max <= this.ds.shape[d]) {
+          throw this.ctx.error(
+            'corrupt',
+            `The chunk index of "${this.ds.path}" lists a chunk at ${Array.from(scaled).join(', ')} (in chunks), outside the dataset's fixed extent; the index is corrupt`,
+            address,
+          );
+        }
+        return;
+      }
       index += scaled[d] * this.down[d];
     }
     this.putIndex(index, address, size, mask);
