@@ -41,7 +41,7 @@ test('opens the demo acquisition and renders both panels; WebGPU has an adapter'
   expect(summary.files.map((f) => f.name)).toEqual(['demo_data_000001.h5', 'demo_data_000002.h5']);
 
   // The top bar and status line say the same.
-  await expect(page.getByTestId('chip-scan')).toHaveText(/^scan 48×48( \(guessed\))?$/);
+  await expect(page.getByTestId('scan-select')).toHaveValue('48x48');
   await expect(page.getByTestId('chip-detector')).toHaveText('detector 96×96');
   await expect(page.getByTestId('chip-dtype')).toHaveText('dtype uint16');
   await expect(page.getByTestId('chip-flagged-pixels')).toHaveText('flagged pixels 7');

@@ -8,6 +8,7 @@ import {
 import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
 import { describeError } from './error-message';
 import { DETECTOR_MODES, type DetectorMode, presetRegion, presetRegions, sameRegion } from './mask-edit';
+import { type PreferenceStorage, recentScan, rememberScan } from './scan-shape';
 
 export type { DetectorMode } from './mask-edit';
 
@@ -88,6 +89,8 @@ export interface AcquisitionState {
   /** Resolves when the virtual image of the current detector matches its mask. */
   virtualSettled(): Promise<void>;
   setPatternView(view: PatternView): void;
+  /** Sets the scan shape (rows x cols must be the frame count) and remembers it for this frame count. */
+  setScan(scan: [number, number]): void;
   /** Stops the running load (within one batch); the previous acquisition is not restored. */
   cancelLoad(): Promise<void>;
   clearError(): void;
@@ -133,6 +136,7 @@ const idle = {
 export function createAcquisitionStore(
   api: () => AcquisitionApi,
   clock: () => number = () => performance.now(),
+  preferences: PreferenceStorage | null = null,
 ) {
   /** Increases with every open request; the newest one wins. */
   let requested = 0;
@@ -254,6 +258,9 @@ export function createAcquisitionStore(
         if (token !== requested) return;
         active = token;
         activeStartedAt = get().startedAt;
+        // The files do not say the scan shape: use the user's last choice for this frame count, if any.
+        const remembered = summary.scanFromMetadata ? null : recentScan(preferences, summary.frameCount);
+        if (remembered) summary = { ...summary, scan: remembered, scanFromMetadata: true };
         const centre = scanCentre(summary);
         settle(token, 'loading', {
           activity: summary.name,
@@ -313,6 +320,18 @@ export function createAcquisitionStore(
             error: describeError(e, `Could not load ${summary.name}`),
           });
         }
+      },
+
+      setScan(scan) {
+        const { summary, picked } = get();
+        if (!summary || scan[0] * scan[1] !== summary.frameCount || scan[0] < 1 || scan[1] < 1) return;
+        rememberScan(preferences, summary.frameCount, scan);
+        // The same frames in scan order: only their arrangement changes; keep the picked frame picked.
+        const index = picked ? scanIndex(summary, picked) : 0;
+        set({
+          summary: { ...summary, scan, scanFromMetadata: true },
+          picked: { row: Math.floor(index / scan[1]), col: index % scan[1] },
+        });
       },
 
       async cancelLoad() {

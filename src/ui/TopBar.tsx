@@ -1,4 +1,5 @@
 import { useRef } from 'react';
+import { factorisations } from '../state/scan-shape';
 import { PERCENTILE_CHOICES } from '../state/view-store';
 import { COLORMAPS } from './colormaps';
 import { formatBytes, formatCount, formatShape } from './format';
@@ -47,11 +48,7 @@ export function TopBar() {
           <span className="acq-name" title={summary.files.map((f) => f.name).join('\n')}>
             {summary.name}
           </span>
-          <Chip
-            label="scan"
-            value={formatShape(summary.scan)}
-            hint={summary.scanFromMetadata ? '' : ' (guessed)'}
-          />
+          <ScanChoice summary={summary} />
           <Chip label="detector" value={formatShape(summary.detector)} />
           <Chip label="dtype" value={summary.dtype} />
           <Chip label="compression" value={summary.compression} />
@@ -114,6 +111,44 @@ export function TopBar() {
         </span>
       </div>
     </header>
+  );
+}
+
+/**
+ * The scan shape: ARINA files do not store it, so it is a guess (the most square factorisation, or the last
+ * choice for this frame count) until the user confirms one of the factorisations of the frame count.
+ */
+function ScanChoice({
+  summary,
+}: {
+  summary: { scan: [number, number]; frameCount: number; scanFromMetadata: boolean };
+}) {
+  const options = factorisations(summary.frameCount).slice(0, 40);
+  const current = `${summary.scan[0]}x${summary.scan[1]}`;
+  return (
+    <label
+      className="chip"
+      data-testid="chip-scan"
+      title="Rows x columns of the scan; the files give only the frame count"
+    >
+      <span className="chip-label">scan</span>{' '}
+      <select
+        aria-label="Scan shape"
+        data-testid="scan-select"
+        value={current}
+        onChange={(e) => {
+          const [rows, cols] = e.currentTarget.value.split('x').map(Number);
+          acquisitionStore.getState().setScan([rows, cols]);
+        }}
+      >
+        {options.map(([r, c]) => (
+          <option key={`${r}x${c}`} value={`${r}x${c}`}>
+            {r}×{c}
+          </option>
+        ))}
+      </select>
+      {summary.scanFromMetadata ? '' : ' (guessed)'}
+    </label>
   );
 }
 
