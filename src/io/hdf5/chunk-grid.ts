@@ -61,6 +61,14 @@ export class ChunkSink {
       throw ctx.error('corrupt', `Two index entries claim the same chunk of "${this.ds.path}"`, address);
     }
     const abs = ctx.abs(address);
+    if (abs < 48) {
+      // The first 48 bytes always hold the signature and superblock: a chunk there is a corrupt address.
+      throw ctx.error(
+        'corrupt',
+        `A chunk of "${this.ds.path}" claims to start inside the file's superblock`,
+        address,
+      );
+    }
     if (!Number.isSafeInteger(abs + size) || abs + size > ctx.source.size) {
       throw ctx.error(
         'truncated',
