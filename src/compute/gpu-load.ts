@@ -205,6 +205,7 @@ export async function loadToGpu(
     timings.pipelinesMs = pipelinesMs;
     timings.allocateMs = performance.now() - allocateStart - pipelinesMs;
     let next = readBatch(0);
+    next.catch(() => {}); // awaited in the loop; if the load ends first, its failure is expected
     let bytesRead = 0;
     for (let k = 0; k < plan.batches; k++) {
       throwIfAborted(signal);
