@@ -97,6 +97,9 @@ function fakeApi(options: { delays?: Record<string, number>; failLoad?: boolean 
       return out;
     },
     async setBackend() {},
+    async com() {
+      throw new Error('not used here');
+    },
     async cancel() {},
     async close() {
       current = null;

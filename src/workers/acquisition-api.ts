@@ -97,6 +97,12 @@ export interface AcquisitionApi {
   setBackend(preference: 'auto' | 'cpu'): Promise<void>;
   /** Stops a running load within one batch and frees what it allocated; the load rejects with 'aborted'. */
   cancel(): Promise<void>;
+  /**
+   * Centre-of-mass (DPC) images inside a mask: per scan position the CoM of the unflagged counts minus the
+   * reference centre (cx, cy), in detector pixels; NaN where the mask saw no counts. The underlying sums are
+   * exact integers on both paths.
+   */
+  com(mask: Uint8Array, centre: [number, number]): Promise<{ comX: Float64Array; comY: Float64Array }>;
   /** Releases the loaded acquisition. */
   close(): Promise<void>;
 }

@@ -32,6 +32,23 @@ describe('acquisition service on WebGPU (the worker logic with a GPU)', () => {
           ring[y * 96 + x] = 1;
     expect(Array.from(await gpu.virtualImage(ring))).toEqual(Array.from(await cpu.virtualImage(ring)));
     expect(await gpu.frame(24)).toEqual(await cpu.frame(24));
+    // Centre of mass (DPC): the GPU's bit-mask route and the CPU twin give the same exact sums and images.
+    const bf = new Uint8Array(96 * 96);
+    for (let y = 0; y < 96; y++)
+      for (let x = 0; x < 96; x++) if ((x - 47.3) ** 2 + (y - 47.8) ** 2 <= 18 ** 2) bf[y * 96 + x] = 1;
+    bf[arina.pixel_mask.flagged_indices[3]] = 1;
+    const gs = await gpu.comSums(bf);
+    const cs = await cpu.comSums(bf);
+    expect([Array.from(gs.total), Array.from(gs.sumX), Array.from(gs.sumY)]).toEqual([
+      Array.from(cs.total),
+      Array.from(cs.sumX),
+      Array.from(cs.sumY),
+    ]);
+    const gc = await gpu.com(bf, [47.3, 47.8]);
+    const cc = await cpu.com(bf, [47.3, 47.8]);
+    expect(Array.from(gc.comX)).toEqual(Array.from(cc.comX));
+    expect(Array.from(gc.comY)).toEqual(Array.from(cc.comY));
+    expect(gc.comX.every((v) => Math.abs(v) < 5)).toBe(true);
     await gpu.close();
     await cpu.close();
   });

@@ -3,6 +3,7 @@ import { createVirtualImager, type VirtualImager } from '../compute/gpu-products
 import { createMaskSession, type MaskSession } from '../compute/mask-session';
 import { StemflowError, throwIfAborted } from '../errors';
 import { acquireDevice, type GpuContext } from '../gpu/device';
+import { type ComSums, comBitMasks, combineBits, comImages, comSumsFromFrames } from '../products/com';
 import { FrameStats, flaggedFromMask, virtualImage } from '../products/frame-stats';
 import { type AcquisitionSource, DTYPE_BYTES, type FrameArray, viewAs } from '../source/acquisition-source';
 import { openAcquisition } from '../source/hdf5-acquisition';
@@ -258,6 +259,36 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       }
       if (!frames) throw new StemflowError('invalid', 'The acquisition is not loaded yet.');
       return virtualImage(frames, pixels, mask, flagged);
+    },
+
+    async com(mask: Uint8Array, centre: [number, number]) {
+      const sums = await this.comSums(mask);
+      return comImages(sums, centre[0], centre[1]);
+    },
+
+    /** The exact CoM sums: on the GPU from bit-mask virtual images in one submission, else from the frames. */
+    async comSums(mask: Uint8Array): Promise<ComSums> {
+      const src = need();
+      const [rows, cols] = src.summary.detector;
+      if (mask.length !== rows * cols) {
+        throw new StemflowError(
+          'invalid',
+          `The mask has ${mask.length} pixels but the detector has ${rows * cols}`,
+        );
+      }
+      const effective = mask.map((m, p) => (m && !flagged?.[p] ? 1 : 0));
+      if (gpuState) {
+        gpuState.ctx.throwIfFailed();
+        const bits = comBitMasks(effective, rows, cols);
+        const images = await gpuState.imager.images([effective, ...bits.x, ...bits.y]);
+        return {
+          total: images[0],
+          sumX: combineBits(images.slice(1, 1 + bits.x.length)),
+          sumY: combineBits(images.slice(1 + bits.x.length)),
+        };
+      }
+      if (!frames) throw new StemflowError('invalid', 'The acquisition is not loaded yet.');
+      return comSumsFromFrames(frames, rows, cols, effective, null);
     },
 
     async close(): Promise<void> {

@@ -29,6 +29,10 @@ export const api: AcquisitionApi = {
   },
   setBackend: (preference) => service.setBackend(preference),
   cancel: () => service.cancel(),
+  com: async (mask, centre) => {
+    const { comX, comY } = await service.com(mask, centre);
+    return transfer({ comX, comY }, [comX.buffer, comY.buffer]);
+  },
   close: () => service.close(),
 };
 

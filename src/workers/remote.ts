@@ -44,6 +44,7 @@ export function acquisitionClient(): AcquisitionApi {
     virtualImage: (mask) => guarded(r.virtualImage(mask)),
     setBackend: (preference) => guarded(r.setBackend(preference)),
     cancel: () => guarded(r.cancel()),
+    com: (mask, centre) => guarded(r.com(mask, centre)),
     close: () => guarded(r.close()),
   };
   return client;
