@@ -80,9 +80,9 @@ export function createVirtualImager(
         usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
       });
       temporary.push(staging);
-      outputs.forEach((image, i) =>
-        encoder.copyBufferToBuffer(image, 0, staging, i * imageBytes, imageBytes),
-      );
+      for (const [i, image] of outputs.entries()) {
+        encoder.copyBufferToBuffer(image, 0, staging, i * imageBytes, imageBytes);
+      }
       device.queue.submit([encoder.finish()]);
       await staging.mapAsync(GPUMapMode.READ);
       const words = new Uint32Array(staging.getMappedRange());
