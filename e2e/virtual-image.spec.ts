@@ -72,6 +72,28 @@ test('the virtual images and frame totals are exact (demo vs its oracle)', async
   await expect(page.getByTestId('detector-readout')).toContainText('row 40, col 50');
   await expect(page.getByTestId('detector-value')).toHaveText(String(frame[40 * 96 + 50]));
 
+  // Centre of mass (DPC) inside the ADF detector at the picked position, against the frame computed in the page.
+  await page.getByTestId('signal-comX').click();
+  await expect(page.getByTestId('virtual-readout')).toContainText('px from the detector centre');
+  const expectedCom = await page.evaluate(async () => {
+    const hook = window.__stemflow!;
+    const mask = hook.imageMask()!;
+    const region = hook.state().region!;
+    const values = await hook.frame(10 * 48 + 30);
+    const pixelMask = hook.pixelMask();
+    let total = 0;
+    let sx = 0;
+    for (let p = 0; p < values.length; p++) {
+      if (!mask[p] || pixelMask?.[p]) continue;
+      total += values[p];
+      sx += (p % 96) * values[p];
+    }
+    return (sx / total - region.cx).toFixed(4);
+  });
+  await page.mouse.move(0, 0);
+  await expect(page.getByTestId('virtual-value')).toHaveText(expectedCom);
+  await page.getByTestId('signal-sum').click();
+
   // The summed pattern, with exact values under the cursor.
   await page.getByTestId('view-sum').click();
   await expect(page.getByTestId('detector-title')).toHaveText('sum of 2304 frames');

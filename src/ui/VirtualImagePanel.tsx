@@ -1,5 +1,6 @@
-import { useCallback, useMemo, useRef, useState } from 'react';
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { type DetectorMode, describeRegion } from '../state/mask-edit';
+import { acquisitionClient } from '../workers/remote';
 import {
   detectorRecord,
   download,
@@ -37,6 +38,55 @@ const MODES: { mode: DetectorMode; label: string; title: string }[] = [
   },
 ];
 
+type Signal = 'sum' | 'comX' | 'comY';
+
+const SIGNALS: { signal: Signal; label: string; title: string }[] = [
+  { signal: 'sum', label: 'Σ', title: 'The exact sum of the counts inside the detector' },
+  {
+    signal: 'comX',
+    label: 'CoM x',
+    title: 'Centre of mass of the counts inside the detector, x offset (DPC)',
+  },
+  {
+    signal: 'comY',
+    label: 'CoM y',
+    title: 'Centre of mass of the counts inside the detector, y offset (DPC)',
+  },
+];
+
+/**
+ * The centre-of-mass image of the current detector's mask, recomputed when its sum image changes (so it follows
+ * mask edits); offsets from the detector region's centre. Positions without counts show as 0 (readout: none).
+ */
+function useCentreOfMass(
+  signal: Signal,
+  image: Float64Array | null,
+  mode: DetectorMode,
+): Float64Array | null {
+  const [result, setResult] = useState<{ key: unknown; comX: Float64Array; comY: Float64Array } | null>(null);
+  useEffect(() => {
+    if (signal === 'sum' || !image) return;
+    const s = acquisitionStore.getState();
+    const mask = s.imageMasks[mode];
+    const region = s.regions?.[mode];
+    if (!mask || !region) return;
+    let live = true;
+    void acquisitionClient()
+      .com(mask, [region.cx, region.cy])
+      .then(({ comX, comY }) => {
+        if (live) setResult({ key: image, comX, comY });
+      })
+      .catch((e) =>
+        acquisitionStore.setState({ error: `Could not compute the centre of mass: ${String(e)}` }),
+      );
+    return () => {
+      live = false;
+    };
+  }, [signal, image, mode]);
+  if (signal === 'sum' || !result || result.key !== image) return null;
+  return signal === 'comX' ? result.comX : result.comY;
+}
+
 /** The virtual image of the current detector; clicking picks the scan position shown in the detector panel. */
 export function VirtualImagePanel() {
   const summary = useAcquisition((s) => s.summary);
@@ -58,6 +108,10 @@ export function VirtualImagePanel() {
     [colormap, contrast, scale, percentiles],
   );
   const [rows, cols] = summary?.scan ?? [0, 0];
+  // What the panel shows: the detector's exact sum, or the centre of mass (DPC) of the counts inside it.
+  const [signal, setSignal] = useState<Signal>('sum');
+  const com = useCentreOfMass(signal, image, mode);
+  const shownImage = signal === 'sum' ? image : com;
 
   const overlay = useCallback(
     (ctx: CanvasRenderingContext2D, t: OverlayTransform) => {
@@ -83,7 +137,7 @@ export function VirtualImagePanel() {
   );
 
   const shown = hover ?? picked;
-  const value = shown && image ? image[shown.row * cols + shown.col] : null;
+  const value = shown && shownImage ? shownImage[shown.row * cols + shown.col] : null;
   const pickIt = useCallback((p: PixelPosition) => void acquisitionStore.getState().pick(p), []);
   const setMode = (m: DetectorMode) => void acquisitionStore.getState().setDetectorMode(m);
 
@@ -146,6 +200,18 @@ export function VirtualImagePanel() {
           disabled={!region}
         />
         <Segmented
+          label="Signal"
+          options={SIGNALS.map((x) => ({
+            value: x.signal,
+            label: x.label,
+            title: x.title,
+            testId: `signal-${x.signal}`,
+          }))}
+          value={signal}
+          onChange={setSignal}
+          disabled={!region}
+        />
+        <Segmented
           label="Virtual image scale"
           options={[
             { value: 'linear', label: 'lin' },
@@ -160,7 +226,7 @@ export function VirtualImagePanel() {
       </div>
       <ImageCanvas
         ref={canvas}
-        values={image}
+        values={shownImage}
         rows={rows}
         cols={cols}
         settings={settings}
@@ -179,16 +245,16 @@ export function VirtualImagePanel() {
             {shown.col}
             {' · '}
             <span className="readout-value" data-testid="virtual-value">
-              {formatCount(value)}
+              {signal === 'sum' ? formatCount(value) : Number.isNaN(value) ? 'no counts' : value.toFixed(4)}
             </span>{' '}
-            counts
+            {signal === 'sum' ? 'counts' : 'px from the detector centre'}
           </>
         ) : (
           '\u00a0'
         )}
       </div>
       <div className="tools">
-        <Histogram values={image} scale={scale} window={window} testId="virtual-histogram" />
+        <Histogram values={shownImage} scale={scale} window={window} testId="virtual-histogram" />
         <span>export</span>
         {(
           [
