@@ -1,4 +1,5 @@
 import { bslz4Encode } from '../codec/bslz4';
+import { mulberry32 } from '../util/prng';
 
 /**
  * A synthetic ARINA-like acquisition for benchmarks, generated where the benchmark runs: diffraction
@@ -28,16 +29,10 @@ export interface SyntheticAcquisition {
   pixelMask: Uint32Array;
 }
 
-/** Deterministic 32-bit PRNG (mulberry32). */
+/** Deterministic uniform numbers in [0, 1) (mulberry32). */
 export function prng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
+  const next = mulberry32(seed);
+  return () => next() / 4294967296;
 }
 
 function poisson(lambda: number, random: () => number): number {

@@ -1,16 +1,9 @@
 /** Deterministic test data for GPU tests: detector-like counts and full-range values. */
 
+import { mulberry32 } from '../util/prng.ts';
+
 /** mulberry32: a small seeded generator of uint32 values. */
-export function rng(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return (t ^ (t >>> 14)) >>> 0;
-  };
-}
+export const rng = mulberry32;
 
 /**
  * Sparse electron counts like a 4D-STEM frame: mostly 0, some 1-3, a bright disc of larger counts in the
