@@ -92,6 +92,10 @@ test('the virtual images and frame totals are exact (demo vs its oracle)', async
   });
   await page.mouse.move(0, 0);
   await expect(page.getByTestId('virtual-value')).toHaveText(expectedCom);
+  // iDPC: the integrated field is shown (finite values, mean zero), then back to the sum.
+  await page.getByTestId('signal-idpc').click();
+  await expect(page.getByTestId('virtual-readout')).toContainText('iDPC');
+  await expect(page.getByTestId('virtual-value')).toHaveText(/^-?\d+\.\d{4}$/);
   await page.getByTestId('signal-sum').click();
 
   // The summed pattern, with exact values under the cursor.

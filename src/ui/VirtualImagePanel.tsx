@@ -1,4 +1,5 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { integrateDpc } from '../products/idpc';
 import { type DetectorMode, describeRegion } from '../state/mask-edit';
 import { acquisitionClient } from '../workers/remote';
 import {
@@ -38,7 +39,9 @@ const MODES: { mode: DetectorMode; label: string; title: string }[] = [
   },
 ];
 
-type Signal = 'sum' | 'comX' | 'comY';
+const EMPTY_SCAN: [number, number] = [0, 0];
+
+type Signal = 'sum' | 'comX' | 'comY' | 'idpc';
 
 const SIGNALS: { signal: Signal; label: string; title: string }[] = [
   { signal: 'sum', label: 'Σ', title: 'The exact sum of the counts inside the detector' },
@@ -52,6 +55,12 @@ const SIGNALS: { signal: Signal; label: string; title: string }[] = [
     label: 'CoM y',
     title: 'Centre of mass of the counts inside the detector, y offset (DPC)',
   },
+  {
+    signal: 'idpc',
+    label: 'iDPC',
+    title:
+      'Integrated DPC: the field whose gradient is the centre-of-mass shift (Fourier integration, float)',
+  },
 ];
 
 /**
@@ -62,8 +71,13 @@ function useCentreOfMass(
   signal: Signal,
   image: Float64Array | null,
   mode: DetectorMode,
+  scan: [number, number],
 ): Float64Array | null {
   const [result, setResult] = useState<{ key: unknown; comX: Float64Array; comY: Float64Array } | null>(null);
+  const idpc = useMemo(
+    () => (signal === 'idpc' && result ? integrateDpc(result.comX, result.comY, scan[0], scan[1]) : null),
+    [signal, result, scan],
+  );
   useEffect(() => {
     if (signal === 'sum' || !image) return;
     const s = acquisitionStore.getState();
@@ -84,6 +98,7 @@ function useCentreOfMass(
     };
   }, [signal, image, mode]);
   if (signal === 'sum' || !result || result.key !== image) return null;
+  if (signal === 'idpc') return idpc;
   return signal === 'comX' ? result.comX : result.comY;
 }
 
@@ -110,7 +125,7 @@ export function VirtualImagePanel() {
   const [rows, cols] = summary?.scan ?? [0, 0];
   // What the panel shows: the detector's exact sum, or the centre of mass (DPC) of the counts inside it.
   const [signal, setSignal] = useState<Signal>('sum');
-  const com = useCentreOfMass(signal, image, mode);
+  const com = useCentreOfMass(signal, image, mode, summary?.scan ?? EMPTY_SCAN);
   const shownImage = signal === 'sum' ? image : com;
 
   const overlay = useCallback(
@@ -247,7 +262,11 @@ export function VirtualImagePanel() {
             <span className="readout-value" data-testid="virtual-value">
               {signal === 'sum' ? formatCount(value) : Number.isNaN(value) ? 'no counts' : value.toFixed(4)}
             </span>{' '}
-            {signal === 'sum' ? 'counts' : 'px from the detector centre'}
+            {signal === 'sum'
+              ? 'counts'
+              : signal === 'idpc'
+                ? '(iDPC, px x scan px)'
+                : 'px from the detector centre'}
           </>
         ) : (
           '\u00a0'
