@@ -49,7 +49,10 @@ export function fft(re: Float64Array, im: Float64Array, inverse = false): void {
 /** In-place DFT of any length (direct, O(n^2)); `inverse` includes the 1/n scaling. */
 export function dft(re: Float64Array, im: Float64Array, inverse = false): void {
   const n = re.length;
-  if ((n & (n - 1)) === 0) return fft(re, im, inverse);
+  if ((n & (n - 1)) === 0) {
+    fft(re, im, inverse);
+    return;
+  }
   const sign = inverse ? 1 : -1;
   const cos = Float64Array.from({ length: n }, (_, k) => Math.cos((2 * Math.PI * k) / n));
   const sin = Float64Array.from({ length: n }, (_, k) => sign * Math.sin((2 * Math.PI * k) / n));
