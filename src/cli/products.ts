@@ -2,6 +2,7 @@ import { createHash } from 'node:crypto';
 import { defaultDetectors } from '../compute/gpu-products';
 import { StemflowError } from '../errors';
 import { nodeGpu } from '../gpu/node-gpu';
+import { maskPixelList } from '../products/frame-stats';
 import { createAcquisitionService } from '../workers/acquisition-service';
 import { closeInputs, openInputs } from './inputs';
 
@@ -45,7 +46,7 @@ export async function computeProducts(
       const mask = detectors.masks[name];
       const image = await service.virtualImage(mask);
       images[name] = {
-        pixels: mask.reduce((n, v, p) => n + (v && !flagged[p] ? 1 : 0), 0),
+        pixels: maskPixelList(mask, flagged).length,
         sum: image.reduce((a, b) => a + b, 0),
         sha256: hashU64(image),
       };

@@ -7,6 +7,7 @@ import type { GpuContext } from '../gpu/device.ts';
 import { createResidentVirtualImagePass } from '../gpu/passes/resident-virtual-image.ts';
 import { groupPixelsByBuffer } from '../gpu/resident-layout.ts';
 import { annulus, type DetectorRegion, defaultGeometry, regionMask } from '../products/detector-geometry.ts';
+import { maskPixelList } from '../products/frame-stats.ts';
 import type { GpuLoad } from './gpu-load.ts';
 
 /**
@@ -47,9 +48,7 @@ export function createVirtualImager(
     try {
       const encoder = device.createCommandEncoder({ label: 'virtual images' });
       const outputs = masks.map((mask) => {
-        const list: number[] = [];
-        for (let p = 0; p < mask.length; p++) if (mask[p] && !flagged?.[p]) list.push(p);
-        const pixels = Uint32Array.from(list);
+        const pixels = maskPixelList(mask, flagged);
         const pixelList = device.createBuffer({
           label: 'mask pixels',
           size: Math.max(4, pixels.byteLength),
@@ -94,9 +93,7 @@ export function createVirtualImager(
     }
   };
   const gpuTime = async (mask: Uint8Array, repeats: number): Promise<number> => {
-    const list: number[] = [];
-    for (let p = 0; p < mask.length; p++) if (mask[p] && !flagged?.[p]) list.push(p);
-    const pixels = Uint32Array.from(list);
+    const pixels = maskPixelList(mask, flagged);
     const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
     const pixelList = device.createBuffer({
       label: 'mask pixels',

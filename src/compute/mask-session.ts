@@ -4,6 +4,7 @@
  * give the same numbers (tests require it). Sums are held in float64: a position's sum is at most
  * pixels x max count (36,864 x 2^32 for uint32 sources, < 2^53), so every value is an exact integer.
  */
+import { unflaggedMask } from '../products/frame-stats.ts';
 import type { VirtualImager } from './gpu-products.ts';
 
 export interface MaskUpdate {
@@ -23,11 +24,6 @@ export interface MaskSession {
 export function createMaskSession(imager: VirtualImager, flagged: Uint8Array | null): MaskSession {
   let current: Uint8Array | null = null;
   let image: Float64Array | null = null;
-  const effective = (mask: Uint8Array) => {
-    const out = new Uint8Array(mask.length);
-    for (let p = 0; p < mask.length; p++) out[p] = mask[p] && !flagged?.[p] ? 1 : 0;
-    return out;
-  };
   const count = (m: Uint8Array) => m.reduce((n, v) => n + v, 0);
   const full = async (mask: Uint8Array): Promise<MaskUpdate> => {
     const result = await imager.image(mask);
@@ -37,7 +33,7 @@ export function createMaskSession(imager: VirtualImager, flagged: Uint8Array | n
   };
   return {
     async update(next) {
-      const mask = effective(next);
+      const mask = unflaggedMask(next, flagged);
       if (!current || !image || current.length !== mask.length) return full(mask);
       const added = new Uint8Array(mask.length);
       const removed = new Uint8Array(mask.length);

@@ -7,6 +7,8 @@
  * so a 192-column detector needs 8 masks per axis. The CPU twin sums the weights directly. The final division
  * is the same float64 operation on the same integers, so both give identical results.
  */
+import { maskPixelList } from './frame-stats';
+
 export interface ComSums {
   /** Per scan position: sum(I), sum(col * I), sum(row * I) over the mask's unflagged pixels. */
   total: Float64Array;
@@ -67,8 +69,7 @@ export function comSumsFromFrames(
   const total = new Float64Array(count);
   const sumX = new Float64Array(count);
   const sumY = new Float64Array(count);
-  const list: number[] = [];
-  for (let p = 0; p < pixels; p++) if (mask[p] && !flagged?.[p]) list.push(p);
+  const list = maskPixelList(mask, flagged);
   for (let f = 0; f < count; f++) {
     let t = 0;
     let sx = 0;

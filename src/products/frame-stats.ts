@@ -54,9 +54,7 @@ export function virtualImage(
   mask: Uint8Array,
   flagged: Uint8Array | null,
 ): Float64Array {
-  const idx: number[] = [];
-  for (let p = 0; p < pixels; p++) if (mask[p] !== 0 && (!flagged || flagged[p] === 0)) idx.push(p);
-  const indices = Uint32Array.from(idx);
+  const indices = maskPixelList(mask.subarray(0, pixels), flagged);
   const count = frames.length / pixels;
   const out = new Float64Array(count);
   for (let f = 0; f < count; f++) {
@@ -65,6 +63,20 @@ export function virtualImage(
     for (let k = 0; k < indices.length; k++) s += frames[base + indices[k]];
     out[f] = s;
   }
+  return out;
+}
+
+/** The detector pixels a binary mask covers, flagged pixels left out, in increasing order. */
+export function maskPixelList(mask: ArrayLike<number>, flagged: ArrayLike<number> | null): Uint32Array {
+  const list: number[] = [];
+  for (let p = 0; p < mask.length; p++) if (mask[p] && !flagged?.[p]) list.push(p);
+  return Uint32Array.from(list);
+}
+
+/** The mask with flagged pixels removed (1 = counted). */
+export function unflaggedMask(mask: ArrayLike<number>, flagged: ArrayLike<number> | null): Uint8Array {
+  const out = new Uint8Array(mask.length);
+  for (let p = 0; p < mask.length; p++) out[p] = mask[p] && !flagged?.[p] ? 1 : 0;
   return out;
 }
 

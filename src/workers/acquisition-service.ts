@@ -4,7 +4,7 @@ import { createMaskSession, type MaskSession } from '../compute/mask-session';
 import { StemflowError, throwIfAborted } from '../errors';
 import { acquireDevice, type GpuContext } from '../gpu/device';
 import { type ComSums, comBitMasks, combineBits, comImages, comSumsFromFrames } from '../products/com';
-import { FrameStats, flaggedFromMask, virtualImage } from '../products/frame-stats';
+import { FrameStats, flaggedFromMask, unflaggedMask, virtualImage } from '../products/frame-stats';
 import { type AcquisitionSource, DTYPE_BYTES, type FrameArray, viewAs } from '../source/acquisition-source';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import type { InputFile } from '../source/input-file';
@@ -276,7 +276,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
           `The mask has ${mask.length} pixels but the detector has ${rows * cols}`,
         );
       }
-      const effective = mask.map((m, p) => (m && !flagged?.[p] ? 1 : 0));
+      const effective = unflaggedMask(mask, flagged);
       if (gpuState) {
         gpuState.ctx.throwIfFailed();
         const bits = comBitMasks(effective, rows, cols);
