@@ -1,6 +1,6 @@
 import { afterAll, describe, expect } from 'vitest';
 import { isStemflowError, StemflowError } from '../errors';
-import { withGpu } from '../gpu/test-harness';
+import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import type { InputFile } from '../source/input-file';
 import { nodeInput } from '../source/node-input';
@@ -34,28 +34,6 @@ async function failingInput(path: string, okReads: number): Promise<InputFile> {
         }
         return input.bytes.read(offset, length, signal);
       },
-    },
-  };
-}
-
-/** Counts buffers created on a device and those not yet destroyed. */
-function trackBuffers(device: GPUDevice) {
-  const original = device.createBuffer.bind(device);
-  const alive = new Set<GPUBuffer>();
-  device.createBuffer = (descriptor: GPUBufferDescriptor) => {
-    const buffer = original(descriptor);
-    alive.add(buffer);
-    const destroy = buffer.destroy.bind(buffer);
-    buffer.destroy = () => {
-      alive.delete(buffer);
-      destroy();
-    };
-    return buffer;
-  };
-  return {
-    alive: () => alive.size,
-    stop: () => {
-      device.createBuffer = original;
     },
   };
 }

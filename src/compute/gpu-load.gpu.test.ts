@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect } from 'vitest';
 import { isStemflowError } from '../errors';
 import { locatePixel } from '../gpu/resident-layout';
-import { withGpu } from '../gpu/test-harness';
+import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import type { InputFile } from '../source/input-file';
 import { nodeInput } from '../source/node-input';
@@ -42,31 +42,6 @@ async function residentValues(device: GPUDevice, load: Awaited<ReturnType<typeof
       : layout.elemSize === 1
         ? bytes[at]
         : view.getUint32(at, true);
-  };
-}
-
-/** Counts buffers created on a device and those not yet destroyed. */
-function trackBuffers(device: GPUDevice) {
-  const original = device.createBuffer.bind(device);
-  let created = 0;
-  const alive = new Set<GPUBuffer>();
-  device.createBuffer = (descriptor: GPUBufferDescriptor) => {
-    const buffer = original(descriptor);
-    created++;
-    alive.add(buffer);
-    const destroy = buffer.destroy.bind(buffer);
-    buffer.destroy = () => {
-      alive.delete(buffer);
-      destroy();
-    };
-    return buffer;
-  };
-  return {
-    created: () => created,
-    alive: () => alive.size,
-    stop: () => {
-      device.createBuffer = original;
-    },
   };
 }
 

@@ -130,3 +130,31 @@ export async function runGpuTest(
 function align4(n: number): number {
   return Math.ceil(n / 4) * 4;
 }
+
+/**
+ * Counts buffers created on a device from now on, and those of them not yet destroyed (tests that require a
+ * failed or cancelled load to free everything it allocated). `stop` restores `createBuffer`.
+ */
+export function trackBuffers(device: GPUDevice) {
+  const original = device.createBuffer.bind(device);
+  let created = 0;
+  const alive = new Set<GPUBuffer>();
+  device.createBuffer = (descriptor: GPUBufferDescriptor) => {
+    const buffer = original(descriptor);
+    created++;
+    alive.add(buffer);
+    const destroy = buffer.destroy.bind(buffer);
+    buffer.destroy = () => {
+      alive.delete(buffer);
+      destroy();
+    };
+    return buffer;
+  };
+  return {
+    created: () => created,
+    alive: () => alive.size,
+    stop: () => {
+      device.createBuffer = original;
+    },
+  };
+}

@@ -1,21 +1,12 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { inflateSync } from 'node:zlib';
+import type { OracleDataset as FixtureDataset } from '../../../testing/fixtures';
 import type { ChunkDecoder, Dtype } from '../types';
 
-export interface OracleDataset {
-  shape: number[];
-  maxshape: (number | null)[];
-  dtype: string;
-  chunks: number[] | null;
-  layout: 'chunked' | 'contiguous' | 'compact';
-  index: string | null;
-  filters: { id: number; cd_values: number[] }[];
-  num_chunks: number | null;
-  chunk_info: [number[], number, number, number][] | null;
+/** The shared fixture oracle's dataset record, with what this module's own testdata adds. */
+export interface OracleDataset extends FixtureDataset {
   readable: boolean;
-  expected_error?: string;
-  sha256?: string;
   /** Only in this module's testdata: false for big-endian datasets. */
   little_endian?: boolean;
 }
