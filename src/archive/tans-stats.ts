@@ -1,0 +1,47 @@
+/**
+ * CPU twin of src/shaders/tans-stats.wgsl: the statistics a record's tables are built from.
+ * - `tansPixelSums`: per detector pixel, the sum over the record's frames (float64 here; (lo, hi) u32 on the GPU);
+ * - `tansTokenHistogram`: per (pixel class, token), how many values of the record have that token.
+ */
+import { tokenOf } from './hybrid-uint';
+
+export type Values = Uint8Array | Uint16Array | Uint32Array;
+
+export function tansPixelSums(values: Values, frames: number, pixels: number): Float64Array {
+  const sums = new Float64Array(pixels);
+  for (let f = 0; f < frames; f++) {
+    const base = f * pixels;
+    for (let p = 0; p < pixels; p++) sums[p] += values[base + p];
+  }
+  return sums;
+}
+
+export function tansTokenHistogram(
+  values: Values,
+  frames: number,
+  pixels: number,
+  classMap: Uint8Array,
+  classes: number,
+  tokens: number,
+): Uint32Array {
+  const hist = new Uint32Array(classes * tokens);
+  for (let f = 0; f < frames; f++) {
+    const base = f * pixels;
+    for (let p = 0; p < pixels; p++) hist[classMap[p] * tokens + tokenOf(values[base + p])]++;
+  }
+  return hist;
+}
+
+/**
+ * Pixel classes (contexts) from the record's per-pixel sums: pixels ranked by sum (ties by pixel index) and
+ * cut into `classes` groups of (nearly) equal size, class 0 the dimmest. A pixel's class picks the tANS
+ * table its values are coded with, so pixels of similar mean share a distribution.
+ */
+export function classMapFromSums(sums: Float64Array, classes: number): Uint8Array {
+  const pixels = sums.length;
+  const order = Array.from({ length: pixels }, (_, i) => i);
+  order.sort((a, b) => sums[a] - sums[b] || a - b);
+  const map = new Uint8Array(pixels);
+  for (let rank = 0; rank < pixels; rank++) map[order[rank]] = Math.floor((rank * classes) / pixels);
+  return map;
+}
