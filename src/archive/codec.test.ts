@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { mulberry32 } from '../util/prng';
-import { extraBitsOf, tokenCount, tokenOf, valueOf } from './hybrid-uint';
+import { extraBitsOf, tokenCount, tokenOf, tokenValue } from './hybrid-uint';
 import { laneGeometry } from './lanes';
 import { modelRecord, recordTables } from './record-tables';
 import {
@@ -14,6 +14,7 @@ import {
 } from './tans-decode';
 import { encodeLane, tansEncode } from './tans-encode';
 import { normaliseCounts } from './tans-table';
+import { detectorFrames } from './test-data';
 
 describe('hybrid uint tokens', () => {
   it('round-trips every uint16 value and the uint32 extremes', () => {
@@ -21,13 +22,13 @@ describe('hybrid uint tokens', () => {
       const t = tokenOf(v);
       expect(t).toBeLessThan(tokenCount(16));
       const eb = extraBitsOf(t);
-      expect(valueOf(t, v & ((1 << eb) - 1))).toBe(v);
+      expect(tokenValue(t, v & ((1 << eb) - 1))).toBe(v);
     }
     for (const v of [65536, 2 ** 31 - 1, 2 ** 31, 0xffffffff, 123456789]) {
       const t = tokenOf(v);
       expect(t).toBeLessThan(tokenCount(32));
       const eb = extraBitsOf(t);
-      expect(valueOf(t, (v & (2 ** eb - 1)) >>> 0)).toBe(v);
+      expect(tokenValue(t, (v & (2 ** eb - 1)) >>> 0)).toBe(v);
     }
     expect(tokenOf(255)).toBeLessThan(tokenCount(8));
     expect([tokenCount(8), tokenCount(16), tokenCount(32)]).toEqual([32, 64, 128]);
@@ -46,39 +47,6 @@ describe('normaliseCounts', () => {
     expect(Array.from(normaliseCounts([7, 0, 0], 10))).toEqual([1024, 0, 0]);
   });
 });
-
-/** Detector-like frames: a bright disk, a sparse background and rare large counts. */
-export function detectorFrames(
-  frames: number,
-  rows: number,
-  cols: number,
-  seed: number,
-  max = 65535,
-): Uint16Array {
-  const next = mulberry32(seed);
-  const rand = () => next() / 2 ** 32;
-  const out = new Uint16Array(frames * rows * cols);
-  for (let f = 0; f < frames; f++) {
-    for (let r = 0; r < rows; r++) {
-      for (let c = 0; c < cols; c++) {
-        const d = Math.hypot(r - rows / 2, c - cols / 2);
-        const lambda = d < rows / 5 ? 6 : 0.05;
-        let v = 0;
-        let p = Math.exp(-lambda);
-        let s = p;
-        const u = rand();
-        while (u > s && v < 60) {
-          v++;
-          p *= lambda / v;
-          s += p;
-        }
-        if (rand() < 0.001) v = Math.floor(rand() * max);
-        out[(f * rows + r) * cols + c] = v;
-      }
-    }
-  }
-  return out;
-}
 
 describe('tANS lanes', () => {
   const frames = 12;

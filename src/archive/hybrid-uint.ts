@@ -35,7 +35,7 @@ export function extraBitsOf(token: number): number {
 }
 
 /** The value of a token and its extra bits. */
-export function valueOf(token: number, extra: number): number {
+export function tokenValue(token: number, extra: number): number {
   if (token < SPLIT) return token;
   const n = 4 + ((token - SPLIT) >>> MSB_IN_TOKEN);
   return (((4 | (token & 3)) << (n - MSB_IN_TOKEN)) >>> 0) + extra;

@@ -59,7 +59,7 @@ export function frequenciesFromHistogram(
   const freqs = new Uint16Array(classes * tokens);
   for (let c = 0; c < classes; c++) {
     const counts = Array.from({ length: tokens }, (_, t) => hist[c * tokens + t]);
-    if (counts.every((n) => n === 0)) counts[0] = 1;
+    if (!counts.some((n) => n > 0)) counts[0] = 1;
     freqs.set(normaliseCounts(counts, tableLog), c * tokens);
   }
   return freqs;

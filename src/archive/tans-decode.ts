@@ -3,7 +3,7 @@
  * and, in the GPU's compare mode, counts values that differ from a reference. Every read is checked against
  * the lane's words; a lane that lies gets an error code and decodes no further. Codes match the shader.
  */
-import { extraBitsOf, valueOf } from './hybrid-uint';
+import { extraBitsOf, tokenValue } from './hybrid-uint';
 import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, rawLaneWords, sliceRange } from './lanes';
 import type { RecordTables } from './record-tables';
 import type { Values } from './tans-stats';
@@ -92,7 +92,7 @@ export function decodeLane(
     const eb = extraBitsOf(token);
     if (p < eb + nb) return LANE_UNDERRUN;
     const extra = read(eb);
-    out(i, valueOf(token, extra));
+    out(i, tokenValue(token, extra));
     s = (cell & 0xfff) + read(nb);
   }
   if (s !== 0 || p !== 0) return LANE_BAD_END;
