@@ -1,0 +1,290 @@
+/**
+ * The converter: acquisitions in, one archive out (docs/archive-format.md). Records are encoded one after
+ * another by a RecordEncoder (the CPU twins here, the GPU passes in gpu-encoder.ts); shards are hashed as
+ * they are written; the state .npz and the manifest come last, and the archive is published only when every
+ * file is complete. Any failure or cancellation discards the temporaries.
+ */
+import { StemflowError, throwIfAborted } from '../errors';
+import type { AcquisitionSource } from '../source/acquisition-source';
+import type { ArchiveTarget, Sha256Factory } from './files';
+import { MSB_IN_TOKEN, SPLIT, tokenCount } from './hybrid-uint';
+import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, laneGeometry } from './lanes';
+import {
+  ARCHIVE_FORMAT,
+  ARCHIVE_VERSION,
+  type ArchiveManifest,
+  type CalibrationValue,
+  CODEC_NAME,
+  CODEC_VERSION,
+  MANIFEST_NAME,
+  type ManifestAcquisition,
+  type ManifestFile,
+  STATE_NAME,
+} from './manifest';
+import { encodeNpz, type NpzArray } from './npz';
+import { modelRecord, type RecordModel, recordTables } from './record-tables';
+import { encodeShardHead } from './shard';
+import { tansEncode } from './tans-encode';
+import type { Values } from './tans-stats';
+
+export interface CodecParams {
+  recordFrames: number;
+  lanesPerFrame: number;
+  tableLog: number;
+  classes: number;
+  blockFrames: number;
+}
+
+export const DEFAULT_CODEC: CodecParams = {
+  recordFrames: 16384,
+  lanesPerFrame: 4,
+  tableLog: 11,
+  classes: 32,
+  blockFrames: 256,
+};
+
+/** One encoded record. */
+export interface EncodedRecord {
+  model: RecordModel;
+  offsets: Uint32Array;
+  words: Uint32Array;
+  audit: RecordAudit;
+}
+
+export interface RecordAudit {
+  max: number;
+  total: bigint;
+  above255: number;
+}
+
+/** Encodes records of one acquisition. */
+export interface RecordEncoder {
+  encode(
+    source: AcquisitionSource,
+    firstFrame: number,
+    frames: number,
+    params: { dtype: ArchiveDtype; geometry: LaneGeometry; tableLog: number; classes: number },
+    signal?: AbortSignal,
+  ): Promise<EncodedRecord>;
+  close?(): void;
+}
+
+export function auditValues(values: Values): RecordAudit {
+  let max = 0;
+  let total = 0n;
+  let above255 = 0;
+  let partial = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v > max) max = v;
+    if (v > 255) above255++;
+    partial += v;
+    if (partial > 2 ** 52) {
+      total += BigInt(partial);
+      partial = 0;
+    }
+  }
+  return { max, total: total + BigInt(partial), above255 };
+}
+
+/** The CPU twins as a RecordEncoder (reference and fallback). */
+export const cpuRecordEncoder: RecordEncoder = {
+  async encode(source, firstFrame, frames, { dtype, geometry, tableLog, classes }, signal) {
+    const bytes = await source.readFrames(firstFrame, frames, signal);
+    const values = viewValues(bytes, dtype);
+    const model = modelRecord(values, frames, geometry.pixels, { dtype, tableLog, classes });
+    const enc = tansEncode(values, frames, geometry, recordTables(model));
+    if (enc.errors.some((e) => e !== 0)) throw new StemflowError('invalid', 'A record could not be encoded.');
+    return { model, offsets: enc.offsets, words: enc.words, audit: auditValues(values) };
+  },
+};
+
+export function viewValues(bytes: Uint8Array, dtype: ArchiveDtype): Values {
+  const size = DTYPE_BITS[dtype] / 8;
+  const aligned = bytes.byteOffset % size === 0 ? bytes : bytes.slice();
+  const n = aligned.byteLength / size;
+  if (dtype === 'uint8') return aligned;
+  if (dtype === 'uint16') return new Uint16Array(aligned.buffer, aligned.byteOffset, n);
+  return new Uint32Array(aligned.buffer, aligned.byteOffset, n);
+}
+
+export interface ConvertInput {
+  name: string;
+  source: AcquisitionSource;
+  /** Identity of the source files (name, size, SHA-256). */
+  sources: ManifestFile[];
+}
+
+export interface ConvertProgress {
+  acquisition: number;
+  framesDone: number;
+  frameCount: number;
+  bytesWritten: number;
+}
+
+export interface ConvertResult {
+  manifest: ArchiveManifest;
+  rawBytes: number;
+  archiveBytes: number;
+  timings: { encodeMs: number; writeMs: number; totalMs: number };
+}
+
+/** Converts acquisitions into a new archive written to `target`; publishes it only when complete. */
+export async function convertArchive(
+  inputs: ConvertInput[],
+  target: ArchiveTarget,
+  options: {
+    hash: Sha256Factory;
+    encoder?: RecordEncoder;
+    codec?: Partial<CodecParams>;
+    signal?: AbortSignal;
+    onProgress?: (p: ConvertProgress) => void;
+    writer?: string;
+    now?: () => Date;
+  },
+): Promise<ConvertResult> {
+  const { hash, encoder = cpuRecordEncoder, signal, onProgress } = options;
+  const codec = { ...DEFAULT_CODEC, ...options.codec };
+  const files: ManifestFile[] = [];
+  const acquisitions: ManifestAcquisition[] = [];
+  const state: Record<string, NpzArray> = {};
+  let rawBytes = 0;
+  let archiveBytes = 0;
+  let encodeMs = 0;
+  let writeMs = 0;
+  const t0 = performance.now();
+  try {
+    if (inputs.length === 0) throw new StemflowError('invalid', 'Nothing to convert.');
+    for (const [a, input] of inputs.entries()) {
+      const { source } = input;
+      const s = source.summary;
+      const dtype = s.dtype as ArchiveDtype;
+      const pixels = s.detector[0] * s.detector[1];
+      const frameCount = s.scan[0] * s.scan[1];
+      if (frameCount !== source.frameCount) {
+        throw new StemflowError(
+          'mismatch',
+          `${input.name}: the scan ${s.scan.join('x')} does not match ${source.frameCount} frames.`,
+        );
+      }
+      const geometry = laneGeometry(pixels, Math.min(codec.lanesPerFrame, pixels));
+      const records = Math.ceil(frameCount / codec.recordFrames);
+      const tokens = tokenCount(DTYPE_BITS[dtype]);
+      const classMaps = new Uint8Array(records * pixels);
+      const freqs = new Uint16Array(records * codec.classes * tokens);
+      const audit: RecordAudit = { max: 0, total: 0n, above255: 0 };
+      const prefix = `acq${String(a).padStart(4, '0')}`;
+      const manifestRecords = [];
+      for (let r = 0; r < records; r++) {
+        throwIfAborted(signal);
+        const firstFrame = r * codec.recordFrames;
+        const frames = Math.min(codec.recordFrames, frameCount - firstFrame);
+        const te = performance.now();
+        const rec = await encoder.encode(
+          source,
+          firstFrame,
+          frames,
+          { dtype, geometry, tableLog: codec.tableLog, classes: codec.classes },
+          signal,
+        );
+        encodeMs += performance.now() - te;
+        classMaps.set(rec.model.classMap, r * pixels);
+        freqs.set(rec.model.freqs, r * codec.classes * tokens);
+        audit.max = Math.max(audit.max, rec.audit.max);
+        audit.total += rec.audit.total;
+        audit.above255 += rec.audit.above255;
+        const file = `${prefix}/rec-${String(r).padStart(6, '0')}.tans`;
+        const tw = performance.now();
+        const head = encodeShardHead(
+          { acquisition: a, record: r, frames, lanesPerFrame: geometry.slices, dataWords: rec.words.length },
+          rec.offsets,
+        );
+        const body = new Uint8Array(rec.words.buffer, rec.words.byteOffset, rec.words.byteLength);
+        files.push(await writeFile(target, file, [head, body], hash));
+        writeMs += performance.now() - tw;
+        archiveBytes += head.byteLength + body.byteLength;
+        rawBytes += frames * pixels * (DTYPE_BITS[dtype] / 8);
+        manifestRecords.push({ file, firstFrame, frames });
+        onProgress?.({
+          acquisition: a,
+          framesDone: firstFrame + frames,
+          frameCount,
+          bytesWritten: archiveBytes,
+        });
+      }
+      state[`${prefix}_class_map`] = { data: classMaps, shape: [records, s.detector[0], s.detector[1]] };
+      state[`${prefix}_freqs`] = { data: freqs, shape: [records, codec.classes, tokens] };
+      if (source.pixelMask)
+        state[`${prefix}_pixel_mask`] = { data: source.pixelMask, shape: [...s.detector] };
+      acquisitions.push({
+        name: input.name,
+        scan: [...s.scan],
+        detector: [...s.detector],
+        dtype,
+        recordFrames: codec.recordFrames,
+        lanesPerFrame: geometry.slices,
+        tableLog: codec.tableLog,
+        classes: codec.classes,
+        blockFrames: codec.blockFrames,
+        records: manifestRecords,
+        state: {
+          classMap: `${prefix}_class_map`,
+          freqs: `${prefix}_freqs`,
+          pixelMask: source.pixelMask ? `${prefix}_pixel_mask` : null,
+        },
+        flaggedPixels: s.flaggedPixels,
+        calibration: JSON.parse(JSON.stringify(s.calibration ?? {})) as Record<string, CalibrationValue>,
+        audit: { max: audit.max, total: audit.total.toString(), above255: audit.above255 },
+        sources: input.sources,
+      });
+    }
+    const npz = await encodeNpz(state);
+    files.unshift(await writeFile(target, STATE_NAME, [npz], hash));
+    archiveBytes += npz.byteLength;
+    const manifest: ArchiveManifest = {
+      format: ARCHIVE_FORMAT,
+      version: ARCHIVE_VERSION,
+      created: (options.now?.() ?? new Date()).toISOString(),
+      writer: options.writer ?? 'stemflow',
+      codec: { name: CODEC_NAME, version: CODEC_VERSION, split: SPLIT, msbInToken: MSB_IN_TOKEN },
+      state: STATE_NAME,
+      acquisitions,
+      files,
+    };
+    const text = new TextEncoder().encode(`${JSON.stringify(manifest, null, 1)}\n`);
+    await writeFile(target, MANIFEST_NAME, [text], hash);
+    archiveBytes += text.byteLength;
+    throwIfAborted(signal);
+    await target.publish();
+    return {
+      manifest,
+      rawBytes,
+      archiveBytes,
+      timings: { encodeMs, writeMs, totalMs: performance.now() - t0 },
+    };
+  } catch (error) {
+    await target.discard();
+    throw error;
+  }
+}
+
+async function writeFile(
+  target: ArchiveTarget,
+  path: string,
+  parts: Uint8Array[],
+  hash: Sha256Factory,
+): Promise<ManifestFile> {
+  const sink = await target.create(path);
+  const h = hash();
+  let size = 0;
+  try {
+    for (const part of parts) {
+      h.update(part);
+      await sink.write(part);
+      size += part.byteLength;
+    }
+  } finally {
+    await sink.close();
+  }
+  return { path, size, sha256: h.digest() };
+}

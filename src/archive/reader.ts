@@ -1,0 +1,276 @@
+/**
+ * Opening an archive: the manifest, then every file's size and SHA-256, then the state .npz and every
+ * shard's header and lane offsets are checked before anything is returned (published). Opening reads only;
+ * it never writes a file.
+ */
+import { StemflowError, throwIfAborted } from '../errors';
+import type { ByteSource } from '../io/byte-source';
+import type { NpyArray } from '../io/npy';
+import type { ArchiveFiles, Sha256Factory } from './files';
+import { tokenCount } from './hybrid-uint';
+import { DTYPE_BITS, type LaneGeometry, laneGeometry, sliceRange } from './lanes';
+import {
+  type ArchiveManifest,
+  MANIFEST_NAME,
+  MAX_MANIFEST_BYTES,
+  type ManifestAcquisition,
+  parseManifest,
+} from './manifest';
+import { decodeNpz } from './npz';
+import { type RecordTables, recordTables } from './record-tables';
+import { parseShardHead, shardHeadBytes } from './shard';
+import { decodeLane, LANE_ERROR_NAMES, LANE_OK } from './tans-decode';
+import type { Values } from './tans-stats';
+
+/** Bytes hashed per read while checking files. */
+const HASH_CHUNK = 16 * 1024 * 1024;
+
+export interface OpenProgress {
+  bytesChecked: number;
+  bytesTotal: number;
+}
+
+export interface ArchiveRecord {
+  index: number;
+  file: string;
+  firstFrame: number;
+  frames: number;
+  /** Lane offsets (frames x lanesPerFrame + 1), words from the start of the data. */
+  offsets: Uint32Array;
+  dataWords: number;
+  /** Byte offset of the data in the file. */
+  dataOffset: number;
+  tables: RecordTables;
+}
+
+export interface ArchiveAcquisition {
+  index: number;
+  info: ManifestAcquisition;
+  geometry: LaneGeometry;
+  pixelMask: Uint32Array | null;
+  records: ArchiveRecord[];
+  /** The data words of a record (read from its shard). */
+  readRecordData(record: number, signal?: AbortSignal): Promise<Uint32Array>;
+  /** Decodes frames [start, start + count) on the CPU, frame-major. */
+  readFrames(start: number, count: number, signal?: AbortSignal): Promise<Values>;
+}
+
+export interface Archive {
+  manifest: ArchiveManifest;
+  acquisitions: ArchiveAcquisition[];
+  /** Compressed bytes of every file listed in the manifest. */
+  bytes: number;
+  close(): Promise<void>;
+}
+
+async function readAll(src: ByteSource, signal?: AbortSignal): Promise<Uint8Array> {
+  return src.read(0, src.size, signal);
+}
+
+/** Opens and checks an archive. Every damaged or unexpected part is a typed error before anything returns. */
+export async function openArchive(
+  files: ArchiveFiles,
+  options: {
+    hash: Sha256Factory;
+    signal?: AbortSignal;
+    onProgress?: (p: OpenProgress) => void;
+    concurrency?: number;
+  },
+): Promise<Archive> {
+  const { hash, signal, onProgress, concurrency = 4 } = options;
+  const opened = new Map<string, ByteSource & { close?(): Promise<void> }>();
+  const closeAll = async () => {
+    for (const f of opened.values()) await f.close?.().catch(() => {});
+  };
+  try {
+    const manifestFile = await files.open(MANIFEST_NAME);
+    opened.set(MANIFEST_NAME, manifestFile);
+    if (manifestFile.size > MAX_MANIFEST_BYTES) {
+      throw new StemflowError(
+        'corrupt',
+        `manifest.json is ${manifestFile.size} bytes; the limit is ${MAX_MANIFEST_BYTES}.`,
+      );
+    }
+    const manifest = parseManifest(new TextDecoder().decode(await readAll(manifestFile, signal)));
+
+    // Every file: present, the size the manifest says, and the same SHA-256.
+    const bytesTotal = manifest.files.reduce((a, f) => a + f.size, 0);
+    let bytesChecked = 0;
+    const queue = [...manifest.files];
+    const worker = async () => {
+      for (let f = queue.shift(); f; f = queue.shift()) {
+        const src = await files.open(f.path);
+        opened.set(f.path, src);
+        if (src.size !== f.size) {
+          throw new StemflowError(
+            'truncated',
+            `${f.path} has ${src.size} bytes; the manifest says ${f.size}.`,
+            { file: f.path },
+          );
+        }
+        const h = hash();
+        for (let at = 0; at < f.size; at += HASH_CHUNK) {
+          throwIfAborted(signal);
+          const n = Math.min(HASH_CHUNK, f.size - at);
+          h.update(await src.read(at, n, signal));
+          bytesChecked += n;
+          onProgress?.({ bytesChecked, bytesTotal });
+        }
+        const digest = h.digest();
+        if (digest !== f.sha256) {
+          throw new StemflowError(
+            'corrupt',
+            `${f.path} does not match its SHA-256 in the manifest (it was changed or damaged).`,
+            {
+              file: f.path,
+            },
+          );
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+
+    const state = await decodeNpz(
+      await readAll(opened.get(manifest.state) as ByteSource, signal),
+      manifest.state,
+    );
+    const member = (name: string, ctor: new (n: number) => NpyArray, shape: number[]): NpyArray => {
+      const m = state.get(name);
+      if (!m)
+        throw new StemflowError('corrupt', `${manifest.state} has no member ${name}.`, {
+          file: manifest.state,
+        });
+      if (m.data.constructor !== ctor || m.shape.join('x') !== shape.join('x')) {
+        throw new StemflowError(
+          'corrupt',
+          `${manifest.state}: ${name} is ${m.data.constructor.name} ${m.shape.join('x')}, not ${ctor.name} ${shape.join('x')}.`,
+          { file: manifest.state },
+        );
+      }
+      return m.data;
+    };
+
+    const acquisitions: ArchiveAcquisition[] = [];
+    for (const [a, info] of manifest.acquisitions.entries()) {
+      const [rows, cols] = info.detector;
+      const pixels = rows * cols;
+      const geometry = laneGeometry(pixels, info.lanesPerFrame);
+      const tokens = tokenCount(DTYPE_BITS[info.dtype]);
+      const n = info.records.length;
+      const classMaps = member(info.state.classMap, Uint8Array, [n, rows, cols]) as Uint8Array;
+      const freqs = member(info.state.freqs, Uint16Array, [n, info.classes, tokens]) as Uint16Array;
+      const pixelMask = info.state.pixelMask
+        ? (member(info.state.pixelMask, Uint32Array, [rows, cols]) as Uint32Array)
+        : null;
+      const records: ArchiveRecord[] = [];
+      for (const [r, rec] of info.records.entries()) {
+        const src = opened.get(rec.file) as ByteSource;
+        const headBytes = shardHeadBytes(rec.frames, geometry.slices);
+        if (src.size < headBytes) {
+          throw new StemflowError('truncated', `${rec.file} has ${src.size} bytes, less than its header.`, {
+            file: rec.file,
+          });
+        }
+        const head = await src.read(0, headBytes, signal);
+        const { offsets, dataWords } = parseShardHead(
+          head,
+          src.size,
+          { acquisition: a, record: r, frames: rec.frames, dtype: info.dtype, geometry },
+          rec.file,
+        );
+        const tables = recordTables(
+          {
+            dtype: info.dtype,
+            tableLog: info.tableLog,
+            classes: info.classes,
+            tokens,
+            classMap: classMaps.subarray(r * pixels, (r + 1) * pixels),
+            freqs: freqs.subarray(r * info.classes * tokens, (r + 1) * info.classes * tokens),
+          },
+          `${info.name} record ${r}`,
+        );
+        records.push({ index: r, ...rec, offsets, dataWords, dataOffset: headBytes, tables });
+      }
+      const readRecordData = async (r: number, s?: AbortSignal) => {
+        const rec = records[r];
+        if (!rec) throw new StemflowError('invalid', `Record ${r} does not exist.`);
+        const bytes = await (opened.get(rec.file) as ByteSource).read(rec.dataOffset, rec.dataWords * 4, s);
+        const copy = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
+        return new Uint32Array(copy.buffer, copy.byteOffset, rec.dataWords);
+      };
+      acquisitions.push({
+        index: a,
+        info,
+        geometry,
+        pixelMask,
+        records,
+        readRecordData,
+        async readFrames(start, count, s) {
+          const total = info.scan[0] * info.scan[1];
+          if (
+            !Number.isSafeInteger(start) ||
+            !Number.isSafeInteger(count) ||
+            start < 0 ||
+            count < 0 ||
+            start + count > total
+          ) {
+            throw new StemflowError(
+              'invalid',
+              `Frames ${start}..${start + count} are outside the scan of ${total}.`,
+            );
+          }
+          const Ctor =
+            info.dtype === 'uint8' ? Uint8Array : info.dtype === 'uint16' ? Uint16Array : Uint32Array;
+          const out = new Ctor(count * pixels);
+          let f = start;
+          while (f < start + count) {
+            const rec = records[Math.floor(f / info.recordFrames)];
+            const last = Math.min(start + count, rec.firstFrame + rec.frames);
+            // Read only the lanes of frames [f, last).
+            const w0 = rec.offsets[(f - rec.firstFrame) * geometry.slices];
+            const w1 = rec.offsets[(last - rec.firstFrame) * geometry.slices];
+            const bytes = await (opened.get(rec.file) as ByteSource).read(
+              rec.dataOffset + 4 * w0,
+              4 * (w1 - w0),
+              s,
+            );
+            const data = new Uint32Array(bytes.slice().buffer);
+            for (; f < last; f++) {
+              const local = f - rec.firstFrame;
+              for (let sl = 0; sl < geometry.slices; sl++) {
+                const lane = local * geometry.slices + sl;
+                const { first, count: n } = sliceRange(geometry, sl);
+                const base = (f - start) * pixels + first;
+                const from = rec.offsets[lane] - w0;
+                const to = rec.offsets[lane + 1] - w0;
+                const err = decodeLane(data, from, to, n, first, rec.tables, (i, v) => {
+                  out[base + i] = v;
+                });
+                if (err !== LANE_OK) {
+                  throw new StemflowError(
+                    'corrupt',
+                    `${rec.file}: frame ${f} lane ${sl}: ${LANE_ERROR_NAMES[err]}.`,
+                    {
+                      file: rec.file,
+                      frame: f,
+                    },
+                  );
+                }
+              }
+            }
+          }
+          return out;
+        },
+      });
+    }
+    return {
+      manifest,
+      acquisitions,
+      bytes: bytesTotal,
+      close: closeAll,
+    };
+  } catch (error) {
+    await closeAll();
+    throw error;
+  }
+}
