@@ -7,6 +7,7 @@ import bitunshuffle from '../shaders/bitunshuffle.wgsl?raw';
 import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
 import residentVirtualImage from '../shaders/resident-virtual-image.wgsl?raw';
+import tansCompare from '../shaders/tans-compare.wgsl?raw';
 import virtualDetector from '../shaders/virtual-detector.wgsl?raw';
 
 export const shaderSource = {
@@ -14,6 +15,7 @@ export const shaderSource = {
   'bslz4-decode': bslz4Decode,
   'detector-transpose': detectorTranspose,
   'resident-virtual-image': residentVirtualImage,
+  'tans-compare': tansCompare,
   'virtual-detector': virtualDetector,
 } as const;
 

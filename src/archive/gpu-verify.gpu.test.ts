@@ -1,0 +1,85 @@
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { trackBuffers, withGpu } from '../gpu/test-harness';
+import { fixture, loadOracle } from '../testing/fixtures';
+import { type CodecParams, convertArchive } from './convert';
+import { verifyAcquisitionGpu } from './gpu-verify';
+import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from './node-folder';
+import { openArchive } from './reader';
+import { copyArchive, openSource, plantValue, resign, tempDir } from './testing';
+import { cpuVerifier, verifyAcquisition } from './verify';
+
+const arina = loadOracle().acquisitions.arina;
+const arinaPaths = [arina.master, ...arina.shards].map(fixture);
+
+async function convert(paths: string[], codec: Partial<CodecParams>) {
+  const { source, close } = await openSource(paths);
+  const dir = join(await tempDir(), 'archive');
+  await convertArchive([{ name: 'a', source, sources: [] }], await nodeArchiveTarget(dir), {
+    hash: nodeSha256,
+    codec,
+  });
+  await close();
+  return dir;
+}
+
+describe('tans-compare.wgsl against its CPU twin', () => {
+  withGpu(
+    'clean archive, planted values at record/block boundaries and in a flagged pixel, damaged lanes: same counts',
+    async ({ device }) => {
+      const codec = { recordFrames: 7, lanesPerFrame: 3, classes: 8, blockFrames: 3 };
+      const dir = await convert(arinaPaths, codec);
+      const archive = await openArchive(nodeArchiveFiles(dir), { hash: nodeSha256 });
+      const acq = archive.acquisitions[0];
+      const { source, close } = await openSource(arinaPaths);
+      const tracked = trackBuffers(device);
+      try {
+        const flagged = source.pixelMask?.findIndex((m) => m !== 0) ?? -1;
+        expect(flagged).toBeGreaterThanOrEqual(0);
+        const sources = [
+          source,
+          plantValue(source, 0, 0, 9),
+          plantValue(source, 6, 1023, 300),
+          plantValue(source, 7, 0, 65535),
+          plantValue(source, source.frameCount - 1, 511, 2),
+          plantValue(source, 3, flagged, 0),
+        ];
+        for (const s of sources) {
+          const cpu = await verifyAcquisition(acq, s, cpuVerifier);
+          const gpu = await verifyAcquisitionGpu(device, acq, s);
+          expect(gpu.badBlocks).toEqual(cpu.badBlocks);
+          expect([gpu.mismatches, gpu.laneErrors, gpu.sourceErrors]).toEqual([
+            cpu.mismatches,
+            cpu.laneErrors,
+            0,
+          ]);
+        }
+        expect(tracked.alive()).toBe(0);
+        // A damaged lane (a zeroed stop word, re-signed so it opens): both count the same lane error and values.
+        const bad = await copyArchive(dir);
+        const rec = acq.records[2];
+        const lane = 4;
+        await resign(bad, rec.file, (b) => {
+          const at = rec.dataOffset + 4 * (rec.offsets[lane + 1] - 1);
+          new DataView(b.buffer, b.byteOffset).setUint32(at, 0, true);
+          return b;
+        });
+        const damaged = (await openArchive(nodeArchiveFiles(bad), { hash: nodeSha256 })).acquisitions[0];
+        const cpu = await verifyAcquisition(damaged, source, cpuVerifier);
+        const gpu = await verifyAcquisitionGpu(device, damaged, source);
+        expect(cpu.laneErrors).toBe(1);
+        expect(cpu.mismatches).toBeGreaterThan(0);
+        expect([gpu.mismatches, gpu.laneErrors, gpu.badBlocks]).toEqual([
+          cpu.mismatches,
+          cpu.laneErrors,
+          cpu.badBlocks,
+        ]);
+      } finally {
+        tracked.stop();
+        await close();
+        await archive.close();
+      }
+    },
+    240_000,
+  );
+});

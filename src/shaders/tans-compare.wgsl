@@ -1,0 +1,162 @@
+// Exhaustive verification of an archive record: decode every tANS lane (docs/archive-format.md) and compare
+// each value with the reference values (the source, decoded by bslz4-decode.wgsl, frame-major, packed at the
+// dtype's width from word frame * words_per_frame). Only counts come back: mismatches per block of
+// block_frames frames (atomic adds) and an error code per lane. CPU twin: src/archive/tans-decode.ts
+// (`tansCompare`; same error codes). One invocation per lane; invocations are numbered slice-major
+// (g = slice * frames + frame), so a workgroup's lanes walk the same pixels in lockstep.
+
+override WORKGROUP_SIZE: u32 = 64u;
+override TABLE_LOG: u32 = 11u;
+// Bits per value: 8, 16 or 32.
+override BITS: u32 = 16u;
+override TOKENS: u32 = 64u;
+
+struct Params {
+  // Invocations [lane_first, lane_first + lane_count) of frames * slices.
+  lane_first: u32,
+  lane_count: u32,
+  frames: u32,
+  slices: u32,
+  slice_pixels: u32,
+  pixels: u32,
+  words_per_frame: u32,
+  block_frames: u32,
+  // Index in `mismatches` of the record's first block.
+  block_base: u32,
+  data_words: u32,
+  // Index in `errors` of the record's first lane.
+  lane_base: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> data: array<u32>;
+@group(0) @binding(2) var<storage, read> offsets: array<u32>;
+@group(0) @binding(3) var<storage, read> cells: array<u32>;
+@group(0) @binding(4) var<storage, read> class_map: array<u32>;
+@group(0) @binding(5) var<storage, read> reference: array<u32>;
+@group(0) @binding(6) var<storage, read_write> mismatches: array<atomic<u32>>;
+@group(0) @binding(7) var<storage, read_write> errors: array<u32>;
+
+const LANE_OK: u32 = 0u;
+const LANE_BAD_RANGE: u32 = 1u;
+const LANE_TOO_LONG: u32 = 2u;
+const LANE_NO_STOP_BIT: u32 = 3u;
+const LANE_UNDERRUN: u32 = 4u;
+const LANE_BAD_END: u32 = 5u;
+const LANE_BAD_TOKEN: u32 = 6u;
+
+// Lane stream: words [start, start + n); bit cursor p counts down from the stop bit.
+var<private> start: u32;
+var<private> p: u32;
+
+// The k bits (k <= 31) just below the cursor; the caller checks p >= k.
+fn read_bits(k: u32) -> u32 {
+  if (k == 0u) {
+    return 0u;
+  }
+  p -= k;
+  let i = start + (p >> 5u);
+  let sh = p & 31u;
+  var v = data[i] >> sh;
+  if (sh + k > 32u) {
+    v |= data[i + 1u] << (32u - sh);
+  }
+  return v & (0xffffffffu >> (32u - k));
+}
+
+fn reference_value(frame: u32, pixel: u32) -> u32 {
+  let base = frame * params.words_per_frame;
+  if (BITS == 16u) {
+    return (reference[base + (pixel >> 1u)] >> ((pixel & 1u) * 16u)) & 0xffffu;
+  }
+  if (BITS == 8u) {
+    return (reference[base + (pixel >> 2u)] >> ((pixel & 3u) * 8u)) & 0xffu;
+  }
+  return reference[base + pixel];
+}
+
+fn raw_value(i: u32) -> u32 {
+  if (BITS == 16u) {
+    return (data[start + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
+  }
+  if (BITS == 8u) {
+    return (data[start + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
+  }
+  return data[start + i];
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+  if (id.x >= params.lane_count) {
+    return;
+  }
+  let g = params.lane_first + id.x;
+  let slice = g / params.frames;
+  let frame = g % params.frames;
+  let lane = frame * params.slices + slice;
+  let first = slice * params.slice_pixels;
+  let count = min(params.slice_pixels, params.pixels - first);
+  let raw_words = (count * BITS + 31u) / 32u;
+  let L = 1u << TABLE_LOG;
+
+  var error = LANE_OK;
+  var produced = 0u;
+  var bad = 0u;
+  let s0 = offsets[lane];
+  let s1 = offsets[lane + 1u];
+  start = s0;
+  if (!(s0 <= s1 && s1 <= params.data_words)) {
+    error = LANE_BAD_RANGE;
+  } else if (s1 - s0 > raw_words) {
+    error = LANE_TOO_LONG;
+  } else if (s1 - s0 == raw_words) {
+    for (var i = 0u; i < count; i++) {
+      bad += select(0u, 1u, raw_value(i) != reference_value(frame, first + i));
+    }
+    produced = count;
+  } else if (s1 == s0 || data[s1 - 1u] == 0u) {
+    error = LANE_NO_STOP_BIT;
+  } else {
+    p = (s1 - s0 - 1u) * 32u + firstLeadingBit(data[s1 - 1u]);
+    if (p < TABLE_LOG) {
+      error = LANE_UNDERRUN;
+    } else {
+      var s = read_bits(TABLE_LOG);
+      for (var i = 0u; i < count; i++) {
+        let pixel = first + i;
+        let cell = cells[class_map[pixel] * L + s];
+        let token = (cell >> 16u) & 0xffu;
+        if (token >= TOKENS) {
+          error = LANE_BAD_TOKEN;
+          break;
+        }
+        let nb = (cell >> 12u) & 15u;
+        var eb = 0u;
+        if (token >= 16u) {
+          eb = 2u + ((token - 16u) >> 2u);
+        }
+        if (p < eb + nb) {
+          error = LANE_UNDERRUN;
+          break;
+        }
+        var v = token;
+        if (token >= 16u) {
+          v = ((4u | (token & 3u)) << eb) + read_bits(eb);
+        }
+        bad += select(0u, 1u, v != reference_value(frame, pixel));
+        produced = i + 1u;
+        s = (cell & 0xfffu) + read_bits(nb);
+      }
+      if (error == LANE_OK && (s != 0u || p != 0u)) {
+        error = LANE_BAD_END;
+      }
+    }
+  }
+  if (error != LANE_OK) {
+    bad += count - produced;
+  }
+  errors[params.lane_base + lane] = error;
+  if (bad > 0u) {
+    atomicAdd(&mismatches[params.block_base + frame / params.block_frames], bad);
+  }
+}
