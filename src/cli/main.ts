@@ -16,6 +16,13 @@ Usage:
   stemflow products FILES... [--backend webgpu|cpu] [--scan ROWSxCOLS] [--json]
       The exact audit, the SHA-256 of the default BF/ABF/ADF virtual images, of the frame totals and of
       the summed diffraction pattern; WebGPU (default) and the CPU twins print the same numbers.
+  stemflow convert FILES... [--acquisition NAME FILES...]... --out DIR [--backend webgpu|cpu]
+          [--record 16384] [--lanes 4] [--classes 32] [--table-log 11] [--scan ROWSxCOLS] [--json]
+      Writes a lossless tANS archive (docs/archive-format.md) of one or more acquisitions into the new
+      folder DIR (never replaces one; temporaries are removed on failure).
+  stemflow verify ARCHIVE FILES... [--acquisition NAME FILES...]... [--backend webgpu|cpu] [--json]
+      Checks every archive file's SHA-256, then decodes every saved count and compares it with the source
+      files; prints compared values, mismatches per block and SHA-256s. Exit status 1 on any mismatch.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
@@ -74,6 +81,58 @@ export async function main(argv: string[]): Promise<number> {
         process.stdout.write(`${lines.join('\n')}\n`);
       }
       return 0;
+    }
+    if (command === 'convert' || command === 'verify') {
+      const { values, tokens } = parseArgs({
+        args: rest,
+        allowPositionals: true,
+        tokens: true,
+        strict: false,
+        options: {
+          out: { type: 'string' },
+          backend: { type: 'string', default: command === 'verify' ? 'webgpu' : 'cpu' },
+          record: { type: 'string' },
+          lanes: { type: 'string' },
+          classes: { type: 'string' },
+          'table-log': { type: 'string' },
+          scan: { type: 'string' },
+          json: { type: 'boolean' },
+          acquisition: { type: 'string', multiple: true },
+        },
+      });
+      // Positionals and --acquisition markers, in order (the options above are taken out).
+      const grouped: string[] = [];
+      for (const t of tokens ?? []) {
+        if (t.kind === 'positional') grouped.push(t.value);
+        else if (t.kind === 'option' && t.name === 'acquisition')
+          grouped.push('--acquisition', String(t.value));
+      }
+      const backend = values.backend;
+      if (backend !== 'webgpu' && backend !== 'cpu') throw new TypeError('--backend must be webgpu or cpu');
+      const { convertCommand, verifyCommand } = await import('./archive');
+      const int = (v: unknown) => (typeof v === 'string' ? Number.parseInt(v, 10) : undefined);
+      const scan = parseScan(typeof values.scan === 'string' ? values.scan : undefined);
+      if (command === 'verify') {
+        const [archive, ...files] = grouped;
+        if (!archive || files.length === 0) throw new TypeError('verify needs ARCHIVE and the source FILES');
+        return await verifyCommand(archive, files, { backend, json: values.json === true, scan });
+      }
+      if (typeof values.out !== 'string') throw new TypeError('convert needs --out DIR');
+      const codec = Object.fromEntries(
+        Object.entries({
+          recordFrames: int(values.record),
+          lanesPerFrame: int(values.lanes),
+          classes: int(values.classes),
+          tableLog: int(values['table-log']),
+        }).filter(([, v]) => v !== undefined),
+      );
+      return await convertCommand(grouped, {
+        out: values.out,
+        scan,
+        codec,
+        backend,
+        json: values.json === true,
+      });
     }
     if (command === 'bench') {
       const [what, ...args] = rest;
