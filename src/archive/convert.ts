@@ -275,7 +275,7 @@ async function writeFile(
   hash: Sha256Factory,
 ): Promise<ManifestFile> {
   const sink = await target.create(path);
-  const h = hash();
+  const h = await hash();
   let size = 0;
   try {
     for (const part of parts) {

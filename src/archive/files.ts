@@ -10,7 +10,7 @@ export interface Sha256 {
   /** Lower-case hex. */
   digest(): string;
 }
-export type Sha256Factory = () => Sha256;
+export type Sha256Factory = () => Sha256 | Promise<Sha256>;
 
 export interface FileSink {
   write(bytes: Uint8Array): Promise<void>;

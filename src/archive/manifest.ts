@@ -194,7 +194,15 @@ function parseAcquisition(v: Json, index: number): ManifestAcquisition {
       total,
       above255: c.int(audit.above255, 'audit.above255', 0, Number.MAX_SAFE_INTEGER),
     },
-    sources: c.array(o.sources, 'sources', 1 << 16).map((s, i) => parseFile(c, s, `sources[${i}]`)),
+    // Source names are identities, not paths in the archive: any name is kept as it was.
+    sources: c.array(o.sources, 'sources', 1 << 16).map((s, i) => {
+      const so = c.object(s, `sources[${i}]`);
+      return {
+        path: c.string(so.path, `sources[${i}].path`, 1024),
+        size: c.int(so.size, `sources[${i}].size`, 0, Number.MAX_SAFE_INTEGER),
+        sha256: c.sha(so.sha256, `sources[${i}].sha256`),
+      };
+    }),
   };
 }
 

@@ -4,9 +4,9 @@ import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
 import { basename, dirname, join, resolve } from 'node:path';
 import { StemflowError } from '../errors';
 import { nodeFileSource } from '../io/node-file-source';
-import type { ArchiveFiles, ArchiveTarget, FileSink, Sha256Factory } from './files';
+import type { ArchiveFiles, ArchiveTarget, FileSink, Sha256 } from './files';
 
-export const nodeSha256: Sha256Factory = () => {
+export const nodeSha256 = (): Sha256 => {
   const h = createHash('sha256');
   return {
     update: (bytes) => {

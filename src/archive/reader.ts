@@ -108,7 +108,7 @@ export async function openArchive(
             { file: f.path },
           );
         }
-        const h = hash();
+        const h = await hash();
         for (let at = 0; at < f.size; at += HASH_CHUNK) {
           throwIfAborted(signal);
           const n = Math.min(HASH_CHUNK, f.size - at);

@@ -1,6 +1,7 @@
 import { useRef } from 'react';
 import { factorisations } from '../state/scan-shape';
 import { PERCENTILE_CHOICES } from '../state/view-store';
+import { ArchiveDialog } from './archive/ArchiveDialog';
 import { COLORMAPS } from './colormaps';
 import { formatBytes, formatCount, formatShape } from './format';
 import { acquisitionStore, useAcquisition, useView } from './stores';
@@ -43,6 +44,7 @@ export function TopBar() {
         data-testid="file-input"
         onChange={onFiles}
       />
+      <ArchiveDialog />
       {summary ? (
         <div className="summary" data-testid="summary">
           <span className="acq-name" title={summary.files.map((f) => f.name).join('\n')}>

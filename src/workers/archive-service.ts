@@ -1,0 +1,195 @@
+/**
+ * The archive operations behind the archive worker, platform-free (Node tests pass disk folders, the worker
+ * passes FileSystemDirectoryHandles): identity of the source files, conversion, opening with every check,
+ * exhaustive verification on the GPU when it can take the source's chunks, else on the CPU.
+ */
+import { type ConvertInput, convertArchive, type RecordEncoder } from '../archive/convert';
+import type { ArchiveFiles, ArchiveTarget, Sha256Factory } from '../archive/files';
+import type { ManifestFile } from '../archive/manifest';
+import { openArchive } from '../archive/reader';
+import { cpuVerifier, type VerifyReport, verifyAcquisition } from '../archive/verify';
+import { StemflowError } from '../errors';
+import type { ByteSource } from '../io/byte-source';
+import { openAcquisition } from '../source/hdf5-acquisition';
+import type { InputFile } from '../source/input-file';
+import type { ArchiveConvertSummary, ArchiveProgress, ArchiveVerifySummary } from './archive-api';
+
+const HASH_CHUNK = 16 << 20;
+
+export interface ArchiveServiceOptions {
+  hash: Sha256Factory;
+  /** A GPU device for verification (and the GPU encoder, when one is given). */
+  device?: () => Promise<GPUDevice | undefined>;
+  gpuEncoder?: (device: GPUDevice) => RecordEncoder;
+}
+
+async function identity(src: ByteSource, hash: Sha256Factory, signal?: AbortSignal): Promise<ManifestFile> {
+  const h = await hash();
+  for (let at = 0; at < src.size; at += HASH_CHUNK)
+    h.update(await src.read(at, Math.min(HASH_CHUNK, src.size - at), signal));
+  return { path: src.name, size: src.size, sha256: h.digest() };
+}
+
+export function createArchiveService(options: ArchiveServiceOptions) {
+  let controller: AbortController | null = null;
+  const begin = () => {
+    if (controller) throw new StemflowError('invalid', 'An archive operation is already running.');
+    controller = new AbortController();
+    return controller.signal;
+  };
+  const end = () => {
+    controller = null;
+  };
+
+  async function openSets(
+    sets: { name: string; inputs: InputFile[] }[],
+    signal: AbortSignal,
+    onProgress?: (p: ArchiveProgress) => void,
+  ) {
+    const opened: ConvertInput[] = [];
+    try {
+      for (const [a, set] of sets.entries()) {
+        const sources: ManifestFile[] = [];
+        for (const [i, input] of set.inputs.entries()) {
+          onProgress?.({ stage: 'hash sources', acquisition: a, done: i, total: set.inputs.length });
+          sources.push(await identity(input.bytes, options.hash, signal));
+        }
+        const source = await openAcquisition(set.inputs, { signal });
+        opened.push({ name: set.name, source, sources });
+      }
+      return opened;
+    } catch (error) {
+      for (const o of opened) await o.source.close();
+      throw error;
+    }
+  }
+
+  return {
+    async convert(
+      sets: { name: string; inputs: InputFile[] }[],
+      target: ArchiveTarget,
+      onProgress?: (p: ArchiveProgress) => void,
+    ): Promise<ArchiveConvertSummary> {
+      const signal = begin();
+      const t0 = performance.now();
+      let inputs: ConvertInput[] = [];
+      try {
+        inputs = await openSets(sets, signal, onProgress);
+        const device = options.gpuEncoder ? await options.device?.() : undefined;
+        const encoder = device && options.gpuEncoder ? options.gpuEncoder(device) : undefined;
+        const result = await convertArchive(inputs, target, {
+          hash: options.hash,
+          encoder,
+          signal,
+          writer: 'stemflow app',
+          onProgress: (p) =>
+            onProgress?.({
+              stage: 'convert',
+              acquisition: p.acquisition,
+              done: p.framesDone,
+              total: p.frameCount,
+            }),
+        });
+        return {
+          acquisitions: result.manifest.acquisitions.map((a) => ({
+            name: a.name,
+            scan: a.scan,
+            detector: a.detector,
+            dtype: a.dtype,
+          })),
+          rawBytes: result.rawBytes,
+          sourceBytes: inputs.reduce((n, i) => n + i.source.summary.compressedBytes, 0),
+          archiveBytes: result.archiveBytes,
+          ms: performance.now() - t0,
+          encoder: encoder ? 'webgpu' : 'cpu',
+        };
+      } catch (error) {
+        // convertArchive discards its temporaries; a failure before it started leaves none.
+        if (inputs.length === 0) await target.discard();
+        throw error;
+      } finally {
+        for (const i of inputs) await i.source.close();
+        end();
+      }
+    },
+
+    async verify(
+      files: ArchiveFiles,
+      sets: { name: string; inputs: InputFile[] }[],
+      onProgress?: (p: ArchiveProgress) => void,
+    ): Promise<ArchiveVerifySummary> {
+      const signal = begin();
+      let inputs: ConvertInput[] = [];
+      try {
+        const archive = await openArchive(files, {
+          hash: options.hash,
+          signal,
+          onProgress: ({ bytesChecked, bytesTotal }) =>
+            onProgress?.({ stage: 'check archive', acquisition: 0, done: bytesChecked, total: bytesTotal }),
+        });
+        try {
+          inputs = await openSets(sets, signal, onProgress);
+          if (inputs.length !== archive.acquisitions.length) {
+            throw new StemflowError(
+              'mismatch',
+              `The archive holds ${archive.acquisitions.length} acquisition(s); ${inputs.length} source set(s) were given.`,
+            );
+          }
+          const device = await options.device?.();
+          const out: ArchiveVerifySummary['acquisitions'] = [];
+          let backend: 'webgpu' | 'cpu' = 'cpu';
+          for (const [a, input] of inputs.entries()) {
+            const acq = archive.acquisitions[a];
+            const progress = (done: number, total: number) =>
+              onProgress?.({ stage: 'verify', acquisition: a, done, total });
+            let report: VerifyReport;
+            if (device && input.source.storedCodec.gpu) {
+              const { verifyAcquisitionGpu } = await import('../archive/gpu-verify');
+              report = await verifyAcquisitionGpu(device, acq, input.source, {
+                signal,
+                onProgress: progress,
+              });
+              backend = 'webgpu';
+            } else {
+              report = await verifyAcquisition(acq, input.source, cpuVerifier, {
+                signal,
+                onProgress: progress,
+              });
+            }
+            out.push({
+              name: acq.info.name,
+              compared: report.compared,
+              mismatches: report.mismatches,
+              laneErrors: report.laneErrors,
+              badBlocks: report.badBlocks.slice(0, 100),
+              sourceFiles: input.sources.map((s) => {
+                const known = acq.info.sources.find((k) => k.path === s.path);
+                return {
+                  path: s.path,
+                  sha256: s.sha256,
+                  matches: known?.sha256 === s.sha256 && known.size === s.size,
+                };
+              }),
+              ms: report.ms,
+            });
+          }
+          return {
+            acquisitions: out,
+            archiveFiles: archive.manifest.files.length,
+            backend,
+            ok: out.every((r) => r.mismatches === 0 && r.laneErrors === 0),
+          };
+        } finally {
+          await archive.close();
+        }
+      } finally {
+        for (const i of inputs) await i.source.close();
+        end();
+      }
+    },
+
+    async cancel(): Promise<void> {
+      controller?.abort();
+    },
+  };
+}

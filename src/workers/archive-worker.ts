@@ -1,0 +1,40 @@
+/// <reference lib="webworker" />
+import { expose } from 'comlink';
+import { browserArchiveFiles, browserArchiveTarget, browserSha256 } from '../archive/browser-folder';
+import type { ArchiveApi } from './archive-api';
+import { createArchiveService } from './archive-service';
+import { browserInput } from './browser-input';
+
+/** The archive worker: conversion into a picked folder and exhaustive verification, off the main thread. */
+let device: Promise<GPUDevice | undefined> | undefined;
+const service = createArchiveService({
+  hash: browserSha256,
+  device: () => {
+    device ??= (async () => {
+      const gpu = typeof navigator !== 'undefined' ? navigator.gpu : undefined;
+      const adapter = await gpu?.requestAdapter().catch(() => null);
+      if (!adapter) return undefined;
+      return adapter
+        .requestDevice({
+          requiredLimits: {
+            maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
+            maxBufferSize: adapter.limits.maxBufferSize,
+          },
+        })
+        .catch(() => undefined);
+    })();
+    return device;
+  },
+});
+
+const sets = (s: { name: string; files: File[] }[]) =>
+  s.map((x) => ({ name: x.name, inputs: x.files.map(browserInput) }));
+
+export const api: ArchiveApi = {
+  convert: async (s, folder, onProgress) =>
+    service.convert(sets(s), await browserArchiveTarget(folder), onProgress),
+  verify: (folder, s, onProgress) => service.verify(browserArchiveFiles(folder), sets(s), onProgress),
+  cancel: () => service.cancel(),
+};
+
+expose(api);
