@@ -99,6 +99,13 @@ describe('archive: convert, open, read back', () => {
     expect(acq.pixelMask).toEqual(source.pixelMask);
     expect(acq.info.flaggedPixels).toBe(source.summary.flaggedPixels);
     expect(acq.info.sources).toEqual(sources);
+    // The summed diffraction pattern, exact, from the stored per-record pixel sums.
+    const all = await source.readFrames(0, source.frameCount);
+    const values = new Uint16Array(all.buffer, all.byteOffset, all.byteLength / 2);
+    const pixels = acq.geometry.pixels;
+    const expected = new Float64Array(pixels);
+    for (let i = 0; i < values.length; i++) expected[i % pixels] += values[i];
+    expect(acq.sumPattern).toEqual(expected);
     const frames = source.frameCount;
     expect(acq.records.map((r) => r.frames)).toEqual(
       Array.from({ length: Math.ceil(frames / 7) }, (_, r) => Math.min(7, frames - 7 * r)),
@@ -110,7 +117,7 @@ describe('archive: convert, open, read back', () => {
     ]).toString();
     const [rows, cols] = acq.info.detector;
     expect(printed.trim()).toBe(
-      `[('acq0000_class_map', '|u1', (${acq.records.length}, ${rows}, ${cols})), ('acq0000_freqs', '<u2', (${acq.records.length}, 8, 64)), ('acq0000_pixel_mask', '<u4', (${rows}, ${cols}))]`,
+      `[('acq0000_class_map', '|u1', (${acq.records.length}, ${rows}, ${cols})), ('acq0000_freqs', '<u2', (${acq.records.length}, 8, 64)), ('acq0000_pixel_mask', '<u4', (${rows}, ${cols})), ('acq0000_pixel_sums', '<f8', (${acq.records.length}, ${rows * cols}))]`,
     );
     await close();
     await archive.close();

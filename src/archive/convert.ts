@@ -171,6 +171,8 @@ export async function convertArchive(
       const records = Math.ceil(frameCount / codec.recordFrames);
       const tokens = tokenCount(DTYPE_BITS[dtype]);
       const classMaps = new Uint8Array(records * pixels);
+      const pixelSums = new Float64Array(records * pixels);
+      let haveSums = true;
       const freqs = new Uint16Array(records * codec.classes * tokens);
       const audit: RecordAudit = { max: 0, total: 0n, above255: 0 };
       const prefix = `acq${String(a).padStart(4, '0')}`;
@@ -189,6 +191,8 @@ export async function convertArchive(
         );
         encodeMs += performance.now() - te;
         classMaps.set(rec.model.classMap, r * pixels);
+        if (rec.model.pixelSums) pixelSums.set(rec.model.pixelSums, r * pixels);
+        else haveSums = false;
         freqs.set(rec.model.freqs, r * codec.classes * tokens);
         audit.max = Math.max(audit.max, rec.audit.max);
         audit.total += rec.audit.total;
@@ -214,6 +218,7 @@ export async function convertArchive(
       }
       state[`${prefix}_class_map`] = { data: classMaps, shape: [records, s.detector[0], s.detector[1]] };
       state[`${prefix}_freqs`] = { data: freqs, shape: [records, codec.classes, tokens] };
+      if (haveSums) state[`${prefix}_pixel_sums`] = { data: pixelSums, shape: [records, pixels] };
       if (source.pixelMask)
         state[`${prefix}_pixel_mask`] = { data: source.pixelMask, shape: [...s.detector] };
       acquisitions.push({
@@ -231,6 +236,7 @@ export async function convertArchive(
           classMap: `${prefix}_class_map`,
           freqs: `${prefix}_freqs`,
           pixelMask: source.pixelMask ? `${prefix}_pixel_mask` : null,
+          pixelSums: haveSums ? `${prefix}_pixel_sums` : null,
         },
         flaggedPixels: s.flaggedPixels,
         calibration: JSON.parse(JSON.stringify(s.calibration ?? {})) as Record<string, CalibrationValue>,

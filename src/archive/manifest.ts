@@ -48,7 +48,7 @@ export interface ManifestAcquisition {
   records: ManifestRecord[];
   /** Members of the state .npz: class maps [records, rows, cols] u8, frequencies [records, classes, tokens] u16,
    *  and the pixel mask [rows, cols] u32 (nonzero = flagged) or null when the source had none. */
-  state: { classMap: string; freqs: string; pixelMask: string | null };
+  state: { classMap: string; freqs: string; pixelMask: string | null; pixelSums: string | null };
   flaggedPixels: number;
   calibration: Record<string, CalibrationValue>;
   /** Exact audit of the counts written: maximum, sum (decimal string: it can pass 2^53), values above 255. */
@@ -186,6 +186,7 @@ function parseAcquisition(v: Json, index: number): ManifestAcquisition {
       classMap: c.string(so.classMap, 'state.classMap', 128),
       freqs: c.string(so.freqs, 'state.freqs', 128),
       pixelMask: so.pixelMask === null ? null : c.string(so.pixelMask, 'state.pixelMask', 128),
+      pixelSums: so.pixelSums == null ? null : c.string(so.pixelSums, 'state.pixelSums', 128),
     },
     flaggedPixels: c.int(o.flaggedPixels, 'flaggedPixels', 0, pixels),
     calibration: calibration as Record<string, CalibrationValue>,

@@ -48,6 +48,8 @@ export interface ArchiveAcquisition {
   info: ManifestAcquisition;
   geometry: LaneGeometry;
   pixelMask: Uint32Array | null;
+  /** Exact sum of each detector pixel over all frames (the summed diffraction pattern), when stored. */
+  sumPattern: Float64Array | null;
   records: ArchiveRecord[];
   /** The data words of a record (read from its shard). */
   readRecordData(record: number, signal?: AbortSignal): Promise<Uint32Array>;
@@ -162,6 +164,20 @@ export async function openArchive(
       const pixelMask = info.state.pixelMask
         ? (member(info.state.pixelMask, Uint32Array, [rows, cols]) as Uint32Array)
         : null;
+      let sumPattern: Float64Array | null = null;
+      if (info.state.pixelSums) {
+        const sums = member(info.state.pixelSums, Float64Array, [n, pixels]) as Float64Array;
+        sumPattern = new Float64Array(pixels);
+        for (let i = 0; i < sums.length; i++) {
+          const v = sums[i];
+          if (!Number.isInteger(v) || v < 0) {
+            throw new StemflowError('corrupt', `${manifest.state}: a pixel sum is not a count.`, {
+              file: manifest.state,
+            });
+          }
+          sumPattern[i % pixels] += v;
+        }
+      }
       const records: ArchiveRecord[] = [];
       for (const [r, rec] of info.records.entries()) {
         const src = opened.get(rec.file) as ByteSource;
@@ -203,6 +219,7 @@ export async function openArchive(
         info,
         geometry,
         pixelMask,
+        sumPattern,
         records,
         readRecordData,
         async readFrames(start, count, s) {

@@ -18,6 +18,8 @@ export interface RecordModel {
   classMap: Uint8Array;
   /** classes x tokens frequencies, each class summing to 2^tableLog. */
   freqs: Uint16Array;
+  /** Exact sum of each detector pixel over the record's frames (float64 holds them exactly: < 2^53). */
+  pixelSums?: Float64Array;
 }
 
 export interface RecordTables extends RecordModel {
@@ -36,7 +38,8 @@ export function modelRecord(
   pixels: number,
   { dtype, tableLog, classes }: { dtype: ArchiveDtype; tableLog: number; classes: number },
 ): RecordModel {
-  const classMap = classMapFromSums(tansPixelSums(values, frames, pixels), classes);
+  const pixelSums = tansPixelSums(values, frames, pixels);
+  const classMap = classMapFromSums(pixelSums, classes);
   const tokens = tokenCount(DTYPE_BITS[dtype]);
   const hist = tansTokenHistogram(values, frames, pixels, classMap, classes, tokens);
   return {
@@ -46,6 +49,7 @@ export function modelRecord(
     tokens,
     classMap,
     freqs: frequenciesFromHistogram(hist, classes, tokens, tableLog),
+    pixelSums,
   };
 }
 

@@ -59,13 +59,15 @@ export function decodeLane(
   pixel: number,
   t: RecordTables,
   out: (i: number, v: number) => void,
+  /** Decode only the first `limit` values (the end-of-lane checks then do not apply). */
+  limit = count,
 ): number {
   if (!(start <= end && end <= words.length)) return LANE_BAD_RANGE;
   const n = end - start;
   const raw = rawLaneWords(count, t.dtype);
   if (n > raw) return LANE_TOO_LONG;
   if (n === raw) {
-    unpackRaw(words, start, count, t.dtype, out);
+    unpackRaw(words, start, limit, t.dtype, out);
     return LANE_OK;
   }
   if (n === 0 || words[end - 1] === 0) return LANE_NO_STOP_BIT;
@@ -83,7 +85,7 @@ export function decodeLane(
   const L = 1 << R;
   if (p < R) return LANE_UNDERRUN;
   let s = read(R);
-  for (let i = 0; i < count; i++) {
+  for (let i = 0; i < limit; i++) {
     const c = t.classMap[pixel + i];
     const cell = t.decodeCells[c * L + s];
     const token = (cell >>> 16) & 0xff;
@@ -95,7 +97,7 @@ export function decodeLane(
     out(i, tokenValue(token, extra));
     s = (cell & 0xfff) + read(nb);
   }
-  if (s !== 0 || p !== 0) return LANE_BAD_END;
+  if (limit === count && (s !== 0 || p !== 0)) return LANE_BAD_END;
   return LANE_OK;
 }
 
