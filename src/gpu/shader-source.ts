@@ -8,6 +8,7 @@ import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
 import residentVirtualImage from '../shaders/resident-virtual-image.wgsl?raw';
 import tansCompare from '../shaders/tans-compare.wgsl?raw';
+import tansQuery from '../shaders/tans-query.wgsl?raw';
 import virtualDetector from '../shaders/virtual-detector.wgsl?raw';
 
 export const shaderSource = {
@@ -16,6 +17,7 @@ export const shaderSource = {
   'detector-transpose': detectorTranspose,
   'resident-virtual-image': residentVirtualImage,
   'tans-compare': tansCompare,
+  'tans-query': tansQuery,
   'virtual-detector': virtualDetector,
 } as const;
 

@@ -1,0 +1,141 @@
+import { join } from 'node:path';
+import { describe, expect } from 'vitest';
+import { convertArchive } from '../archive/convert';
+import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
+import { type Archive, type ArchiveAcquisition, openArchive } from '../archive/reader';
+import { openSource, plantValue, tempDir } from '../archive/testing';
+import { isStemflowError } from '../errors';
+import { trackBuffers, withGpu } from '../gpu/test-harness';
+import { annulus, disk, regionMask } from '../products/detector-geometry';
+import { fixture, loadOracle } from '../testing/fixtures';
+import { loadSeries } from './series';
+import { tansQuery } from './tans-query';
+
+const arina = loadOracle().acquisitions.arina;
+const arinaPaths = [arina.master, ...arina.shards].map(fixture);
+
+/** Three acquisitions of one detector: the ARINA set, and two with planted values (one above 255). */
+async function seriesArchive(): Promise<Archive> {
+  const { source, close } = await openSource(arinaPaths);
+  const dir = join(await tempDir(), 'series');
+  await convertArchive(
+    [
+      { name: 'a', source, sources: [] },
+      { name: 'b', source: plantValue(source, 5, 48 * 96 + 48, 60000), sources: [] },
+      { name: 'c', source: plantValue(source, 33, 48 * 96 + 50, 0), sources: [] },
+    ],
+    await nodeArchiveTarget(dir),
+    { hash: nodeSha256, codec: { recordFrames: 16, lanesPerFrame: 4, classes: 8, blockFrames: 8 } },
+  );
+  await close();
+  return openArchive(nodeArchiveFiles(dir), { hash: nodeSha256 });
+}
+
+/** The full-decode reference: every frame decoded on the CPU, masked sums without flagged pixels. */
+async function reference(acq: ArchiveAcquisition, mask: Uint8Array): Promise<Float64Array> {
+  const n = acq.info.scan[0] * acq.info.scan[1];
+  const pixels = acq.geometry.pixels;
+  const values = await acq.readFrames(0, n);
+  const out = new Float64Array(n);
+  for (let f = 0; f < n; f++) {
+    let s = 0;
+    for (let p = 0; p < pixels; p++)
+      if (mask[p] && !(acq.pixelMask && acq.pixelMask[p])) s += values[f * pixels + p];
+    out[f] = s;
+  }
+  return out;
+}
+
+describe('series: exact virtual images straight from GPU-resident archives', () => {
+  withGpu(
+    'full masks, subsets in any order, edge motions and nudges by delta, rebase, release, admission',
+    async ({ device }) => {
+      const archive = await seriesArchive();
+      const [rows, cols] = archive.acquisitions[0].info.detector;
+      const circle = (cx: number, cy: number, r: number) => regionMask(disk(cx, cy, r), rows, cols);
+      const ring = (cx: number, cy: number, r0: number, r1: number) =>
+        regionMask(annulus(cx, cy, r0, r1), rows, cols);
+      const tracked = trackBuffers(device);
+      const series = await loadSeries(device, archive, { budgetBytes: 1 << 30 });
+      try {
+        const bf = circle(cols / 2, rows / 2, rows / 6);
+        const check = async (
+          mask: Uint8Array,
+          order = [0, 1, 2],
+          mode: 'auto' | 'full' | 'delta' = 'auto',
+        ) => {
+          const r = await series.virtualImages(mask, { order, mode });
+          expect(r.order).toEqual(order);
+          for (const [i, a] of order.entries())
+            expect(r.images[i]).toEqual(await reference(archive.acquisitions[a], mask));
+          return r;
+        };
+        const first = await check(bf);
+        expect(first.modes).toEqual(['full', 'full', 'full']);
+        // The planted 60000 in b (frame 5) is inside BF: b differs from a exactly there.
+        expect(first.images[1][5] - first.images[0][5]).toBeGreaterThan(50000);
+        // A small nudge by delta (added and removed pixels), exact.
+        const nudged = circle(cols / 2 + 1, rows / 2, rows / 6);
+        const n = await check(nudged, [0, 1, 2], 'delta');
+        expect(n.modes).toEqual(['delta', 'delta', 'delta']);
+        // 'auto' decodes whichever ends its lanes earlier: one added pixel (delta), or a small mask far from
+        // the last one (full).
+        const grown = circle(cols / 2 + 1, rows / 2, rows / 6);
+        grown[(Math.floor(rows / 2 + rows / 6) + 1) * cols + cols / 2] = 1;
+        expect((await check(grown)).modes).toEqual(['delta', 'delta', 'delta']);
+        expect((await check(circle(cols / 2, 4, 3))).modes).toEqual(['full', 'full', 'full']);
+        // A large edge motion on an annulus, a subset in another order, by delta.
+        await check(ring(cols / 2, rows / 2, rows / 5, rows / 2.5), [2, 0]);
+        await check(ring(cols / 2, rows / 2, rows / 5, rows / 2), [2, 0], 'delta');
+        // The whole detector and an empty mask.
+        await check(new Uint8Array(rows * cols).fill(1));
+        await check(new Uint8Array(rows * cols));
+        // Rebase recomputes from scratch and gives identical images.
+        await check(nudged);
+        const before = await series.virtualImages(circle(cols / 2 + 2, rows / 2 - 1, rows / 6));
+        const rebased = await series.rebase();
+        expect(rebased.modes).toEqual(['full', 'full', 'full']);
+        expect(rebased.images).toEqual(before.images);
+        // The CPU twin of the pass gives the same sums on the same mask bits.
+        const acq = archive.acquisitions[1];
+        const rec = acq.records[0];
+        const bits = new Uint8Array(rows * cols);
+        for (let p = 0; p < bits.length; p++)
+          if (!acq.pixelMask?.[p]) bits[p] = (bf[p] ? 1 : 0) | (nudged[p] ? 2 : 0);
+        const a = new Float64Array(rec.frames);
+        const b = new Float64Array(rec.frames);
+        expect(
+          tansQuery(
+            await acq.readRecordData(0),
+            rec.offsets,
+            rec.frames,
+            acq.geometry,
+            rec.tables,
+            bits,
+            a,
+            b,
+            0,
+          ),
+        ).toBe(0);
+        expect(a).toEqual((await reference(acq, bf)).subarray(0, rec.frames));
+        expect(b).toEqual((await reference(acq, nudged)).subarray(0, rec.frames));
+        // Frames and summed patterns per acquisition.
+        const frames = await series.frames(1, 2, [1, 0]);
+        expect(frames[0]).toEqual(await archive.acquisitions[1].readFrames(arina.scan[1] + 2, 1));
+        expect(series.sumPatterns([0])[0].length).toBe(rows * cols);
+      } finally {
+        series.release();
+      }
+      expect(tracked.alive()).toBe(0);
+      tracked.stop();
+      const error = await series.virtualImages(new Uint8Array(rows * cols)).catch((e) => e);
+      expect(isStemflowError(error) && error.message).toMatch(/released/);
+      // Admission: refused before any allocation, with the numbers.
+      const refused = await loadSeries(device, archive, { budgetBytes: 1000 }).catch((e) => e);
+      expect(isStemflowError(refused) && refused.kind).toBe('budget');
+      expect(refused.message).toMatch(/needs [\d.]+ MiB on the GPU .* the budget is 0.0 MiB/);
+      await archive.close();
+    },
+    240_000,
+  );
+});

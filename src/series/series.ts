@@ -1,0 +1,569 @@
+/**
+ * A series: acquisitions of an archive kept encoded on the GPU and queried without a decoded 4D tensor.
+ *
+ * - Admission: the encoded records, their tables and the query scratch are counted before anything is
+ *   allocated; a series that does not fit the budget or the adapter's limits is refused with the numbers
+ *   (load a subset instead).
+ * - Queries (all exact integers): the virtual image of a binary detector mask for every loaded acquisition
+ *   or a subset in a chosen order (flagged pixels of each acquisition are always left out); the diffraction
+ *   frames at one scan position; the summed diffraction pattern of each acquisition (stored in the archive).
+ * - Live masks: a query after a previous one decodes, per acquisition, whichever is cheaper: the new mask
+ *   from scratch, or only the pixels it adds and removes (delta, exact); `rebase` recomputes from scratch.
+ * - Calls are serialised; results are the caller's copies; after `release` every call fails clearly.
+ */
+import { DTYPE_BITS, type LaneGeometry } from '../archive/lanes';
+import type { Archive, ArchiveAcquisition } from '../archive/reader';
+import type { Values } from '../archive/tans-stats';
+import { StemflowError, throwIfAborted } from '../errors';
+import { checkBindable, type DispatchChunk, encodeChunks } from '../gpu/chunked-dispatch';
+import { structLayout } from '../gpu/uniform-layout';
+import source from '../shaders/tans-query.wgsl?raw';
+import { neededPixels } from './tans-query';
+
+const layout = structLayout(source, 'Params');
+const WORKGROUP = 64;
+const LANES_PER_DISPATCH = 65536;
+
+export interface SeriesPlan {
+  acquisitions: number[];
+  /** Encoded lane words of every record. */
+  dataBytes: number;
+  /** Lane offsets, decoder tables and class maps. */
+  indexBytes: number;
+  /** Mask bits, slice needs, per-frame sums and their readback staging. */
+  scratchBytes: number;
+  totalBytes: number;
+  dataBuffers: number;
+  lines: string[];
+}
+
+const MiB = 1024 * 1024;
+const fmt = (b: number) => `${(b / MiB).toFixed(1)} MiB`;
+
+interface Placement {
+  acquisition: number;
+  record: number;
+  buffer: number;
+  dataBase: number;
+  offsetsBase: number;
+  cellsBase: number;
+  classBase: number;
+  frameBase: number;
+}
+
+/** Plans the GPU memory of a series before anything is allocated; refuses with the numbers when it does not fit. */
+export function planSeries(
+  archive: Archive,
+  acquisitions: number[],
+  limits: { maxStorageBufferBindingSize: number; maxBufferSize: number },
+  budgetBytes: number,
+): SeriesPlan & {
+  placements: Placement[];
+  bufferBytes: number[];
+  offsetsWords: number;
+  cellsWords: number;
+  classWords: number;
+  frames: number;
+  bitsWords: number;
+  needWords: number;
+} {
+  const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  const placements: Placement[] = [];
+  const bufferBytes: number[] = [];
+  let offsetsWords = 0;
+  let cellsWords = 0;
+  let classWords = 0;
+  let frames = 0;
+  let bitsWords = 0;
+  let needWords = 0;
+  for (const a of acquisitions) {
+    const acq = archive.acquisitions[a];
+    if (!acq) throw new StemflowError('invalid', `The archive has no acquisition ${a}.`);
+    const L = 1 << acq.info.tableLog;
+    for (const rec of acq.records) {
+      const bytes = rec.dataWords * 4;
+      if (bytes > maxBinding) {
+        throw new StemflowError(
+          'budget',
+          `Record ${rec.index} of ${acq.info.name} takes ${fmt(bytes)}; this GPU binds at most ${fmt(maxBinding)}.`,
+        );
+      }
+      let buffer = bufferBytes.length - 1;
+      if (buffer < 0 || bufferBytes[buffer] + bytes > maxBinding) {
+        bufferBytes.push(0);
+        buffer++;
+      }
+      placements.push({
+        acquisition: a,
+        record: rec.index,
+        buffer,
+        dataBase: bufferBytes[buffer] / 4,
+        offsetsBase: offsetsWords,
+        cellsBase: cellsWords,
+        classBase: classWords,
+        frameBase: frames + rec.firstFrame,
+      });
+      bufferBytes[buffer] += bytes;
+      offsetsWords += rec.offsets.length;
+      cellsWords += acq.info.classes * L;
+      classWords += Math.ceil(acq.geometry.pixels / 4);
+    }
+    frames += acq.info.scan[0] * acq.info.scan[1];
+    bitsWords += acq.geometry.pixels;
+    needWords += 2 * acq.geometry.slices;
+  }
+  const dataBytes = bufferBytes.reduce((a, b) => a + b, 0);
+  const indexBytes = 4 * (offsetsWords + cellsWords + classWords);
+  const scratchBytes = 4 * (bitsWords + needWords) + 2 * frames * 16;
+  const totalBytes = dataBytes + indexBytes + scratchBytes;
+  const lines = [
+    `${acquisitions.length} acquisition(s), ${frames} frames`,
+    `encoded data ${fmt(dataBytes)} in ${bufferBytes.length} buffer(s)`,
+    `lane offsets, tables and class maps ${fmt(indexBytes)}`,
+    `query scratch ${fmt(scratchBytes)}`,
+    `total ${fmt(totalBytes)} of a budget of ${fmt(budgetBytes)}`,
+  ];
+  for (const [what, words] of [
+    ['lane offsets', offsetsWords],
+    ['decoder tables', cellsWords],
+    ['frame sums', frames * 4],
+  ] as const) {
+    if (words * 4 > maxBinding) {
+      throw new StemflowError(
+        'budget',
+        `The series' ${what} take ${fmt(words * 4)}; this GPU binds at most ${fmt(maxBinding)}. Load fewer acquisitions.`,
+      );
+    }
+  }
+  if (totalBytes > budgetBytes) {
+    throw new StemflowError(
+      'budget',
+      `The series needs ${fmt(totalBytes)} on the GPU (${lines.slice(1, 4).join('; ')}); the budget is ${fmt(budgetBytes)}. Load fewer acquisitions or raise the budget.`,
+    );
+  }
+  return {
+    acquisitions,
+    dataBytes,
+    indexBytes,
+    scratchBytes,
+    totalBytes,
+    dataBuffers: bufferBytes.length,
+    lines,
+    placements,
+    bufferBytes,
+    offsetsWords,
+    cellsWords,
+    classWords,
+    frames,
+    bitsWords,
+    needWords,
+  };
+}
+
+export interface SeriesImages {
+  /** Acquisition indices (into the archive), in the order asked for. */
+  order: number[];
+  /** Exact sums per scan position (row-major), one image per acquisition in `order`. */
+  images: Float64Array[];
+  /** How each acquisition was computed. */
+  modes: ('full' | 'delta')[];
+  /** Pixels decoded per frame (summed over lanes), per acquisition: the work of the query. */
+  decodedPixels: number[];
+  ms: number;
+}
+
+export interface Series {
+  readonly plan: SeriesPlan;
+  readonly acquisitions: readonly ArchiveAcquisition[];
+  /** Virtual images of a binary mask (1 = include) of detector pixels. */
+  virtualImages(
+    mask: Uint8Array,
+    options?: { order?: number[]; mode?: 'auto' | 'full' | 'delta' },
+  ): Promise<SeriesImages>;
+  /** Recomputes the last mask's images from scratch (must equal what the deltas gave). */
+  rebase(): Promise<SeriesImages>;
+  /** The diffraction frame at (row, col) of each acquisition in `order` (CPU decode of one frame each). */
+  frames(row: number, col: number, order?: number[]): Promise<Values[]>;
+  /** The summed diffraction pattern of each acquisition (exact, from the archive's stored sums). */
+  sumPatterns(order?: number[]): Float64Array[];
+  release(): void;
+}
+
+/** Loads acquisitions of an opened archive onto the GPU (encoded). */
+export async function loadSeries(
+  device: GPUDevice,
+  archive: Archive,
+  options: {
+    acquisitions?: number[];
+    budgetBytes: number;
+    signal?: AbortSignal;
+    onProgress?: (done: number, total: number) => void;
+  },
+): Promise<Series> {
+  const chosen = options.acquisitions ?? archive.acquisitions.map((_, i) => i);
+  if (chosen.length === 0) throw new StemflowError('invalid', 'No acquisitions to load.');
+  const first = archive.acquisitions[chosen[0]];
+  for (const a of chosen) {
+    const acq = archive.acquisitions[a];
+    if (!acq) throw new StemflowError('invalid', `The archive has no acquisition ${a}.`);
+    if (
+      acq.geometry.pixels !== first.geometry.pixels ||
+      acq.info.detector.join() !== first.info.detector.join()
+    ) {
+      throw new StemflowError(
+        'mismatch',
+        `${acq.info.name} has a ${acq.info.detector.join('x')} detector; ${first.info.name} ${first.info.detector.join('x')}. A series shares one detector.`,
+      );
+    }
+  }
+  const plan = planSeries(archive, chosen, device.limits, options.budgetBytes);
+  const pixels = first.geometry.pixels;
+  const buffers: GPUBuffer[] = [];
+  const make = (label: string, size: number, usage: number) => {
+    const b = device.createBuffer({
+      label: `series ${label}`,
+      size: Math.max(16, Math.ceil(size / 16) * 16),
+      usage,
+    });
+    buffers.push(b);
+    return b;
+  };
+  const STORAGE_IN = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
+  const destroyAll = () => {
+    for (const b of buffers) b.destroy();
+    buffers.length = 0;
+  };
+  device.pushErrorScope('out-of-memory');
+  const data = plan.bufferBytes.map((bytes, i) => make(`data ${i}`, bytes, STORAGE_IN));
+  const offsets = make('lane offsets', plan.offsetsWords * 4, STORAGE_IN);
+  const cells = make('decoder tables', plan.cellsWords * 4, STORAGE_IN);
+  const classMaps = make('class maps', plan.classWords * 4, STORAGE_IN);
+  const bits = make('mask bits', plan.bitsWords * 4, STORAGE_IN);
+  const need = make('slice needs', plan.needWords * 4, STORAGE_IN);
+  const sums = make(
+    'frame sums',
+    plan.frames * 16,
+    GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+  );
+  const staging = make('readback', plan.frames * 16, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+  const oom = await device.popErrorScope();
+  if (oom) {
+    destroyAll();
+    throw new StemflowError(
+      'budget',
+      `The GPU could not hold the series (${plan.lines.join('; ')}): ${oom.message}`,
+    );
+  }
+  try {
+    let done = 0;
+    for (const p of plan.placements) {
+      throwIfAborted(options.signal);
+      const acq = archive.acquisitions[p.acquisition];
+      const rec = acq.records[p.record];
+      const words = await acq.readRecordData(p.record, options.signal);
+      device.queue.writeBuffer(data[p.buffer], p.dataBase * 4, words);
+      device.queue.writeBuffer(offsets, p.offsetsBase * 4, rec.offsets);
+      device.queue.writeBuffer(cells, p.cellsBase * 4, rec.tables.decodeCells);
+      const packed = new Uint8Array(Math.ceil(pixels / 4) * 4);
+      packed.set(rec.tables.classMap);
+      device.queue.writeBuffer(classMaps, p.classBase * 4, packed);
+      options.onProgress?.(++done, plan.placements.length);
+    }
+    await device.queue.onSubmittedWorkDone();
+  } catch (error) {
+    destroyAll();
+    throw error;
+  }
+
+  // One pipeline per (dtype, table log): acquisitions of a series usually share both.
+  const pipelines = new Map<string, GPUComputePipeline>();
+  const module = device.createShaderModule({ label: 'tans-query.wgsl', code: source });
+  const pipelineFor = (acq: ArchiveAcquisition) => {
+    const bitsPer = DTYPE_BITS[acq.info.dtype];
+    const key = `${bitsPer}/${acq.info.tableLog}`;
+    let p = pipelines.get(key);
+    if (!p) {
+      p = device.createComputePipeline({
+        label: `tans-query ${key}`,
+        layout: 'auto',
+        compute: {
+          module,
+          entryPoint: 'main',
+          constants: {
+            WORKGROUP_SIZE: WORKGROUP,
+            TABLE_LOG: acq.info.tableLog,
+            BITS: bitsPer,
+            TOKENS: acq.records[0].tables.tokens,
+          },
+        },
+      });
+      pipelines.set(key, p);
+    }
+    return p;
+  };
+  for (const b of data) checkBindable(device, b, 'series data');
+
+  // Where each loaded acquisition's bits, needs and frames live.
+  const slot = new Map<
+    number,
+    { bitsBase: number; needBase: number; frameBase: number; flagged: Uint8Array }
+  >();
+  {
+    let bitsBase = 0;
+    let needBase = 0;
+    let frameBase = 0;
+    for (const a of chosen) {
+      const acq = archive.acquisitions[a];
+      const flagged = new Uint8Array(pixels);
+      if (acq.pixelMask) for (let i = 0; i < pixels; i++) flagged[i] = acq.pixelMask[i] !== 0 ? 1 : 0;
+      slot.set(a, { bitsBase, needBase, frameBase, flagged });
+      bitsBase += pixels;
+      needBase += 2 * acq.geometry.slices;
+      frameBase += acq.info.scan[0] * acq.info.scan[1];
+    }
+  }
+
+  let released = false;
+  let chain: Promise<unknown> = Promise.resolve();
+  const serial = <T>(fn: () => Promise<T>): Promise<T> => {
+    const next = chain.then(() => {
+      if (released) throw new StemflowError('invalid', 'This series was released; load it again.');
+      return fn();
+    });
+    chain = next.catch(() => {});
+    return next;
+  };
+  // The last mask and each acquisition's image for it (for deltas).
+  let lastMask: Uint8Array | null = null;
+  let lastOrder: number[] = [];
+  const lastImages = new Map<number, Float64Array>();
+
+  const run = async (
+    mask: Uint8Array,
+    order: number[],
+    mode: 'auto' | 'full' | 'delta',
+  ): Promise<SeriesImages> => {
+    const t0 = performance.now();
+    if (mask.length !== pixels)
+      throw new StemflowError('invalid', `The mask has ${mask.length} pixels; the detector ${pixels}.`);
+    for (const a of order)
+      if (!slot.has(a)) throw new StemflowError('invalid', `Acquisition ${a} is not loaded in this series.`);
+    const bitsAll = new Uint32Array(plan.bitsWords);
+    const needAll = new Uint32Array(plan.needWords);
+    const modes: ('full' | 'delta')[] = [];
+    const decodedPixels: number[] = [];
+    for (const a of order) {
+      const acq = archive.acquisitions[a];
+      const s = slot.get(a) as { bitsBase: number; needBase: number; flagged: Uint8Array };
+      const full = new Uint8Array(pixels);
+      const delta = new Uint8Array(pixels);
+      const previous = mode !== 'full' && lastMask && lastImages.has(a) ? lastMask : null;
+      for (let i = 0; i < pixels; i++) {
+        if (s.flagged[i]) continue;
+        const now = mask[i] !== 0;
+        full[i] = now ? 1 : 0;
+        if (previous) {
+          const before = previous[i] !== 0;
+          delta[i] = now && !before ? 1 : !now && before ? 2 : 0;
+        }
+      }
+      const needFull = neededPixels(full, acq.geometry);
+      const needDelta = neededPixels(delta, acq.geometry);
+      const cost = (n: Uint32Array) => n.reduce((x, y) => x + y, 0);
+      // A lane decodes up to the last pixel it needs: the cheaper of the two is the one that ends earlier.
+      const useDelta = previous !== null && (mode === 'delta' || cost(needDelta) < cost(needFull));
+      const chosenBits = useDelta ? delta : full;
+      const chosenNeed = useDelta ? needDelta : needFull;
+      modes.push(useDelta ? 'delta' : 'full');
+      decodedPixels.push(cost(chosenNeed));
+      bitsAll.set(chosenBits, s.bitsBase);
+      needAll.set(chosenNeed, s.needBase);
+      let k = 0;
+      for (let sl = 0; sl < acq.geometry.slices; sl++)
+        if (chosenNeed[sl] > 0) needAll[s.needBase + acq.geometry.slices + k++] = sl;
+    }
+    device.queue.writeBuffer(bits, 0, bitsAll);
+    device.queue.writeBuffer(need, 0, needAll);
+    const encoder = device.createCommandEncoder({ label: 'series query' });
+    encoder.clearBuffer(sums);
+    const params: GPUBuffer[] = [];
+    // Dispatches grouped by pipeline and data buffer (bindings shared within a group).
+    const groups = new Map<
+      string,
+      { pipeline: GPUComputePipeline; buffer: number; chunks: DispatchChunk[] }
+    >();
+    for (const a of new Set(order)) {
+      const acq = archive.acquisitions[a];
+      const s = slot.get(a) as { bitsBase: number; needBase: number; frameBase: number };
+      const g: LaneGeometry = acq.geometry;
+      const active = neededPixelsCount(needAll, s.needBase, g.slices);
+      if (active === 0) continue;
+      for (const p of plan.placements) {
+        if (p.acquisition !== a) continue;
+        const rec = acq.records[p.record];
+        const pipeline = pipelineFor(acq);
+        const key = `${pipeline.label}|${p.buffer}`;
+        let group = groups.get(key);
+        if (!group) {
+          group = { pipeline, buffer: p.buffer, chunks: [] };
+          groups.set(key, group);
+        }
+        const lanes = rec.frames * active;
+        for (let first = 0; first < lanes; first += LANES_PER_DISPATCH) {
+          const count = Math.min(LANES_PER_DISPATCH, lanes - first);
+          group.chunks.push({
+            params: {
+              lane_first: first,
+              lane_count: count,
+              frames: rec.frames,
+              slices: g.slices,
+              slice_pixels: g.slicePixels,
+              pixels: g.pixels,
+              data_base: p.dataBase,
+              offsets_base: p.offsetsBase,
+              cells_base: p.cellsBase,
+              class_base: p.classBase,
+              frame_base: s.frameBase + rec.firstFrame,
+              data_words: rec.dataWords,
+              bits_base: s.bitsBase,
+              need_base: s.needBase,
+            },
+            workgroups: Math.ceil(count / WORKGROUP),
+          });
+        }
+      }
+    }
+    for (const group of groups.values()) {
+      params.push(
+        encodeChunks(
+          encoder,
+          {
+            device,
+            pipeline: group.pipeline,
+            layout,
+            label: 'tans-query',
+            bindings: [
+              { binding: 1, resource: { buffer: data[group.buffer] } },
+              { binding: 2, resource: { buffer: offsets } },
+              { binding: 3, resource: { buffer: cells } },
+              { binding: 4, resource: { buffer: classMaps } },
+              { binding: 5, resource: { buffer: bits } },
+              { binding: 6, resource: { buffer: need } },
+              { binding: 7, resource: { buffer: sums } },
+            ],
+          },
+          group.chunks,
+        ),
+      );
+    }
+    // Only the asked-for acquisitions' frames come back.
+    const ranges = order.map((a) => {
+      const s = slot.get(a) as { frameBase: number };
+      const acq = archive.acquisitions[a];
+      return { at: s.frameBase * 16, bytes: acq.info.scan[0] * acq.info.scan[1] * 16 };
+    });
+    let stagingAt = 0;
+    const stagingOffsets = ranges.map((r) => {
+      encoder.copyBufferToBuffer(sums, r.at, staging, stagingAt, r.bytes);
+      const at = stagingAt;
+      stagingAt += r.bytes;
+      return at;
+    });
+    device.queue.submit([encoder.finish()]);
+    for (const p of params) p.destroy();
+    await staging.mapAsync(GPUMapMode.READ, 0, Math.max(16, stagingAt));
+    const words = new Uint32Array(staging.getMappedRange(0, Math.max(16, stagingAt)).slice(0));
+    staging.unmap();
+    const images = order.map((a, i) => {
+      const acq = archive.acquisitions[a];
+      const n = acq.info.scan[0] * acq.info.scan[1];
+      const base = stagingOffsets[i] / 4;
+      const added = new Float64Array(n);
+      const removed = new Float64Array(n);
+      for (let f = 0; f < n; f++) {
+        added[f] = words[base + 4 * f] + words[base + 4 * f + 1] * 2 ** 32;
+        removed[f] = words[base + 4 * f + 2] + words[base + 4 * f + 3] * 2 ** 32;
+      }
+      if (modes[i] === 'full') return added;
+      const before = lastImages.get(a) as Float64Array;
+      const out = new Float64Array(n);
+      for (let f = 0; f < n; f++) out[f] = before[f] + added[f] - removed[f];
+      return out;
+    });
+    // Deltas build on these images; acquisitions not asked for keep an image of an older mask: drop them.
+    if (!lastMask || !sameMask(lastMask, mask)) {
+      for (const a of [...lastImages.keys()]) if (!order.includes(a)) lastImages.delete(a);
+    }
+    lastMask = mask.slice();
+    lastOrder = order.slice();
+    order.forEach((a, i) => {
+      lastImages.set(a, images[i]);
+    });
+    return {
+      order,
+      images: images.map((im) => im.slice()),
+      modes,
+      decodedPixels,
+      ms: performance.now() - t0,
+    };
+  };
+
+  return {
+    plan,
+    acquisitions: chosen.map((a) => archive.acquisitions[a]),
+    virtualImages: (mask, o = {}) => serial(() => run(mask.slice(), o.order ?? chosen, o.mode ?? 'auto')),
+    rebase: () =>
+      serial(() => {
+        if (!lastMask) throw new StemflowError('invalid', 'No mask has been queried yet.');
+        return run(lastMask, lastOrder, 'full');
+      }),
+    frames: (row, col, order = chosen) =>
+      serial(async () => {
+        const out: Values[] = [];
+        for (const a of order) {
+          const acq = archive.acquisitions[a];
+          const [rows, cols] = acq.info.scan;
+          if (
+            !Number.isInteger(row) ||
+            !Number.isInteger(col) ||
+            row < 0 ||
+            col < 0 ||
+            row >= rows ||
+            col >= cols
+          ) {
+            throw new StemflowError(
+              'invalid',
+              `(${row}, ${col}) is outside the ${rows}x${cols} scan of ${acq.info.name}.`,
+            );
+          }
+          out.push(await acq.readFrames(row * cols + col, 1));
+        }
+        return out;
+      }),
+    sumPatterns: (order = chosen) => {
+      if (released) throw new StemflowError('invalid', 'This series was released; load it again.');
+      return order.map((a) => {
+        const p = archive.acquisitions[a]?.sumPattern;
+        if (!p)
+          throw new StemflowError('unsupported', `The archive stores no pixel sums for acquisition ${a}.`);
+        return p.slice();
+      });
+    },
+    release() {
+      released = true;
+      destroyAll();
+    },
+  };
+}
+
+function neededPixelsCount(needAll: Uint32Array, base: number, slices: number): number {
+  let n = 0;
+  for (let s = 0; s < slices; s++) if (needAll[base + s] > 0) n++;
+  return n;
+}
+
+function sameMask(a: Uint8Array, b: Uint8Array): boolean {
+  if (a.length !== b.length) return false;
+  for (let i = 0; i < a.length; i++) if ((a[i] !== 0) !== (b[i] !== 0)) return false;
+  return true;
+}

@@ -1,0 +1,170 @@
+// Masked sums straight from an archive record's tANS lanes (docs/archive-format.md), no decoded tensor: each
+// detector pixel has two mask bits (bit 0 -> accumulator A, bit 1 -> accumulator B), so one decode gives a
+// full mask's image or a delta's added and removed pixels. A lane decodes only up to the last pixel any mask
+// needs (`need[slice]`) and slices with none are not dispatched (`need[SLICES + k]` lists the active ones).
+// Sums are exact: per lane in (lo, hi) u32, then added to the frame's (lo, hi) with a carry (atomics are
+// order-independent for integers, so results are deterministic). CPU twin: src/series/tans-query.ts.
+
+override WORKGROUP_SIZE: u32 = 64u;
+override TABLE_LOG: u32 = 11u;
+override BITS: u32 = 16u;
+override TOKENS: u32 = 64u;
+
+struct Params {
+  // Invocations [lane_first, lane_first + lane_count) of frames * active slices.
+  lane_first: u32,
+  lane_count: u32,
+  frames: u32,
+  slices: u32,
+  slice_pixels: u32,
+  pixels: u32,
+  // Word offsets of this record in the bound buffers.
+  data_base: u32,
+  offsets_base: u32,
+  cells_base: u32,
+  class_base: u32,
+  // Index of the record's first frame in `sums` (4 words per frame: A lo, A hi, B lo, B hi).
+  frame_base: u32,
+  data_words: u32,
+  // Word offsets of this acquisition's mask bits and slice needs.
+  bits_base: u32,
+  need_base: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> data: array<u32>;
+@group(0) @binding(2) var<storage, read> offsets: array<u32>;
+@group(0) @binding(3) var<storage, read> cells: array<u32>;
+// Pixel classes, four u8 per word.
+@group(0) @binding(4) var<storage, read> class_map: array<u32>;
+// Mask bits per detector pixel.
+@group(0) @binding(5) var<storage, read> bits: array<u32>;
+// need[slice] = pixels to decode; need[slices + k] = k-th active slice.
+@group(0) @binding(6) var<storage, read> need: array<u32>;
+@group(0) @binding(7) var<storage, read_write> sums: array<atomic<u32>>;
+
+var<private> start: u32;
+var<private> p: u32;
+
+fn read_bits(k: u32) -> u32 {
+  if (k == 0u) {
+    return 0u;
+  }
+  p -= k;
+  let i = start + (p >> 5u);
+  let sh = p & 31u;
+  var v = data[i] >> sh;
+  if (sh + k > 32u) {
+    v |= data[i + 1u] << (32u - sh);
+  }
+  return v & (0xffffffffu >> (32u - k));
+}
+
+fn raw_value(i: u32) -> u32 {
+  if (BITS == 16u) {
+    return (data[start + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
+  }
+  if (BITS == 8u) {
+    return (data[start + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
+  }
+  return data[start + i];
+}
+
+fn pixel_class(pixel: u32) -> u32 {
+  return (class_map[params.class_base + (pixel >> 2u)] >> ((pixel & 3u) * 8u)) & 0xffu;
+}
+
+// 64-bit accumulators of this lane.
+var<private> a_lo: u32;
+var<private> a_hi: u32;
+var<private> b_lo: u32;
+var<private> b_hi: u32;
+
+fn accumulate(m: u32, v: u32) {
+  if ((m & 1u) != 0u) {
+    let s = a_lo + v;
+    a_hi += select(0u, 1u, s < v);
+    a_lo = s;
+  }
+  if ((m & 2u) != 0u) {
+    let s = b_lo + v;
+    b_hi += select(0u, 1u, s < v);
+    b_lo = s;
+  }
+}
+
+fn add64(at: u32, lo: u32, hi: u32) {
+  if (lo == 0u && hi == 0u) {
+    return;
+  }
+  let old = atomicAdd(&sums[at], lo);
+  let carry = select(0u, 1u, old + lo < old);
+  if (hi + carry != 0u) {
+    atomicAdd(&sums[at + 1u], hi + carry);
+  }
+}
+
+@compute @workgroup_size(WORKGROUP_SIZE)
+fn main(@builtin(global_invocation_id) id: vec3<u32>) {
+  if (id.x >= params.lane_count) {
+    return;
+  }
+  let g = params.lane_first + id.x;
+  let slice = need[params.need_base + params.slices + g / params.frames];
+  let frame = g % params.frames;
+  let lane = frame * params.slices + slice;
+  let first = slice * params.slice_pixels;
+  let count = min(params.slice_pixels, params.pixels - first);
+  let stop = min(need[params.need_base + slice], count);
+  let raw_words = (count * BITS + 31u) / 32u;
+  let L = 1u << TABLE_LOG;
+  a_lo = 0u;
+  a_hi = 0u;
+  b_lo = 0u;
+  b_hi = 0u;
+
+  let s0 = offsets[params.offsets_base + lane];
+  let s1 = offsets[params.offsets_base + lane + 1u];
+  start = params.data_base + s0;
+  // The reader checked every lane's range when the archive was opened; these checks keep a bad record from
+  // reading outside its words all the same.
+  if (!(s0 <= s1 && s1 <= params.data_words) || s1 - s0 > raw_words) {
+    return;
+  }
+  if (s1 - s0 == raw_words) {
+    for (var i = 0u; i < stop; i++) {
+      accumulate(bits[params.bits_base + first + i], raw_value(i));
+    }
+  } else {
+    if (s1 == s0 || data[params.data_base + s1 - 1u] == 0u) {
+      return;
+    }
+    p = (s1 - s0 - 1u) * 32u + firstLeadingBit(data[params.data_base + s1 - 1u]);
+    if (p < TABLE_LOG) {
+      return;
+    }
+    var s = read_bits(TABLE_LOG);
+    for (var i = 0u; i < stop; i++) {
+      let pixel = first + i;
+      let cell = cells[params.cells_base + pixel_class(pixel) * L + s];
+      let token = (cell >> 16u) & 0xffu;
+      let nb = (cell >> 12u) & 15u;
+      var eb = 0u;
+      if (token >= 16u) {
+        eb = 2u + ((token - 16u) >> 2u);
+      }
+      if (token >= TOKENS || p < eb + nb) {
+        return;
+      }
+      var v = token;
+      if (token >= 16u) {
+        v = ((4u | (token & 3u)) << eb) + read_bits(eb);
+      }
+      accumulate(bits[params.bits_base + pixel], v);
+      s = (cell & 0xfffu) + read_bits(nb);
+    }
+  }
+  let at = (params.frame_base + frame) * 4u;
+  add64(at, a_lo, a_hi);
+  add64(at + 2u, b_lo, b_hi);
+}
