@@ -39,8 +39,7 @@ async function reference(acq: ArchiveAcquisition, mask: Uint8Array): Promise<Flo
   const out = new Float64Array(n);
   for (let f = 0; f < n; f++) {
     let s = 0;
-    for (let p = 0; p < pixels; p++)
-      if (mask[p] && !(acq.pixelMask && acq.pixelMask[p])) s += values[f * pixels + p];
+    for (let p = 0; p < pixels; p++) if (mask[p] && !acq.pixelMask?.[p]) s += values[f * pixels + p];
     out[f] = s;
   }
   return out;
