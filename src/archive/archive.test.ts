@@ -117,7 +117,7 @@ describe('archive: convert, open, read back', () => {
     ]).toString();
     const [rows, cols] = acq.info.detector;
     expect(printed.trim()).toBe(
-      `[('acq0000_class_map', '|u1', (${acq.records.length}, ${rows}, ${cols})), ('acq0000_freqs', '<u2', (${acq.records.length}, 8, 64)), ('acq0000_pixel_mask', '<u4', (${rows}, ${cols})), ('acq0000_pixel_sums', '<f8', (${acq.records.length}, ${rows * cols}))]`,
+      `[('acq0000_class_map', '|u1', (${acq.records.length}, ${rows}, ${cols})), ('acq0000_freqs', '<u2', (${acq.records.length}, 72, 64)), ('acq0000_pixel_mask', '<u4', (${rows}, ${cols})), ('acq0000_pixel_sums', '<f8', (${acq.records.length}, ${rows * cols}))]`,
     );
     await close();
     await archive.close();

@@ -56,12 +56,19 @@ describe('tANS lanes', () => {
   const values = detectorFrames(frames, rows, cols, 7);
   values[5] = 65535;
   values[pixels + 3] = 65535;
-  const model = modelRecord(values, frames, pixels, { dtype: 'uint16', tableLog: 11, classes: 8 });
+  const model = modelRecord(values, frames, laneGeometry(pixels, 2), cols, {
+    dtype: 'uint16',
+    tableLog: 11,
+    classes: 8,
+  });
   const tables = recordTables(model);
 
   for (const slices of [1, 3, 7]) {
     it(`encodes and decodes every value exactly with ${slices} lanes per frame`, () => {
       const g = laneGeometry(pixels, slices);
+      const tables = recordTables(
+        modelRecord(values, frames, g, cols, { dtype: 'uint16', tableLog: 11, classes: 8 }),
+      );
       const enc = tansEncode(values, frames, g, tables);
       expect(Array.from(enc.errors).every((e) => e === 0)).toBe(true);
       const out = new Uint16Array(values.length);
@@ -78,7 +85,9 @@ describe('tANS lanes', () => {
     const noise = new Uint16Array(50 * pixels);
     const next = mulberry32(3);
     for (let i = 0; i < noise.length; i++) noise[i] = next() & 0xffff;
-    const t = recordTables(modelRecord(noise, 50, pixels, { dtype: 'uint16', tableLog: 11, classes: 1 }));
+    const t = recordTables(
+      modelRecord(noise, 50, laneGeometry(pixels, 1), cols, { dtype: 'uint16', tableLog: 11, classes: 1 }),
+    );
     const { words } = encodeLane(noise, 0, pixels, 0, t);
     expect(words.length).toBe(pixels / 2);
     const g = laneGeometry(pixels, 1);
@@ -90,7 +99,9 @@ describe('tANS lanes', () => {
 
   it('codes an all-zero class in zero bits per value', () => {
     const zeros = new Uint16Array(4 * pixels);
-    const t = recordTables(modelRecord(zeros, 4, pixels, { dtype: 'uint16', tableLog: 11, classes: 4 }));
+    const t = recordTables(
+      modelRecord(zeros, 4, laneGeometry(pixels, 2), cols, { dtype: 'uint16', tableLog: 11, classes: 4 }),
+    );
     const enc = tansEncode(zeros, 4, laneGeometry(pixels, 2), t);
     expect(Array.from(enc.offsets)).toEqual([0, 1, 2, 3, 4, 5, 6, 7, 8]);
   });

@@ -7,7 +7,7 @@
 import { StemflowError, throwIfAborted } from '../errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import type { ArchiveTarget, Sha256Factory } from './files';
-import { MSB_IN_TOKEN, SPLIT, tokenCount } from './hybrid-uint';
+import { MSB_IN_TOKEN, NEIGHBOUR_BUCKETS, SPLIT, tokenCount } from './hybrid-uint';
 import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, laneGeometry } from './lanes';
 import {
   ARCHIVE_FORMAT,
@@ -63,7 +63,7 @@ export interface RecordEncoder {
     source: AcquisitionSource,
     firstFrame: number,
     frames: number,
-    params: { dtype: ArchiveDtype; geometry: LaneGeometry; tableLog: number; classes: number },
+    params: { dtype: ArchiveDtype; geometry: LaneGeometry; cols: number; tableLog: number; classes: number },
     signal?: AbortSignal,
   ): Promise<EncodedRecord>;
   close?(): void;
@@ -89,10 +89,10 @@ export function auditValues(values: Values): RecordAudit {
 
 /** The CPU twins as a RecordEncoder (reference and fallback). */
 export const cpuRecordEncoder: RecordEncoder = {
-  async encode(source, firstFrame, frames, { dtype, geometry, tableLog, classes }, signal) {
+  async encode(source, firstFrame, frames, { dtype, geometry, cols, tableLog, classes }, signal) {
     const bytes = await source.readFrames(firstFrame, frames, signal);
     const values = viewValues(bytes, dtype);
-    const model = modelRecord(values, frames, geometry.pixels, { dtype, tableLog, classes });
+    const model = modelRecord(values, frames, geometry, cols, { dtype, tableLog, classes });
     const enc = tansEncode(values, frames, geometry, recordTables(model));
     if (enc.errors.some((e) => e !== 0)) throw new StemflowError('invalid', 'A record could not be encoded.');
     return { model, offsets: enc.offsets, words: enc.words, audit: auditValues(values) };
@@ -173,7 +173,8 @@ export async function convertArchive(
       const classMaps = new Uint8Array(records * pixels);
       const pixelSums = new Float64Array(records * pixels);
       let haveSums = true;
-      const freqs = new Uint16Array(records * codec.classes * tokens);
+      const contexts = codec.classes * NEIGHBOUR_BUCKETS;
+      const freqs = new Uint16Array(records * contexts * tokens);
       const audit: RecordAudit = { max: 0, total: 0n, above255: 0 };
       const prefix = `acq${String(a).padStart(4, '0')}`;
       const manifestRecords = [];
@@ -186,14 +187,14 @@ export async function convertArchive(
           source,
           firstFrame,
           frames,
-          { dtype, geometry, tableLog: codec.tableLog, classes: codec.classes },
+          { dtype, geometry, cols: s.detector[1], tableLog: codec.tableLog, classes: codec.classes },
           signal,
         );
         encodeMs += performance.now() - te;
         classMaps.set(rec.model.classMap, r * pixels);
         if (rec.model.pixelSums) pixelSums.set(rec.model.pixelSums, r * pixels);
         else haveSums = false;
-        freqs.set(rec.model.freqs, r * codec.classes * tokens);
+        freqs.set(rec.model.freqs, r * contexts * tokens);
         audit.max = Math.max(audit.max, rec.audit.max);
         audit.total += rec.audit.total;
         audit.above255 += rec.audit.above255;
@@ -217,7 +218,7 @@ export async function convertArchive(
         });
       }
       state[`${prefix}_class_map`] = { data: classMaps, shape: [records, s.detector[0], s.detector[1]] };
-      state[`${prefix}_freqs`] = { data: freqs, shape: [records, codec.classes, tokens] };
+      state[`${prefix}_freqs`] = { data: freqs, shape: [records, contexts, tokens] };
       if (haveSums) state[`${prefix}_pixel_sums`] = { data: pixelSums, shape: [records, pixels] };
       if (source.pixelMask)
         state[`${prefix}_pixel_mask`] = { data: source.pixelMask, shape: [...s.detector] };

@@ -11,6 +11,7 @@ import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-de
 import { structLayout } from '../gpu/uniform-layout';
 import source from '../shaders/tans-compare.wgsl?raw';
 import type { AcquisitionSource } from '../source/acquisition-source';
+import { NEIGHBOUR_BUCKETS } from './hybrid-uint';
 import { DTYPE_BITS } from './lanes';
 import type { ArchiveAcquisition } from './reader';
 import type { VerifyReport } from './verify';
@@ -39,6 +40,7 @@ export interface TansComparePass {
       blockFrames: number;
       blockBase: number;
       laneBase: number;
+      cols: number;
     },
   ): GPUBuffer;
 }
@@ -80,6 +82,7 @@ export function createTansComparePass(
             block_frames: job.blockFrames,
             block_base: job.blockBase,
             data_words: job.dataWords,
+            cols: job.cols,
             lane_base: job.laneBase,
           },
           workgroups: Math.ceil(count / WORKGROUP),
@@ -179,7 +182,7 @@ export async function verifyAcquisitionGpu(
   buffers.push(audit);
   const data = make('record data', maxDataWords * 4, STORAGE_IN);
   const offsets = make('lane offsets', (maxFrames * geometry.slices + 1) * 4, STORAGE_IN);
-  const cells = make('decode cells', info.classes * L * 4, STORAGE_IN);
+  const cells = make('decode cells', info.classes * NEIGHBOUR_BUCKETS * L * 4, STORAGE_IN);
   const classMap = make('class map', pixels * 4, STORAGE_IN);
   const mismatches = make(
     'mismatches',
@@ -254,6 +257,7 @@ export async function verifyAcquisitionGpu(
         blockFrames: info.blockFrames,
         blockBase,
         laneBase: rec.firstFrame * geometry.slices,
+        cols: info.detector[1],
       });
       device.queue.submit([encoder.finish()]);
       p1.destroy();

@@ -40,3 +40,45 @@ export function tokenValue(token: number, extra: number): number {
   const n = 4 + ((token - SPLIT) >>> MSB_IN_TOKEN);
   return (((4 | (token & 3)) << (n - MSB_IN_TOKEN)) >>> 0) + extra;
 }
+
+/**
+ * Neighbour context: values are coded with the table of (pixel class, bucket of the two values to their
+ * left in the same detector row and lane; missing neighbours count 0). Each neighbour is capped at 16, so the
+ * sum never overflows, and the sum is cut into NEIGHBOUR_BUCKETS buckets: 0, 1, 2, 3, 4-5, 6-7, 8-11, 12-15,
+ * 16+. Measured on the demo acquisition: 9 % fewer bits than the class alone (docs/archive-format.md).
+ */
+export const NEIGHBOUR_BUCKETS = 9;
+
+export function neighbourBucket(left1: number, left2: number): number {
+  const n = Math.min(left1, 16) + Math.min(left2, 16);
+  return n < 4 ? n : n < 6 ? 4 : n < 8 ? 5 : n < 12 ? 6 : n < 16 ? 7 : 8;
+}
+
+/**
+ * Contexts of a run of `count` values starting at detector pixel `pixel` (a lane): class * NEIGHBOUR_BUCKETS
+ * + neighbour bucket. Written into `out`.
+ */
+export function laneContexts(
+  values: ArrayLike<number>,
+  first: number,
+  count: number,
+  pixel: number,
+  cols: number,
+  classMap: Uint8Array,
+  out: Uint16Array,
+): Uint16Array {
+  let l1 = 0;
+  let l2 = 0;
+  let col = pixel % cols;
+  for (let i = 0; i < count; i++) {
+    if (col === 0) {
+      l1 = 0;
+      l2 = 0;
+    }
+    out[i] = classMap[pixel + i] * NEIGHBOUR_BUCKETS + neighbourBucket(l1, l2);
+    l2 = l1;
+    l1 = values[first + i];
+    col = col + 1 === cols ? 0 : col + 1;
+  }
+  return out;
+}

@@ -7,7 +7,7 @@ import { StemflowError, throwIfAborted } from '../errors';
 import type { ByteSource } from '../io/byte-source';
 import type { NpyArray } from '../io/npy';
 import type { ArchiveFiles, Sha256Factory } from './files';
-import { tokenCount } from './hybrid-uint';
+import { NEIGHBOUR_BUCKETS, tokenCount } from './hybrid-uint';
 import { DTYPE_BITS, type LaneGeometry, laneGeometry, sliceRange } from './lanes';
 import {
   type ArchiveManifest,
@@ -160,7 +160,8 @@ export async function openArchive(
       const tokens = tokenCount(DTYPE_BITS[info.dtype]);
       const n = info.records.length;
       const classMaps = member(info.state.classMap, Uint8Array, [n, rows, cols]) as Uint8Array;
-      const freqs = member(info.state.freqs, Uint16Array, [n, info.classes, tokens]) as Uint16Array;
+      const contexts = info.classes * NEIGHBOUR_BUCKETS;
+      const freqs = member(info.state.freqs, Uint16Array, [n, contexts, tokens]) as Uint16Array;
       const pixelMask = info.state.pixelMask
         ? (member(info.state.pixelMask, Uint32Array, [rows, cols]) as Uint32Array)
         : null;
@@ -200,8 +201,9 @@ export async function openArchive(
             tableLog: info.tableLog,
             classes: info.classes,
             tokens,
+            cols,
             classMap: classMaps.subarray(r * pixels, (r + 1) * pixels),
-            freqs: freqs.subarray(r * info.classes * tokens, (r + 1) * info.classes * tokens),
+            freqs: freqs.subarray(r * contexts * tokens, (r + 1) * contexts * tokens),
           },
           `${info.name} record ${r}`,
         );

@@ -3,7 +3,7 @@
  * and, in the GPU's compare mode, counts values that differ from a reference. Every read is checked against
  * the lane's words; a lane that lies gets an error code and decodes no further. Codes match the shader.
  */
-import { extraBitsOf, tokenValue } from './hybrid-uint';
+import { extraBitsOf, NEIGHBOUR_BUCKETS, neighbourBucket, tokenValue } from './hybrid-uint';
 import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, rawLaneWords, sliceRange } from './lanes';
 import type { RecordTables } from './record-tables';
 import type { Values } from './tans-stats';
@@ -85,8 +85,15 @@ export function decodeLane(
   const L = 1 << R;
   if (p < R) return LANE_UNDERRUN;
   let s = read(R);
+  let l1 = 0;
+  let l2 = 0;
+  let col = pixel % t.cols;
   for (let i = 0; i < limit; i++) {
-    const c = t.classMap[pixel + i];
+    if (col === 0) {
+      l1 = 0;
+      l2 = 0;
+    }
+    const c = t.classMap[pixel + i] * NEIGHBOUR_BUCKETS + neighbourBucket(l1, l2);
     const cell = t.decodeCells[c * L + s];
     const token = (cell >>> 16) & 0xff;
     if (token >= t.tokens) return LANE_BAD_TOKEN;
@@ -94,7 +101,11 @@ export function decodeLane(
     const eb = extraBitsOf(token);
     if (p < eb + nb) return LANE_UNDERRUN;
     const extra = read(eb);
-    out(i, tokenValue(token, extra));
+    const v = tokenValue(token, extra);
+    out(i, v);
+    l2 = l1;
+    l1 = v;
+    col = col + 1 === t.cols ? 0 : col + 1;
     s = (cell & 0xfff) + read(nb);
   }
   if (limit === count && (s !== 0 || p !== 0)) return LANE_BAD_END;

@@ -8,7 +8,7 @@
  * as many words as its values stored raw, or more, is stored raw instead (the decoder tells the two apart by
  * the word count alone).
  */
-import { extraBitsOf, tokenOf } from './hybrid-uint';
+import { extraBitsOf, laneContexts, tokenOf } from './hybrid-uint';
 import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, rawLaneWords, sliceRange } from './lanes';
 import type { RecordTables } from './record-tables';
 import type { Values } from './tans-stats';
@@ -65,11 +65,12 @@ export function encodeLane(
   const L = 1 << R;
   const raw = rawLaneWords(count, t.dtype);
   const out = new BitWriter();
+  const contexts = laneContexts(values, first, count, pixel, t.cols, t.classMap, new Uint16Array(count));
   let x = L;
   for (let i = count - 1; i >= 0; i--) {
     const v = values[first + i];
     const token = tokenOf(v);
-    const c = t.classMap[pixel + i];
+    const c = contexts[i];
     const sym = t.encodeSymbols[c * t.tokens + token];
     const f = sym & 0xffff;
     if (f === 0) return { words: new Uint32Array(0), error: ENCODE_TOKEN_ABSENT };

@@ -1,9 +1,11 @@
 /**
  * CPU twin of src/shaders/tans-stats.wgsl: the statistics a record's tables are built from.
  * - `tansPixelSums`: per detector pixel, the sum over the record's frames (float64 here; (lo, hi) u32 on the GPU);
- * - `tansTokenHistogram`: per (pixel class, token), how many values of the record have that token.
+ * - `tansTokenHistogram`: per (context, token), how many values of the record have that token, with each
+ *   value's context as its lane sees it (hybrid-uint.ts `laneContexts`).
  */
-import { tokenOf } from './hybrid-uint';
+import { laneContexts, NEIGHBOUR_BUCKETS, tokenOf } from './hybrid-uint';
+import { type LaneGeometry, sliceRange } from './lanes';
 
 export type Values = Uint8Array | Uint16Array | Uint32Array;
 
@@ -19,15 +21,21 @@ export function tansPixelSums(values: Values, frames: number, pixels: number): F
 export function tansTokenHistogram(
   values: Values,
   frames: number,
-  pixels: number,
+  g: LaneGeometry,
+  cols: number,
   classMap: Uint8Array,
   classes: number,
   tokens: number,
 ): Uint32Array {
-  const hist = new Uint32Array(classes * tokens);
+  const hist = new Uint32Array(classes * NEIGHBOUR_BUCKETS * tokens);
+  const ctx = new Uint16Array(g.slicePixels);
   for (let f = 0; f < frames; f++) {
-    const base = f * pixels;
-    for (let p = 0; p < pixels; p++) hist[classMap[p] * tokens + tokenOf(values[base + p])]++;
+    for (let s = 0; s < g.slices; s++) {
+      const { first, count } = sliceRange(g, s);
+      const base = f * g.pixels + first;
+      laneContexts(values, base, count, first, cols, classMap, ctx);
+      for (let i = 0; i < count; i++) hist[ctx[i] * tokens + tokenOf(values[base + i])]++;
+    }
   }
   return hist;
 }

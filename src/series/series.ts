@@ -11,6 +11,7 @@
  *   from scratch, or only the pixels it adds and removes (delta, exact); `rebase` recomputes from scratch.
  * - Calls are serialised; results are the caller's copies; after `release` every call fails clearly.
  */
+import { NEIGHBOUR_BUCKETS } from '../archive/hybrid-uint';
 import { DTYPE_BITS, type LaneGeometry } from '../archive/lanes';
 import type { Archive, ArchiveAcquisition } from '../archive/reader';
 import type { Values } from '../archive/tans-stats';
@@ -105,7 +106,7 @@ export function planSeries(
       });
       bufferBytes[buffer] += bytes;
       offsetsWords += rec.offsets.length;
-      cellsWords += acq.info.classes * L;
+      cellsWords += acq.info.classes * NEIGHBOUR_BUCKETS * L;
       classWords += Math.ceil(acq.geometry.pixels / 4);
     }
     frames += acq.info.scan[0] * acq.info.scan[1];
@@ -425,6 +426,7 @@ export async function loadSeries(
               class_base: p.classBase,
               frame_base: s.frameBase + rec.firstFrame,
               data_words: rec.dataWords,
+              cols: acq.info.detector[1],
               bits_base: s.bitsBase,
               need_base: s.needBase,
             },

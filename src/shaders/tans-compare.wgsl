@@ -24,6 +24,8 @@ struct Params {
   // Index in `mismatches` of the record's first block.
   block_base: u32,
   data_words: u32,
+  // Detector columns: neighbour contexts restart at each row.
+  cols: u32,
   // Index in `errors` of the record's first lane.
   lane_base: u32,
 }
@@ -46,6 +48,27 @@ const LANE_BAD_END: u32 = 5u;
 const LANE_BAD_TOKEN: u32 = 6u;
 
 // Lane stream: words [start, start + n); bit cursor p counts down from the stop bit.
+// Neighbour context (src/archive/hybrid-uint.ts): bucket of the two values to the left in the same row and lane.
+fn neighbour_bucket(l1: u32, l2: u32) -> u32 {
+  let n = min(l1, 16u) + min(l2, 16u);
+  if (n < 4u) {
+    return n;
+  }
+  if (n < 6u) {
+    return 4u;
+  }
+  if (n < 8u) {
+    return 5u;
+  }
+  if (n < 12u) {
+    return 6u;
+  }
+  if (n < 16u) {
+    return 7u;
+  }
+  return 8u;
+}
+
 var<private> start: u32;
 var<private> p: u32;
 
@@ -122,9 +145,17 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
       error = LANE_UNDERRUN;
     } else {
       var s = read_bits(TABLE_LOG);
+      var l1 = 0u;
+      var l2 = 0u;
+      var col = first % params.cols;
       for (var i = 0u; i < count; i++) {
         let pixel = first + i;
-        let cell = cells[class_map[pixel] * L + s];
+        if (col == 0u) {
+          l1 = 0u;
+          l2 = 0u;
+        }
+        let context = class_map[pixel] * 9u + neighbour_bucket(l1, l2);
+        let cell = cells[context * L + s];
         let token = (cell >> 16u) & 0xffu;
         if (token >= TOKENS) {
           error = LANE_BAD_TOKEN;
@@ -145,6 +176,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
         }
         bad += select(0u, 1u, v != reference_value(frame, pixel));
         produced = i + 1u;
+        l2 = l1;
+        l1 = v;
+        col = select(col + 1u, 0u, col + 1u == params.cols);
         s = (cell & 0xfffu) + read_bits(nb);
       }
       if (error == LANE_OK && (s != 0u || p != 0u)) {

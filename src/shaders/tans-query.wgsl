@@ -26,6 +26,8 @@ struct Params {
   // Index of the record's first frame in `sums` (4 words per frame: A lo, A hi, B lo, B hi).
   frame_base: u32,
   data_words: u32,
+  // Detector columns: neighbour contexts restart at each row.
+  cols: u32,
   // Word offsets of this acquisition's mask bits and slice needs.
   bits_base: u32,
   need_base: u32,
@@ -42,6 +44,27 @@ struct Params {
 // need[slice] = pixels to decode; need[slices + k] = k-th active slice.
 @group(0) @binding(6) var<storage, read> need: array<u32>;
 @group(0) @binding(7) var<storage, read_write> sums: array<atomic<u32>>;
+
+// Neighbour context (src/archive/hybrid-uint.ts): bucket of the two values to the left in the same row and lane.
+fn neighbour_bucket(l1: u32, l2: u32) -> u32 {
+  let n = min(l1, 16u) + min(l2, 16u);
+  if (n < 4u) {
+    return n;
+  }
+  if (n < 6u) {
+    return 4u;
+  }
+  if (n < 8u) {
+    return 5u;
+  }
+  if (n < 12u) {
+    return 6u;
+  }
+  if (n < 16u) {
+    return 7u;
+  }
+  return 8u;
+}
 
 var<private> start: u32;
 var<private> p: u32;
@@ -144,9 +167,17 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
       return;
     }
     var s = read_bits(TABLE_LOG);
+    var l1 = 0u;
+    var l2 = 0u;
+    var col = first % params.cols;
     for (var i = 0u; i < stop; i++) {
       let pixel = first + i;
-      let cell = cells[params.cells_base + pixel_class(pixel) * L + s];
+      if (col == 0u) {
+        l1 = 0u;
+        l2 = 0u;
+      }
+      let context = pixel_class(pixel) * 9u + neighbour_bucket(l1, l2);
+      let cell = cells[params.cells_base + context * L + s];
       let token = (cell >> 16u) & 0xffu;
       let nb = (cell >> 12u) & 15u;
       var eb = 0u;
@@ -162,6 +193,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
       }
       accumulate(bits[params.bits_base + pixel], v);
       s = (cell & 0xfffu) + read_bits(nb);
+      l2 = l1;
+      l1 = v;
+      col = select(col + 1u, 0u, col + 1u == params.cols);
     }
   }
   let at = (params.frame_base + frame) * 4u;
