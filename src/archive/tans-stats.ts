@@ -45,3 +45,22 @@ export function classMapFromSums(sums: Float64Array, classes: number): Uint8Arra
   for (let rank = 0; rank < pixels; rank++) map[order[rank]] = Math.floor((rank * classes) / pixels);
   return map;
 }
+
+/** The audit that tans-stats.wgsl's `main` gathers with the sums: max value, values above 255. */
+export function tansStatsAudit(values: Values): { max: number; above255: number } {
+  let max = 0;
+  let above255 = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v > max) max = v;
+    if (v > 255) above255++;
+  }
+  return { max, above255 };
+}
+
+/** Per-pixel sums from the GPU's (lo, hi) u32 pairs (exact below 2^53, which a record cannot reach). */
+export function sumsFromPairs(pairs: Uint32Array): Float64Array {
+  const sums = new Float64Array(pairs.length / 2);
+  for (let p = 0; p < sums.length; p++) sums[p] = pairs[2 * p] + pairs[2 * p + 1] * 2 ** 32;
+  return sums;
+}
