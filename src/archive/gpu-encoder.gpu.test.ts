@@ -5,10 +5,12 @@ import { isStemflowError } from '../errors';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import { fixture, loadOracle } from '../testing/fixtures';
+import { mulberry32 } from '../util/prng';
 import { type CodecParams, convertArchive, cpuRecordEncoder, type RecordEncoder } from './convert';
 import { gpuRecordEncoder, planGpuEncoder } from './gpu-encoder';
 import { laneGeometry } from './lanes';
 import { nodeArchiveTarget, nodeSha256 } from './node-folder';
+import { classMapFromSums, classMapFromSumsFast } from './tans-stats';
 import { openSource, tempDir } from './testing';
 
 const arina = loadOracle().acquisitions.arina;
@@ -78,7 +80,7 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
   }
 
   withGpu(
-    'without prefetch, in profile mode: the same archive',
+    'without prefetch, in profile mode, and with 3 records in flight: the same archive',
     async ({ device }) => {
       const paths = [fixture('many_fixed_u32_32.h5')];
       const cpu = await convertWith(paths, cpuRecordEncoder, small, { dataset: '/data' });
@@ -86,6 +88,9 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
       const gpu = await convertWith(paths, encoder, small, { dataset: '/data' });
       await encoder.dispose();
       expect(gpu).toBe(cpu);
+      const deep = gpuRecordEncoder(device, { slots: 3 });
+      expect(await convertWith(paths, deep, small, { dataset: '/data' })).toBe(cpu);
+      await deep.dispose();
       expect(encoder.timings.sumsMs).toBeGreaterThan(0);
       expect(encoder.timings.compactMs).toBeGreaterThan(0);
     },
@@ -161,5 +166,20 @@ describe('planGpuEncoder', () => {
     expect(() => planGpuEncoder({ ...base, frames: 32768 })).toThrow(
       /the decoded buffer of a 32768-frame record needs 2415919104 bytes; this GPU allows 2147483644 per binding/,
     );
+  });
+});
+
+describe('classMapFromSumsFast', () => {
+  it('equals classMapFromSums: many ties, sums past 2^32, uneven class sizes', () => {
+    const next = mulberry32(9);
+    for (const [pixels, classes, spread] of [
+      [1155, 8, 3],
+      [36864, 32, 1000],
+      [1024, 256, 2 ** 45],
+      [7, 3, 1],
+    ]) {
+      const sums = Float64Array.from({ length: pixels }, () => Math.floor((next() / 2 ** 32) * spread));
+      expect(classMapFromSumsFast(sums, classes)).toEqual(classMapFromSums(sums, classes));
+    }
   });
 });

@@ -3,13 +3,14 @@
  *   1. read the record's stored bitshuffle/LZ4 chunks (`source.readStored`) and upload them;
  *   2. decode (bslz4-decode.wgsl) + per-pixel sums and audit (tans-stats.wgsl `main`) -> read back the
  *      sums (pixels x 8 bytes) and the frames' decode verdicts;
- *   3. host: class map (classMapFromSums) -> upload; (class, token) histogram (`token_histogram`) -> read back;
+ *   3. host: class map (classMapFromSumsFast, the same as classMapFromSums) -> upload; (class, token)
+ *      histogram (`token_histogram`) -> read back;
  *   4. host: frequencies and tables (frequenciesFromHistogram, recordTables) -> upload; encode every lane
  *      (tans-encode.wgsl `main`) -> read back the lanes' word counts and errors;
  *   5. host: exclusive prefix sum -> upload the offsets; compaction (`compact`) -> read back the data words.
  * The model is built on the host between the GPU steps, so each record has four small waits; they are the
- * only waits. Two slots keep two records in flight: while record r is encoded, record r + 1 is read, decoded
- * and summed (the encoder guesses that the next call asks for the next record, and drops the guess if not).
+ * only waits. Two (or `slots`) slots keep records in flight: while record r is encoded, record r + 1 is read,
+ * decoded and summed (the encoder guesses that the next calls ask for the next records, and drops a wrong guess).
  * Memory is planned before anything is allocated (`planGpuEncoder`); a failure frees every buffer.
  * The output is bit-identical to the CPU twins' (`cpuRecordEncoder`).
  */
@@ -23,7 +24,7 @@ import { createTansEncodePass, createTansStatsPass, laneStride } from './gpu-tan
 import { tokenCount } from './hybrid-uint';
 import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, rawLaneWords } from './lanes';
 import { frequenciesFromHistogram, type RecordModel, recordTables } from './record-tables';
-import { classMapFromSums, sumsFromPairs } from './tans-stats';
+import { classMapFromSumsFast, sumsFromPairs } from './tans-stats';
 
 export interface GpuEncoderPlanInput {
   frames: number;
@@ -42,7 +43,7 @@ export interface GpuEncoderPlan extends GpuEncoderPlanInput {
   lanes: number;
   laneStride: number;
   tokens: number;
-  /** Buffers of one slot: label, bytes, whether bound as storage. */
+  /** Buffers of one slot: label, bytes, whether bound as storage (else a mappable staging buffer). */
   buffers: { label: string; bytes: number; bound: boolean }[];
   slotBytes: number;
   totalBytes: number;
@@ -68,6 +69,7 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
   }
   const small = Math.max(pixels * 8 + 8 + frames * 4, classes * tokens * 4, lanes * 8);
   const buffers = [
+    { label: 'compressed upload', bytes: align4(maxStoredBytes + 4), bound: false },
     { label: 'compressed', bytes: align4(maxStoredBytes + 4), bound: true },
     { label: 'chunk index', bytes: align4(frames * 8), bound: true },
     { label: 'pixel flags', bytes: align4(pixels * 4), bound: true },
@@ -113,9 +115,9 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
 
 export interface GpuEncoderTimings {
   records: number;
-  /** Host reads of the stored chunks. */
+  /** Host reads of the stored chunks, straight into mapped staging memory (includes waiting for the map). */
   readMs: number;
-  /** writeBuffer of chunks, model and offsets. */
+  /** writeBuffer of the model and offsets; unmapping the chunks' staging. */
   uploadMs: number;
   /** Submit to readback of decode + pixel sums (decode alone in profile mode). */
   decodeMs: number;
@@ -127,8 +129,10 @@ export interface GpuEncoderTimings {
   encodeMs: number;
   /** Compaction alone (profile mode only; otherwise inside readbackMs). */
   compactMs: number;
-  /** Compaction + copy of the data words to the host. */
+  /** Compaction + copy of the data words to mapped memory, until mapped. */
   readbackMs: number;
+  /** Copying the mapped data words into host memory. */
+  hostCopyMs: number;
 }
 
 export interface GpuRecordEncoder extends RecordEncoder {
@@ -144,6 +148,8 @@ export interface GpuEncoderOptions {
   prefetch?: boolean;
   /** Wait after every pass so each timing is one pass's (default false; slower). */
   profile?: boolean;
+  /** Records in flight with prefetch (default 2). */
+  slots?: number;
 }
 
 type EncodeParams = Parameters<RecordEncoder['encode']>[3];
@@ -158,6 +164,7 @@ interface Job {
 /** A RecordEncoder running stats, encode and compaction on `device`. Sources must be GPU-decodable. */
 export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions = {}): GpuRecordEncoder {
   const { prefetch = true, profile = false } = options;
+  const depth = prefetch ? Math.max(2, Math.floor(options.slots ?? 2)) : 1;
   const timings: GpuEncoderTimings = {
     records: 0,
     readMs: 0,
@@ -169,6 +176,7 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
     encodeMs: 0,
     compactMs: 0,
     readbackMs: 0,
+    hostCopyMs: 0,
   };
   let state: EncoderState | null = null;
   const jobs: Job[] = [];
@@ -213,14 +221,16 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
           await settle();
           if (!state || !sameParams(state, source, frames, params)) {
             release();
-            state = await createState(device, source, frames, params, prefetch ? 2 : 1);
+            state = await createState(device, source, frames, params, depth);
             nextSlot = 0;
           }
           job = start(source, firstFrame, frames, params, signal);
         }
-        const next = firstFrame + frames;
-        if (prefetch && next < source.frameCount && jobs.length < 2) {
+        // Prefetch the records that follow (records start at multiples of `frames`).
+        let next = Math.max(firstFrame, ...jobs.map((j) => j.firstFrame)) + frames;
+        while (jobs.length < depth && next < source.frameCount) {
           start(source, next, Math.min(frames, source.frameCount - next), params, signal);
+          next += frames;
         }
         const record = await job.result;
         jobs.splice(jobs.indexOf(job), 1);
@@ -244,8 +254,9 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
 }
 
 interface Slot {
-  host: Uint8Array;
   buffers: Record<string, GPUBuffer>;
+  /** Resolves when the chunks' staging buffer is mapped for writing again. */
+  uploadReady: Promise<void>;
 }
 
 interface EncoderState {
@@ -310,6 +321,7 @@ async function createState(
   };
   const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
   const READBACK = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
+  const UPLOAD = GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
   device.pushErrorScope('out-of-memory');
   let popped = false;
   try {
@@ -318,15 +330,17 @@ async function createState(
     for (let s = 0; s < slots; s++) {
       const buffers: Record<string, GPUBuffer> = {};
       for (const b of plan.buffers) {
+        const upload = b.label === 'compressed upload';
         const buffer = device.createBuffer({
           label: `encoder ${s} ${b.label}`,
           size: b.bytes,
-          usage: b.bound ? STORAGE : READBACK,
+          usage: b.bound ? STORAGE : upload ? UPLOAD : READBACK,
+          mappedAtCreation: upload,
         });
         created.push(buffer);
         buffers[b.label] = buffer;
       }
-      made.push({ host: new Uint8Array(align4(plan.maxStoredBytes + 4)), buffers });
+      made.push({ buffers, uploadReady: Promise.resolve() });
     }
     popped = true;
     const oom = await device.popErrorScope();
@@ -388,38 +402,41 @@ async function encodeRecord(
   };
   const statsJob = { values: b.decoded, frames, pixels, wordsPerFrame: plan.wordsPerFrame };
 
-  // 1. Read and upload the stored chunks.
+  // 1. Read the stored chunks straight into the mapped staging buffer; the GPU copies them into its slot.
   let t = now();
-  const stored = await source.readStored(firstFrame, frames, signal, slot.host);
-  timings.readMs += now() - t;
-  throwIfAborted(signal);
-  t = now();
+  const upload = b['compressed upload'];
+  await slot.uploadReady;
+  if (upload.mapState !== 'mapped') await upload.mapAsync(GPUMapMode.WRITE); // after a failed job
+  const mapped = new Uint8Array(upload.getMappedRange());
+  const stored = await source.readStored(firstFrame, frames, signal, mapped);
   const storedBytes = stored.bytes.byteLength;
-  const padded =
-    stored.bytes.buffer === slot.host.buffer && stored.bytes.byteOffset === 0
-      ? slot.host.subarray(0, align4(storedBytes))
-      : copyPadded(stored.bytes);
-  if (padded.byteLength > b.compressed.size) {
+  if (align4(storedBytes) > mapped.byteLength) {
     throw new StemflowError(
       'invalid',
-      `Record at frame ${firstFrame}: ${storedBytes} stored bytes exceed the planned ${b.compressed.size}.`,
+      `Record at frame ${firstFrame}: ${storedBytes} stored bytes exceed the planned ${mapped.byteLength}.`,
     );
   }
+  if (stored.bytes.buffer !== mapped.buffer || stored.bytes.byteOffset !== 0) mapped.set(stored.bytes);
+  timings.readMs += now() - t;
+  t = now();
+  upload.unmap();
   const index = new Uint32Array(frames * 2);
   for (let f = 0; f < frames; f++) {
     index[2 * f] = stored.offsets[f];
     index[2 * f + 1] = stored.sizes[f];
   }
-  queue.writeBuffer(b.compressed, 0, padded);
   queue.writeBuffer(b['chunk index'], 0, index);
   timings.uploadMs += now() - t;
+  throwIfAborted(signal);
 
   // 2. Decode, per-pixel sums and audit; read back sums, audit and the frames' decode verdicts.
   t = now();
   let encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: decode` });
+  const paddedBytes = align4(storedBytes);
+  encoder.copyBufferToBuffer(upload, 0, b.compressed, 0, paddedBytes);
   const decodeParams = s.decode.encode(encoder, {
     compressed: b.compressed,
-    compressedBytes: padded.byteLength,
+    compressedBytes: paddedBytes,
     index: b['chunk index'],
     flags: b['pixel flags'],
     decoded: b.decoded,
@@ -446,6 +463,10 @@ async function encodeRecord(
     encoder.copyBufferToBuffer(b['stats audit'], 0, staging, pixels * 8, 8);
     encoder.copyBufferToBuffer(b['frame errors'], 0, staging, pixels * 8 + 8, frames * 4);
     submit(encoder, profile ? [p] : [decodeParams, p]);
+    if (upload.mapState === 'unmapped') {
+      slot.uploadReady = upload.mapAsync(GPUMapMode.WRITE);
+      slot.uploadReady.catch(() => undefined); // a destroyed slot rejects it; the next job awaits it
+    }
     return new Uint32Array(await readStaging(staging, pixels * 8 + 8 + frames * 4));
   };
   let words = await sums();
@@ -463,7 +484,7 @@ async function encodeRecord(
   t = now();
   const pairs = words.slice(0, 2 * pixels);
   const pixelSums = sumsFromPairs(pairs);
-  const classMap = classMapFromSums(pixelSums, plan.classes);
+  const classMap = classMapFromSumsFast(pixelSums, plan.classes);
   const audit: RecordAudit = {
     max: words[2 * pixels],
     total: exactTotal(pixelSums),
@@ -556,11 +577,18 @@ async function encodeRecord(
     t = now();
     encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: readback` });
   }
-  if (dataWords > 0)
-    encoder.copyBufferToBuffer(b['record output'], 0, b['output readback'], 0, dataWords * 4);
+  const readback = b['output readback'];
+  if (dataWords > 0) encoder.copyBufferToBuffer(b['record output'], 0, readback, 0, dataWords * 4);
   submit(encoder, profile ? [] : [compactParams]);
-  const data = new Uint32Array(await readStaging(b['output readback'], dataWords * 4));
-  timings.readbackMs += now() - t;
+  const data = new Uint32Array(dataWords);
+  if (dataWords > 0) {
+    await readback.mapAsync(GPUMapMode.READ, 0, dataWords * 4);
+    timings.readbackMs += now() - t;
+    t = now();
+    data.set(new Uint32Array(readback.getMappedRange(0, dataWords * 4)));
+    readback.unmap();
+    timings.hostCopyMs += now() - t;
+  }
   return { model, offsets, words: data, audit };
 }
 
@@ -576,12 +604,6 @@ function exactTotal(sums: Float64Array): bigint {
     }
   }
   return total + BigInt(partial);
-}
-
-function copyPadded(bytes: Uint8Array): Uint8Array {
-  const out = new Uint8Array(align4(bytes.byteLength));
-  out.set(bytes);
-  return out;
 }
 
 /**

@@ -6,7 +6,7 @@
  * bytes, and the verification's GB/s raw-equivalent.
  */
 import { mkdtempSync, rmSync } from 'node:fs';
-import { writeFile } from 'node:fs/promises';
+import { open, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type CodecParams, convertArchive, DEFAULT_CODEC, viewValues } from '../archive/convert';
@@ -27,6 +27,8 @@ export interface BenchConvertOptions {
   distinct: number;
   /** Frames per record (default 16,384). */
   record?: number;
+  /** Records in flight (default 2). */
+  slots?: number;
   json?: string;
   keep?: boolean;
 }
@@ -59,7 +61,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   log(`adapter: ${ctx.adapter.vendor} ${ctx.adapter.architecture} ${ctx.adapter.description}`);
   const source = await syntheticSource(acq, path, offsets);
   const report: Record<string, unknown> = {
-    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames}`,
+    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames}${o.slots ? ` --slots ${o.slots}` : ''}`,
     adapter: ctx.adapter,
     frames: acq.frames,
     detector: [o.det, o.det],
@@ -72,7 +74,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     report.profile = await profileStages(device, source, codec, log);
 
     const archiveDir = join(dir, 'archive');
-    const encoder = gpuRecordEncoder(device);
+    const encoder = gpuRecordEncoder(device, { slots: o.slots });
     t = performance.now();
     const result = await convertArchive(
       [{ name: 'synthetic', source, sources: [] }],
@@ -104,6 +106,15 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     log(`encoder stages, summed over records (two records overlap): ${stageLine(encoder.timings)}`);
     log(
       `archive: ${result.archiveBytes} bytes = ${ratio.toFixed(3)} x bitshuffle/LZ4 (${compressedBytes} bytes), ${(rawBytes / result.archiveBytes).toFixed(2)}x smaller than raw`,
+    );
+
+    report.hostReference = await hostReference(
+      dir,
+      Math.ceil(result.archiveBytes / Math.ceil(acq.frames / codec.recordFrames)),
+    );
+    const ref = report.hostReference as Awaited<ReturnType<typeof hostReference>>;
+    log(
+      `host reference for one shard of ${ref.bytes} bytes: SHA-256 ${ms(ref.sha256Ms)}, write ${ms(ref.writeMs)}, fsync ${ms(ref.fsyncMs)}`,
     );
 
     t = performance.now();
@@ -161,6 +172,7 @@ function stageLine(s: GpuEncoderTimings): string {
     `encode ${ms(s.encodeMs)}`,
     ...(s.compactMs > 0 ? [`compaction ${ms(s.compactMs)}`] : []),
     `${s.compactMs > 0 ? '' : 'compaction+'}readback ${ms(s.readbackMs)}`,
+    `host copy ${ms(s.hostCopyMs)}`,
   ].join(', ');
 }
 
@@ -214,4 +226,26 @@ async function spotCheck(
     });
   }
   return out;
+}
+
+/** What writing one shard costs on this host: hashing it, writing it, syncing it (as node-folder.ts does). */
+async function hostReference(dir: string, bytes: number) {
+  const data = new Uint8Array(bytes);
+  for (let i = 0; i < bytes; i += 4096) data[i] = i & 255;
+  let t = performance.now();
+  const h = nodeSha256();
+  h.update(data);
+  h.digest();
+  const sha256Ms = performance.now() - t;
+  const handle = await open(join(dir, 'reference.bin'), 'w');
+  try {
+    t = performance.now();
+    await handle.write(data, 0, bytes);
+    const writeMs = performance.now() - t;
+    t = performance.now();
+    await handle.sync();
+    return { bytes, sha256Ms, writeMs, fsyncMs: performance.now() - t };
+  } finally {
+    await handle.close();
+  }
 }

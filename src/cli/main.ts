@@ -19,7 +19,7 @@ Usage:
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
-  stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--json FILE]
+  stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
       count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4.
 `;
@@ -102,6 +102,7 @@ export async function main(argv: string[]): Promise<number> {
           det: n(values.det)!,
           distinct: n(values.distinct)!,
           record: n(values.record),
+          slots: n(values.slots),
           json: values.json,
           keep: values.keep,
         });
