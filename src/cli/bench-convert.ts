@@ -193,10 +193,11 @@ async function profileStages(
   const encoder = gpuRecordEncoder(device, { prefetch: false, profile: true });
   try {
     const frames = Math.min(codec.recordFrames, source.frameCount);
-    await encoder.encode(source, 0, frames, params); // warm-up
+    encoder.recycle(await encoder.encode(source, 0, frames, params)); // warm-up
     const warm = { ...encoder.timings };
     const records = Math.min(3, Math.floor(source.frameCount / frames));
-    for (let r = 0; r < records; r++) await encoder.encode(source, r * frames, frames, params);
+    for (let r = 0; r < records; r++)
+      encoder.recycle(await encoder.encode(source, r * frames, frames, params));
     const per: Record<string, number> = {};
     for (const [k, v] of Object.entries(encoder.timings)) {
       if (k !== 'records') per[k] = (v - warm[k as keyof GpuEncoderTimings]) / records;
