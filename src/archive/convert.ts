@@ -67,6 +67,8 @@ export interface RecordEncoder {
     signal?: AbortSignal,
   ): Promise<EncodedRecord>;
   close?(): void;
+  /** The converter is done with a record's words (written and hashed): the encoder may reuse their memory. */
+  recycle?(record: EncodedRecord): void;
 }
 
 export function auditValues(values: Values): RecordAudit {
@@ -206,6 +208,7 @@ export async function convertArchive(
         );
         const body = new Uint8Array(rec.words.buffer, rec.words.byteOffset, rec.words.byteLength);
         files.push(await writeFile(target, file, [head, body], hash));
+        encoder.recycle?.(rec);
         writeMs += performance.now() - tw;
         archiveBytes += head.byteLength + body.byteLength;
         rawBytes += frames * pixels * (DTYPE_BITS[dtype] / 8);

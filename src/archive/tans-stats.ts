@@ -53,3 +53,47 @@ export function classMapFromSums(sums: Float64Array, classes: number): Uint8Arra
   for (let rank = 0; rank < pixels; rank++) map[order[rank]] = Math.floor((rank * classes) / pixels);
   return map;
 }
+
+/** The audit that tans-stats.wgsl's `main` gathers with the sums: max value, values above 255. */
+export function tansStatsAudit(values: Values): { max: number; above255: number } {
+  let max = 0;
+  let above255 = 0;
+  for (let i = 0; i < values.length; i++) {
+    const v = values[i];
+    if (v > max) max = v;
+    if (v > 255) above255++;
+  }
+  return { max, above255 };
+}
+
+/** Per-pixel sums from the GPU's (lo, hi) u32 pairs (exact below 2^53, which a record cannot reach). */
+export function sumsFromPairs(pairs: Uint32Array): Float64Array {
+  const sums = new Float64Array(pairs.length / 2);
+  for (let p = 0; p < sums.length; p++) sums[p] = pairs[2 * p] + pairs[2 * p + 1] * 2 ** 32;
+  return sums;
+}
+
+/**
+ * The same class map as `classMapFromSums`, in O(n log n) with a native typed-array sort (the encoder builds
+ * one per record on the host): a pixel's rank is the number of pixels with a smaller sum plus the number of
+ * earlier pixels with the same sum. Sums must be exact integers (they are).
+ */
+export function classMapFromSumsFast(sums: Float64Array, classes: number): Uint8Array {
+  const pixels = sums.length;
+  const sorted = Float64Array.from(sums).sort();
+  const seen = new Uint32Array(pixels);
+  const map = new Uint8Array(pixels);
+  for (let p = 0; p < pixels; p++) {
+    const s = sums[p];
+    let lo = 0;
+    let hi = pixels;
+    while (lo < hi) {
+      const mid = (lo + hi) >>> 1;
+      if (sorted[mid] < s) lo = mid + 1;
+      else hi = mid;
+    }
+    const rank = lo + seen[lo]++;
+    map[p] = Math.floor((rank * classes) / pixels);
+  }
+  return map;
+}

@@ -26,6 +26,9 @@ Usage:
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
+  stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--json FILE]
+      Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
+      count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4.
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -147,10 +150,24 @@ export async function main(argv: string[]): Promise<number> {
           repeat: { type: 'string', default: '3' },
           json: { type: 'string' },
           keep: { type: 'boolean' },
+          record: { type: 'string' },
         },
       });
+      if (what === 'convert') {
+        const { benchConvert } = await import('./bench-convert');
+        const n = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
+        return await benchConvert({
+          scan: n(values.scan)!,
+          det: n(values.det)!,
+          distinct: n(values.distinct)!,
+          record: n(values.record),
+          slots: n(values.slots),
+          json: values.json,
+          keep: values.keep,
+        });
+      }
       if (what !== 'load')
-        throw new TypeError(`Unknown benchmark ${what ?? '(none)'}; try: stemflow bench load`);
+        throw new TypeError(`Unknown benchmark ${what ?? '(none)'}; try: stemflow bench load or convert`);
       const { benchLoad } = await import('./bench');
       const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
       return await benchLoad({

@@ -8,7 +8,9 @@ import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
 import residentVirtualImage from '../shaders/resident-virtual-image.wgsl?raw';
 import tansCompare from '../shaders/tans-compare.wgsl?raw';
+import tansEncode from '../shaders/tans-encode.wgsl?raw';
 import tansQuery from '../shaders/tans-query.wgsl?raw';
+import tansStats from '../shaders/tans-stats.wgsl?raw';
 import virtualDetector from '../shaders/virtual-detector.wgsl?raw';
 
 export const shaderSource = {
@@ -18,6 +20,8 @@ export const shaderSource = {
   'resident-virtual-image': residentVirtualImage,
   'tans-compare': tansCompare,
   'tans-query': tansQuery,
+  'tans-encode': tansEncode,
+  'tans-stats': tansStats,
   'virtual-detector': virtualDetector,
 } as const;
 

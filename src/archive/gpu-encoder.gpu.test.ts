@@ -1,0 +1,197 @@
+import { readFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isStemflowError } from '../errors';
+import { trackBuffers, withGpu } from '../gpu/test-harness';
+import type { AcquisitionSource } from '../source/acquisition-source';
+import { fixture, loadOracle } from '../testing/fixtures';
+import { mulberry32 } from '../util/prng';
+import { type CodecParams, convertArchive, cpuRecordEncoder, type RecordEncoder } from './convert';
+import { gpuRecordEncoder, planGpuEncoder } from './gpu-encoder';
+import { laneGeometry } from './lanes';
+import { nodeArchiveTarget, nodeSha256 } from './node-folder';
+import { classMapFromSums, classMapFromSumsFast } from './tans-stats';
+import { openSource, tempDir } from './testing';
+
+const arina = loadOracle().acquisitions.arina;
+const arinaPaths = [arina.master, ...arina.shards].map(fixture);
+const small: Partial<CodecParams> = { recordFrames: 7, lanesPerFrame: 3, classes: 8, blockFrames: 3 };
+const fixedDate = () => new Date('2026-11-29T00:00:00Z');
+
+async function convertWith(
+  paths: string[],
+  encoder: RecordEncoder,
+  codec: Partial<CodecParams>,
+  options: { dataset?: string } = {},
+) {
+  const { source, close } = await openSource(paths, options);
+  const dir = join(await tempDir(), 'archive');
+  try {
+    await convertArchive([{ name: 'a', source, sources: [] }], await nodeArchiveTarget(dir), {
+      hash: nodeSha256,
+      encoder,
+      codec,
+      now: fixedDate,
+    });
+  } finally {
+    await close();
+  }
+  return readFile(join(dir, 'manifest.json'), 'utf8');
+}
+
+async function expectError(p: Promise<unknown>, kind: string, text: RegExp) {
+  const error = await p.then(
+    () => null,
+    (e) => e,
+  );
+  expect(isStemflowError(error), String(error)).toBe(true);
+  expect(error.kind).toBe(kind);
+  expect(error.message).toMatch(text);
+}
+
+describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
+  const cases: [string, string[], { dataset?: string }, Partial<CodecParams>][] = [
+    ['ARINA master + 3 shards (uint16), 7-frame records', arinaPaths, {}, small],
+    ['ARINA, one record of every frame, 4 lanes, 32 classes', arinaPaths, {}, { recordFrames: 1000 }],
+    ['uint32 with counts up to 2^32 - 1', [fixture('many_fixed_u32_32.h5')], { dataset: '/data' }, small],
+    ['uint8', [fixture('many_v1_u8_32.h5')], { dataset: '/data' }, { ...small, tableLog: 9 }],
+    ['odd 33x35 detector', [fixture('odd_u16_33x35.h5')], {}, { ...small, lanesPerFrame: 5 }],
+  ];
+  for (const [name, paths, options, codec] of cases) {
+    withGpu(
+      `${name}: same manifest (every file's SHA-256, the audit), every buffer freed`,
+      async ({ device }) => {
+        const tracked = trackBuffers(device);
+        try {
+          const cpu = await convertWith(paths, cpuRecordEncoder, codec, options);
+          const encoder = gpuRecordEncoder(device);
+          // The converter recycles each record's words after writing them: at most slots + 1 host arrays.
+          const buffers = new Set<ArrayBufferLike>();
+          const watched: RecordEncoder = {
+            encode: async (...args) => {
+              const record = await encoder.encode(...args);
+              buffers.add(record.words.buffer);
+              return record;
+            },
+            recycle: (record) => encoder.recycle?.(record),
+          };
+          const gpu = await convertWith(paths, watched, codec, options);
+          expect(buffers.size).toBeLessThanOrEqual(3);
+          await encoder.dispose();
+          expect(gpu).toBe(cpu);
+          expect(JSON.parse(gpu).files.length).toBeGreaterThanOrEqual(2);
+          expect(encoder.timings.records).toBe(JSON.parse(gpu).acquisitions[0].records.length);
+          expect(tracked.alive()).toBe(0);
+        } finally {
+          tracked.stop();
+        }
+      },
+      240_000,
+    );
+  }
+
+  withGpu(
+    'without prefetch, in profile mode, and with 3 records in flight: the same archive',
+    async ({ device }) => {
+      const paths = [fixture('many_fixed_u32_32.h5')];
+      const cpu = await convertWith(paths, cpuRecordEncoder, small, { dataset: '/data' });
+      const encoder = gpuRecordEncoder(device, { prefetch: false, profile: true });
+      const gpu = await convertWith(paths, encoder, small, { dataset: '/data' });
+      await encoder.dispose();
+      expect(gpu).toBe(cpu);
+      const deep = gpuRecordEncoder(device, { slots: 3 });
+      expect(await convertWith(paths, deep, small, { dataset: '/data' })).toBe(cpu);
+      await deep.dispose();
+      expect(encoder.timings.sumsMs).toBeGreaterThan(0);
+      expect(encoder.timings.compactMs).toBeGreaterThan(0);
+    },
+    240_000,
+  );
+
+  withGpu(
+    'a damaged source chunk: a corrupt error naming the frame, nothing published, every buffer freed',
+    async ({ device }) => {
+      const { source, close } = await openSource(arinaPaths);
+      const broken = 9;
+      const damaged: AcquisitionSource = {
+        ...source,
+        summary: source.summary,
+        pixelMask: source.pixelMask,
+        frameCount: source.frameCount,
+        frameBytes: source.frameBytes,
+        storedCodec: source.storedCodec,
+        locate: (i) => source.locate(i),
+        storedSizes: () => source.storedSizes(),
+        readFrames: (s, n, signal) => source.readFrames(s, n, signal),
+        close: () => source.close(),
+        async readStored(start, count, signal) {
+          const batch = await source.readStored(start, count, signal);
+          if (broken >= start && broken < start + count) batch.sizes[broken - start] = 5;
+          return batch;
+        },
+      };
+      const tracked = trackBuffers(device);
+      const encoder = gpuRecordEncoder(device);
+      const dir = join(await tempDir(), 'archive');
+      try {
+        await expectError(
+          convertArchive([{ name: 'a', source: damaged, sources: [] }], await nodeArchiveTarget(dir), {
+            hash: nodeSha256,
+            encoder,
+            codec: small,
+          }),
+          'corrupt',
+          /Frame 9 of the source does not decode \(HEADER_TRUNCATED\)/,
+        );
+        expect(tracked.alive()).toBe(0);
+        await expect(readFile(join(dir, 'manifest.json'))).rejects.toThrow(/ENOENT/);
+      } finally {
+        tracked.stop();
+        await encoder.dispose();
+        await close();
+      }
+    },
+    240_000,
+  );
+});
+
+describe('planGpuEncoder', () => {
+  const base = {
+    dtype: 'uint16' as const,
+    geometry: laneGeometry(192 * 192, 4),
+    cols: 192,
+    classes: 32,
+    tableLog: 11,
+    maxStoredBytes: 300_000_000,
+    slots: 2,
+    limits: { maxBufferSize: 2 ** 32, maxStorageBufferBindingSize: 2 ** 31 - 4 },
+  };
+  it('sizes a 16,384-frame 192x192 uint16 record slot', () => {
+    const plan = planGpuEncoder({ ...base, frames: 16384 });
+    const decoded = plan.buffers.find((b) => b.label === 'decoded')?.bytes;
+    expect(decoded).toBe(16384 * 192 * 192 * 2);
+    expect(plan.laneStride).toBe(4608 + 2);
+    expect(plan.buffers.find((b) => b.label === 'lane scratch')?.bytes).toBe(16384 * 4 * 4610 * 4);
+    expect(plan.totalBytes).toBe(2 * plan.slotBytes);
+  });
+  it("refuses a record whose buffers exceed the GPU's binding limit, with the numbers", () => {
+    expect(() => planGpuEncoder({ ...base, frames: 32768 })).toThrow(
+      /the decoded buffer of a 32768-frame record needs 2415919104 bytes; this GPU allows 2147483644 per binding/,
+    );
+  });
+});
+
+describe('classMapFromSumsFast', () => {
+  it('equals classMapFromSums: many ties, sums past 2^32, uneven class sizes', () => {
+    const next = mulberry32(9);
+    for (const [pixels, classes, spread] of [
+      [1155, 8, 3],
+      [36864, 32, 1000],
+      [1024, 256, 2 ** 45],
+      [7, 3, 1],
+    ]) {
+      const sums = Float64Array.from({ length: pixels }, () => Math.floor((next() / 2 ** 32) * spread));
+      expect(classMapFromSumsFast(sums, classes)).toEqual(classMapFromSums(sums, classes));
+    }
+  });
+});

@@ -1,0 +1,253 @@
+/**
+ * `stemflow bench convert`: the lossless tANS archive (issue #5) on a synthetic ARINA-like acquisition.
+ * Converts with the GPU encoder into a temporary archive folder, opens it (every file's SHA-256 checked),
+ * verifies every count on the GPU (0 mismatches required) and spot-checks frames decoded by the CPU twin
+ * against the source. Prints stage timings, raw GB/s, archive bytes and the ratio archive / bitshuffle-LZ4
+ * bytes, and the verification's GB/s raw-equivalent.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { open, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type CodecParams, convertArchive, DEFAULT_CODEC, viewValues } from '../archive/convert';
+import { type GpuEncoderTimings, gpuRecordEncoder } from '../archive/gpu-encoder';
+import { verifyAcquisitionGpu } from '../archive/gpu-verify';
+import { laneGeometry } from '../archive/lanes';
+import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
+import { openArchive } from '../archive/reader';
+import { generateSynthetic } from '../bench/synthetic';
+import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
+import { acquireDevice } from '../gpu/device';
+import { nodeGpu } from '../gpu/node-gpu';
+import type { AcquisitionSource } from '../source/acquisition-source';
+
+export interface BenchConvertOptions {
+  scan: number;
+  det: number;
+  distinct: number;
+  /** Frames per record (default 16,384). */
+  record?: number;
+  /** Records in flight (default 2). */
+  slots?: number;
+  json?: string;
+  keep?: boolean;
+}
+
+const GB = 1e9;
+const ms = (v: number) => `${v.toFixed(1)} ms`;
+const gbps = (bytes: number, millis: number) => bytes / (millis / 1000) / GB;
+
+export async function benchConvert(o: BenchConvertOptions): Promise<number> {
+  const log = (s: string) => process.stdout.write(`${s}\n`);
+  const codec: CodecParams = { ...DEFAULT_CODEC, recordFrames: o.record ?? DEFAULT_CODEC.recordFrames };
+  let t = performance.now();
+  const acq = generateSynthetic({
+    scan: [o.scan, o.scan],
+    detector: o.det,
+    distinct: o.distinct,
+    seed: 20261129,
+  });
+  const generateMs = performance.now() - t;
+  const dir = mkdtempSync(join(tmpdir(), 'stemflow-bench-convert-'));
+  const path = join(dir, 'synthetic_data.bslz4');
+  const offsets = await writeChunkFile(acq, path);
+  const rawBytes = acq.frames * o.det * o.det * 2;
+  const compressedBytes = offsets[acq.frames];
+  log(
+    `synthetic ${o.scan}x${o.scan} x ${o.det}x${o.det} uint16: ${acq.frames} frames (${o.distinct} distinct), raw ${(rawBytes / GB).toFixed(3)} GB, bitshuffle/LZ4 ${(compressedBytes / GB).toFixed(3)} GB; generated in ${(generateMs / 1000).toFixed(1)} s`,
+  );
+  const ctx = await acquireDevice(nodeGpu());
+  const { device } = ctx;
+  log(`adapter: ${ctx.adapter.vendor} ${ctx.adapter.architecture} ${ctx.adapter.description}`);
+  const source = await syntheticSource(acq, path, offsets);
+  const report: Record<string, unknown> = {
+    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames}${o.slots ? ` --slots ${o.slots}` : ''}`,
+    adapter: ctx.adapter,
+    frames: acq.frames,
+    detector: [o.det, o.det],
+    codec,
+    rawBytes,
+    compressedBytes,
+  };
+  try {
+    // Per-stage GPU times: the first records encoded one pass at a time (waits after every pass).
+    report.profile = await profileStages(device, source, codec, log);
+
+    const archiveDir = join(dir, 'archive');
+    const encoder = gpuRecordEncoder(device, { slots: o.slots });
+    t = performance.now();
+    const result = await convertArchive(
+      [{ name: 'synthetic', source, sources: [] }],
+      await nodeArchiveTarget(archiveDir),
+      { hash: nodeSha256, encoder, codec },
+    );
+    const convertMs = performance.now() - t;
+    const plan = encoder.plan;
+    await encoder.dispose();
+    const ratio = result.archiveBytes / compressedBytes;
+    report.convert = {
+      totalMs: convertMs,
+      encodeMs: result.timings.encodeMs,
+      writeHashMs: result.timings.writeMs,
+      encoderStages: encoder.timings,
+      rawGBps: gbps(rawBytes, convertMs),
+      archiveBytes: result.archiveBytes,
+      archiveOverBslz4: ratio,
+      archiveOverRaw: result.archiveBytes / rawBytes,
+      slotBytes: plan?.slotBytes,
+      gpuBytes: plan?.totalBytes,
+    };
+    log(
+      `plan: ${plan?.slots} record slots of ${((plan?.slotBytes ?? 0) / 2 ** 30).toFixed(2)} GiB (${plan?.buffers.map((b) => `${b.label} ${(b.bytes / 2 ** 20).toFixed(1)} MiB`).join(', ')})`,
+    );
+    log(
+      `convert: ${ms(convertMs)} = ${gbps(rawBytes, convertMs).toFixed(2)} GB/s of raw counts; in the encoder ${ms(result.timings.encodeMs)}, write+hash ${ms(result.timings.writeMs)}`,
+    );
+    log(`encoder stages, summed over records (two records overlap): ${stageLine(encoder.timings)}`);
+    log(
+      `archive: ${result.archiveBytes} bytes = ${ratio.toFixed(3)} x bitshuffle/LZ4 (${compressedBytes} bytes), ${(rawBytes / result.archiveBytes).toFixed(2)}x smaller than raw`,
+    );
+
+    report.hostReference = await hostReference(
+      dir,
+      Math.ceil(result.archiveBytes / Math.ceil(acq.frames / codec.recordFrames)),
+    );
+    const ref = report.hostReference as Awaited<ReturnType<typeof hostReference>>;
+    log(
+      `host reference for one shard of ${ref.bytes} bytes: SHA-256 ${ms(ref.sha256Ms)}, write ${ms(ref.writeMs)}, fsync ${ms(ref.fsyncMs)}`,
+    );
+
+    t = performance.now();
+    const archive = await openArchive(nodeArchiveFiles(archiveDir), { hash: nodeSha256 });
+    const openMs = performance.now() - t;
+    try {
+      const acquisition = archive.acquisitions[0];
+      await verifyAcquisitionGpu(device, acquisition, source); // warm-up (pipelines)
+      const verify = await verifyAcquisitionGpu(device, acquisition, source);
+      const spot = await spotCheck(acquisition, source);
+      const ok =
+        verify.mismatches === 0 &&
+        verify.laneErrors === 0 &&
+        verify.sourceErrors === 0 &&
+        verify.compared === acq.frames * o.det * o.det &&
+        spot.every((s) => s.exact);
+      report.verify = {
+        openWithHashCheckMs: openMs,
+        ...verify,
+        rawEquivalentGBps: gbps(rawBytes, verify.ms),
+        spotCheck: spot,
+      };
+      log(
+        `open (every SHA-256 checked): ${ms(openMs)}; GPU verify: ${verify.compared} values, ${verify.mismatches} mismatches, ${verify.laneErrors} lane errors, ${verify.sourceErrors} source errors in ${ms(verify.ms)} = ${gbps(rawBytes, verify.ms).toFixed(1)} GB/s raw-equivalent (read ${ms(verify.timings.readMs)}, upload ${ms(verify.timings.uploadMs)}, GPU wait ${ms(verify.timings.gpuWaitMs)})`,
+      );
+      log(
+        `spot check (CPU twin decode vs source): ${spot.map((s) => `frame ${s.frame} ${s.exact ? 'exact' : 'MISMATCH'}`).join(', ')}`,
+      );
+      report.exact = ok;
+      log(`summary: ${ok ? 'exact' : 'NOT EXACT'}`);
+      if (o.json)
+        await writeFile(
+          o.json,
+          JSON.stringify(report, (_k, v) => (typeof v === 'bigint' ? v.toString() : v), 2),
+        );
+      return ok ? 0 : 1;
+    } finally {
+      await archive.close();
+    }
+  } finally {
+    await source.close();
+    ctx.destroy();
+    if (!o.keep) rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+function stageLine(s: GpuEncoderTimings): string {
+  return [
+    `read ${ms(s.readMs)}`,
+    `upload ${ms(s.uploadMs)}`,
+    `decode${s.sumsMs > 0 ? '' : '+stats'} ${ms(s.decodeMs)}`,
+    ...(s.sumsMs > 0 ? [`sums ${ms(s.sumsMs)}`] : []),
+    `model on host ${ms(s.modelMs)}`,
+    `histogram ${ms(s.histogramMs)}`,
+    `encode ${ms(s.encodeMs)}`,
+    ...(s.compactMs > 0 ? [`compaction ${ms(s.compactMs)}`] : []),
+    `${s.compactMs > 0 ? '' : 'compaction+'}readback ${ms(s.readbackMs)}`,
+    `host copy ${ms(s.hostCopyMs)}`,
+  ].join(', ');
+}
+
+/** Encodes the first (up to 3) records one pass at a time, after a warm-up record; no archive is written. */
+async function profileStages(
+  device: GPUDevice,
+  source: AcquisitionSource,
+  codec: CodecParams,
+  log: (s: string) => void,
+) {
+  const [rows, cols] = source.summary.detector;
+  const params = {
+    dtype: 'uint16' as const,
+    geometry: laneGeometry(rows * cols, codec.lanesPerFrame),
+    cols,
+    tableLog: codec.tableLog,
+    classes: codec.classes,
+  };
+  const encoder = gpuRecordEncoder(device, { prefetch: false, profile: true });
+  try {
+    const frames = Math.min(codec.recordFrames, source.frameCount);
+    encoder.recycle(await encoder.encode(source, 0, frames, params)); // warm-up
+    const warm = { ...encoder.timings };
+    const records = Math.min(3, Math.floor(source.frameCount / frames));
+    for (let r = 0; r < records; r++)
+      encoder.recycle(await encoder.encode(source, r * frames, frames, params));
+    const per: Record<string, number> = {};
+    for (const [k, v] of Object.entries(encoder.timings)) {
+      if (k !== 'records') per[k] = (v - warm[k as keyof GpuEncoderTimings]) / records;
+    }
+    log(
+      `per record of ${frames} frames, one pass at a time: ${stageLine(per as unknown as GpuEncoderTimings)}`,
+    );
+    return { recordFrames: frames, records, perRecordMs: per };
+  } finally {
+    await encoder.dispose();
+  }
+}
+
+async function spotCheck(
+  acquisition: Awaited<ReturnType<typeof openArchive>>['acquisitions'][number],
+  source: AcquisitionSource,
+) {
+  const n = source.frameCount;
+  const frames = [...new Set([0, 1, Math.floor(n / 2), n - 1])];
+  const out = [];
+  for (const frame of frames) {
+    const decoded = await acquisition.readFrames(frame, 1);
+    const expected = viewValues(await source.readFrames(frame, 1), 'uint16');
+    out.push({
+      frame,
+      exact: decoded.length === expected.length && decoded.every((v, i) => v === expected[i]),
+    });
+  }
+  return out;
+}
+
+/** What writing one shard costs on this host: hashing it, writing it, syncing it (as node-folder.ts does). */
+async function hostReference(dir: string, bytes: number) {
+  const data = new Uint8Array(bytes);
+  for (let i = 0; i < bytes; i += 4096) data[i] = i & 255;
+  let t = performance.now();
+  const h = nodeSha256();
+  h.update(data);
+  h.digest();
+  const sha256Ms = performance.now() - t;
+  const handle = await open(join(dir, 'reference.bin'), 'w');
+  try {
+    t = performance.now();
+    await handle.write(data, 0, bytes);
+    const writeMs = performance.now() - t;
+    t = performance.now();
+    await handle.sync();
+    return { bytes, sha256Ms, writeMs, fsyncMs: performance.now() - t };
+  } finally {
+    await handle.close();
+  }
+}
