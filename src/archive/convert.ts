@@ -101,6 +101,27 @@ export const cpuRecordEncoder: RecordEncoder = {
   },
 };
 
+/**
+ * The GPU encoder where it can take the source's stored chunks (bitshuffle/LZ4, one frame per chunk), the CPU
+ * twins otherwise; both write the same bytes.
+ */
+export function preferGpuEncoder(gpu: RecordEncoder): RecordEncoder {
+  const fromGpu = new WeakSet<EncodedRecord>();
+  return {
+    async encode(source, firstFrame, frames, params, signal) {
+      if (!source.storedCodec.gpu) return cpuRecordEncoder.encode(source, firstFrame, frames, params, signal);
+      const record = await gpu.encode(source, firstFrame, frames, params, signal);
+      fromGpu.add(record);
+      return record;
+    },
+    close: () => gpu.close?.(),
+    // Only the GPU encoder's own arrays go back to it.
+    recycle: (record) => {
+      if (fromGpu.has(record)) gpu.recycle?.(record);
+    },
+  };
+}
+
 export function viewValues(bytes: Uint8Array, dtype: ArchiveDtype): Values {
   const size = DTYPE_BITS[dtype] / 8;
   const aligned = bytes.byteOffset % size === 0 ? bytes : bytes.slice();

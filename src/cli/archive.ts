@@ -2,7 +2,8 @@
 import { createReadStream } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename } from 'node:path';
-import { type CodecParams, convertArchive, type RecordEncoder } from '../archive/convert';
+import { type CodecParams, convertArchive, preferGpuEncoder, type RecordEncoder } from '../archive/convert';
+import { gpuRecordEncoder } from '../archive/gpu-encoder';
 import type { ManifestFile } from '../archive/manifest';
 import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
 import { openArchive } from '../archive/reader';
@@ -55,7 +56,6 @@ export interface ConvertCliOptions {
   out: string;
   scan?: [number, number];
   codec: Partial<CodecParams>;
-  encoder?: (ctx: GpuContext) => RecordEncoder;
   backend: 'webgpu' | 'cpu';
   json: boolean;
 }
@@ -64,6 +64,7 @@ export async function convertCommand(args: string[], o: ConvertCliOptions): Prom
   const groups = groupAcquisitions(args);
   const opened: { close(): Promise<void> }[] = [];
   let ctx: GpuContext | undefined;
+  let encoderToClose: RecordEncoder | undefined;
   try {
     const t0 = performance.now();
     const inputs = [];
@@ -77,10 +78,9 @@ export async function convertCommand(args: string[], o: ConvertCliOptions): Prom
     const hashMs = performance.now() - t0;
     let encoder: RecordEncoder | undefined;
     if (o.backend === 'webgpu') {
-      if (!o.encoder)
-        throw new StemflowError('unsupported', 'This build has no GPU encoder; use --backend cpu.');
       ctx = await acquireDevice(nodeGpu());
-      encoder = o.encoder(ctx);
+      encoder = preferGpuEncoder(gpuRecordEncoder(ctx.device));
+      encoderToClose = encoder;
     }
     const target = await nodeArchiveTarget(o.out);
     const result = await convertArchive(inputs, target, {
@@ -131,6 +131,7 @@ export async function convertCommand(args: string[], o: ConvertCliOptions): Prom
     }
     return 0;
   } finally {
+    encoderToClose?.close?.();
     for (const c of opened.reverse()) await c.close();
     ctx?.destroy();
   }

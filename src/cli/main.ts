@@ -93,7 +93,7 @@ export async function main(argv: string[]): Promise<number> {
         strict: false,
         options: {
           out: { type: 'string' },
-          backend: { type: 'string', default: command === 'verify' ? 'webgpu' : 'cpu' },
+          backend: { type: 'string', default: 'webgpu' },
           record: { type: 'string' },
           lanes: { type: 'string' },
           classes: { type: 'string' },

@@ -73,10 +73,11 @@ export function createArchiveService(options: ArchiveServiceOptions) {
       const signal = begin();
       const t0 = performance.now();
       let inputs: ConvertInput[] = [];
+      let encoder: RecordEncoder | undefined;
       try {
         inputs = await openSets(sets, signal, onProgress);
         const device = options.gpuEncoder ? await options.device?.() : undefined;
-        const encoder = device && options.gpuEncoder ? options.gpuEncoder(device) : undefined;
+        encoder = device && options.gpuEncoder ? options.gpuEncoder(device) : undefined;
         const result = await convertArchive(inputs, target, {
           hash: options.hash,
           encoder,
@@ -108,6 +109,7 @@ export function createArchiveService(options: ArchiveServiceOptions) {
         if (inputs.length === 0) await target.discard();
         throw error;
       } finally {
+        encoder?.close?.();
         for (const i of inputs) await i.source.close();
         end();
       }

@@ -1,6 +1,8 @@
 /// <reference lib="webworker" />
 import { expose } from 'comlink';
 import { browserArchiveFiles, browserArchiveTarget, browserSha256 } from '../archive/browser-folder';
+import { preferGpuEncoder } from '../archive/convert';
+import { gpuRecordEncoder } from '../archive/gpu-encoder';
 import type { ArchiveApi } from './archive-api';
 import { createArchiveService } from './archive-service';
 import { browserInput } from './browser-input';
@@ -9,6 +11,7 @@ import { browserInput } from './browser-input';
 let device: Promise<GPUDevice | undefined> | undefined;
 const service = createArchiveService({
   hash: browserSha256,
+  gpuEncoder: (d) => preferGpuEncoder(gpuRecordEncoder(d)),
   device: () => {
     device ??= (async () => {
       const gpu = typeof navigator !== 'undefined' ? navigator.gpu : undefined;
