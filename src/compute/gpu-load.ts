@@ -5,6 +5,7 @@
  */
 import { StemflowError, throwIfAborted } from '../errors.ts';
 import type { GpuContext } from '../gpu/device.ts';
+import type { GpuTimer } from '../gpu/gpu-timer.ts';
 import { describePlan, type LoadPlan, planGpuLoad } from '../gpu/load-plan.ts';
 import {
   type Bslz4DecodePass,
@@ -43,6 +44,11 @@ export interface GpuLoadOptions {
   onPlan?: (plan: LoadPlan, lines: string[]) => void;
   /** Tests: force several resident buffers. */
   pixelsPerBufferLimit?: number;
+  /**
+   * Benchmarks: GPU timestamps per batch, marks 'copy' (before the slot upload copy), 'decode', 'transpose'
+   * and 'gap' (after the transpose, until the next batch's copy starts). Needs 4 marks per batch.
+   */
+  timer?: GpuTimer;
 }
 
 export interface GpuLoadTimings {
@@ -166,6 +172,7 @@ export async function loadToGpu(
     const flagWords = new Uint32Array(pixels);
     if (source.pixelMask) flagWords.set(source.pixelMask);
     device.queue.writeBuffer(flags, 0, flagWords);
+    const unflaggedPixels = flagWords.reduce((n, v) => n + (v === 0 ? 1 : 0), 0);
 
     const allocatedAt = performance.now();
     const { decode, transpose } = loadPasses(device, elemSize);
@@ -240,22 +247,28 @@ export async function loadToGpu(
       timings.uploadMs += performance.now() - t;
       t = performance.now();
       const encoder = device.createCommandEncoder({ label: `load batch ${k}` });
+      const timer = options.timer;
+      timer?.mark(encoder, 'copy');
       if (length > 0) encoder.copyBufferToBuffer(buffer, 0, slot.compressed, 0, length);
+      timer?.mark(encoder, 'decode');
+      const decodeParams = decode.encode(encoder, {
+        compressed: slot.compressed,
+        compressedBytes: length,
+        index: slot.index,
+        flags,
+        decoded: slot.decoded,
+        errors,
+        totals,
+        audit,
+        frameCount: count,
+        pixels,
+        firstFrame: first,
+        wordsPerFrame: plan.wordsPerFrame,
+        unflaggedPixels,
+      });
+      timer?.mark(encoder, 'transpose');
       const params = [
-        decode.encode(encoder, {
-          compressed: slot.compressed,
-          compressedBytes: length,
-          index: slot.index,
-          flags,
-          decoded: slot.decoded,
-          errors,
-          totals,
-          audit,
-          frameCount: count,
-          pixels,
-          firstFrame: first,
-          wordsPerFrame: plan.wordsPerFrame,
-        }),
+        decodeParams,
         ...transpose.encode(encoder, {
           layout: plan.resident,
           decoded: slot.decoded,
@@ -266,6 +279,7 @@ export async function loadToGpu(
           dpSums,
         }),
       ];
+      timer?.mark(encoder, 'gap');
       device.queue.submit([encoder.finish()]);
       for (const p of params) p.destroy();
       slot.done = device.queue.onSubmittedWorkDone();
