@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { readBuffer } from '../compute/readback';
 import type { GpuContext } from '../gpu/device';
+import { createGpuTimer } from '../gpu/gpu-timer';
 import { planGpuLoad } from '../gpu/load-plan';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import { createDetectorTransposePass, createResidentBuffers } from '../gpu/passes/detector-transpose';
@@ -16,6 +18,32 @@ export interface PassProfile {
   /** (decode + transpose) x batches: the GPU time of the whole scan's load graph. */
   scanGpuMs: number;
   repeats: number;
+  /** The same from GPU timestamps (null without 'timestamp-query'). */
+  timestamps: { decodeMs: number; transposeMs: number; scanGpuMs: number } | null;
+  /** Decode variants (GPU timestamps, or wall time without them), each checked identical to the default. */
+  variants: { name: string; decodeMs: number; identical: boolean }[];
+}
+
+/** A decode variant by name: `wg<lanes>`, `lane<0|1|2>` and `known` (unflagged pixel count given), e.g. wg64-lane2-known. */
+export interface DecodeVariant {
+  name: string;
+  workgroupSize: number;
+  laneSmall: 0 | 1 | 2;
+  known: boolean;
+}
+
+export function parseDecodeVariant(name: string): DecodeVariant {
+  const v: DecodeVariant = { name, workgroupSize: 64, laneSmall: 0, known: false };
+  for (const part of name.split('-')) {
+    const wg = /^wg(\d+)$/.exec(part);
+    const lane = /^lane([012])$/.exec(part);
+    if (wg) v.workgroupSize = Number(wg[1]);
+    else if (lane) v.laneSmall = Number(lane[1]) as 0 | 1 | 2;
+    else if (part === 'known') v.known = true;
+    else
+      throw new TypeError(`Unknown decode variant part '${part}' in '${name}' (wg<N>, lane<0|1|2>, known)`);
+  }
+  return v;
 }
 
 /**
@@ -26,7 +54,11 @@ export interface PassProfile {
 export async function profileLoadPasses(
   ctx: GpuContext,
   source: AcquisitionSource,
-  { batchFrames, repeats = 8 }: { batchFrames?: number; repeats?: number },
+  {
+    batchFrames,
+    repeats = 8,
+    variants = [],
+  }: { batchFrames?: number; repeats?: number; variants?: readonly string[] },
 ): Promise<PassProfile> {
   const { device } = ctx;
   const [rows, cols] = source.summary.detector;
@@ -85,6 +117,10 @@ export async function profileLoadPasses(
     device.queue.writeBuffer(index, 0, idx);
     await device.queue.onSubmittedWorkDone();
     const decode = createBslz4DecodePass(device, { elemSize: 2 });
+    const flagWords = new Uint32Array(pixels);
+    if (source.pixelMask) flagWords.set(source.pixelMask);
+    device.queue.writeBuffer(flags, 0, flagWords);
+    const unflaggedPixels = flagWords.reduce((n, v) => n + (v === 0 ? 1 : 0), 0);
     const transpose = createDetectorTransposePass(device, { elemSize: 2 });
     const decodeJob = {
       compressed,
@@ -98,6 +134,7 @@ export async function profileLoadPasses(
       frameCount: count,
       pixels,
       wordsPerFrame: plan.wordsPerFrame,
+      unflaggedPixels,
     };
     const transposeJob = {
       layout: plan.resident,
@@ -108,23 +145,67 @@ export async function profileLoadPasses(
       resident,
       dpSums,
     };
+    // Wall time of n runs in one submission, and the GPU time between timestamps around them, per run.
+    const timer = createGpuTimer(ctx, 64);
+    const gpuMs: number[] = [];
     const time = async (encode: (e: GPUCommandEncoder) => GPUBuffer[], n: number) => {
       const encoder = device.createCommandEncoder();
       const params: GPUBuffer[] = [];
+      timer?.mark(encoder, 'start');
       for (let r = 0; r < n; r++) params.push(...encode(encoder));
+      timer?.mark(encoder, 'end');
       const t = performance.now();
       device.queue.submit([encoder.finish()]);
       await device.queue.onSubmittedWorkDone();
       const elapsed = performance.now() - t;
       for (const p of params) p.destroy();
+      if (timer) {
+        const marks = await timer.read();
+        gpuMs.push((marks[marks.length - 1].ms - marks[marks.length - 2].ms) / n);
+      }
       return elapsed / n;
     };
+    const lastGpu = () => (timer ? gpuMs[gpuMs.length - 1] : null);
     const runDecode = (e: GPUCommandEncoder) => [decode.encode(e, decodeJob)];
     const runTranspose = (e: GPUCommandEncoder) => transpose.encode(e, transposeJob);
     await time(runDecode, 1);
     await time(runTranspose, 1);
     const decodeMs = await time(runDecode, repeats);
+    const decodeGpu = lastGpu();
     const transposeMs = await time(runTranspose, repeats);
+    const transposeGpu = lastGpu();
+    // One fresh run into a poisoned slot and a cleared audit: the hash of every output.
+    const digest = async (run: (e: GPUCommandEncoder) => GPUBuffer[]) => {
+      poison(device, decoded);
+      device.queue.writeBuffer(audit, 0, new Uint32Array(audit.size / 4));
+      await time(run, 1);
+      const h = createHash('sha256');
+      for (const [b, n] of [
+        [decoded, count * plan.wordsPerFrame * 4],
+        [errors, count * 4],
+        [totals, count * 8],
+        [audit, audit.size],
+      ] as const)
+        h.update(await readBuffer(device, b, 0, n));
+      return h.digest('hex');
+    };
+    const reference = await digest(runDecode);
+    const variantResults: PassProfile['variants'] = [];
+    for (const name of variants) {
+      const v = parseDecodeVariant(name);
+      const pass = createBslz4DecodePass(device, {
+        elemSize: 2,
+        workgroupSize: v.workgroupSize,
+        laneSmall: v.laneSmall,
+      });
+      const job = { ...decodeJob, unflaggedPixels: v.known ? unflaggedPixels : undefined };
+      const run = (e: GPUCommandEncoder) => [pass.encode(e, job)];
+      await time(run, 1);
+      const wall = await time(run, repeats);
+      const decodeMs = lastGpu() ?? wall;
+      variantResults.push({ name, decodeMs, identical: (await digest(run)) === reference });
+    }
+    timer?.destroy();
     const errorWords = new Uint32Array((await readBuffer(device, errors, 0, count * 4)).buffer);
     if (errorWords.some((e) => e !== 0)) throw new Error('profile batch failed to decode');
     return {
@@ -135,8 +216,24 @@ export async function profileLoadPasses(
       decodedBytes: count * pixels * 2,
       scanGpuMs: (decodeMs + transposeMs) * (plan.frames / count),
       repeats,
+      timestamps:
+        decodeGpu === null || transposeGpu === null
+          ? null
+          : {
+              decodeMs: decodeGpu,
+              transposeMs: transposeGpu,
+              scanGpuMs: (decodeGpu + transposeGpu) * (plan.frames / count),
+            },
+      variants: variantResults,
     };
   } finally {
     for (const b of buffers) b.destroy();
   }
+}
+
+/** Fills a buffer with 0xa5 bytes, so that a pass must write every word it owns to match a reference. */
+function poison(device: GPUDevice, buffer: GPUBuffer): void {
+  const piece = new Uint8Array(Math.min(buffer.size, 16 << 20)).fill(0xa5);
+  for (let at = 0; at < buffer.size; at += piece.length)
+    device.queue.writeBuffer(buffer, at, piece, 0, Math.min(piece.length, buffer.size - at));
 }

@@ -10,6 +10,7 @@ import { createVirtualImager, defaultDetectors } from '../compute/gpu-products';
 import { createMaskSession } from '../compute/mask-session';
 import { readBuffer } from '../compute/readback';
 import { acquireDevice, type GpuContext } from '../gpu/device';
+import { createGpuTimer, type GpuTimer, summariseMarks } from '../gpu/gpu-timer';
 import { describePlan } from '../gpu/load-plan';
 import { nodeGpu } from '../gpu/node-gpu';
 import { locatePixel } from '../gpu/resident-layout';
@@ -26,6 +27,8 @@ export interface BenchOptions {
   repeat: number;
   json?: string;
   keep?: boolean;
+  /** Decode variants to profile (bench-profile.ts parseDecodeVariant). */
+  variants?: string[];
 }
 
 const GB = 1e9;
@@ -51,7 +54,8 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     `synthetic ${o.scan}x${o.scan} x ${o.det}x${o.det} uint16: ${acq.frames} frames (${o.distinct} distinct), raw ${(rawBytes / GB).toFixed(2)} GB, compressed ${(compressedBytes / GB).toFixed(3)} GB (ratio ${(rawBytes / compressedBytes).toFixed(2)}); generated in ${(generateMs / 1000).toFixed(1)} s, written in ${(writeMs / 1000).toFixed(1)} s`,
   );
 
-  const ctx = await acquireDevice(nodeGpu());
+  // Unquantized GPU timestamps (Dawn rounds them otherwise).
+  const ctx = await acquireDevice(nodeGpu(['disable-dawn-features=timestamp_quantization']));
   log(
     `adapter: ${ctx.adapter.vendor} ${ctx.adapter.architecture} ${ctx.adapter.description} (fallback ${ctx.adapter.isFallbackAdapter}); maxStorageBufferBindingSize ${ctx.limits.maxStorageBufferBindingSize}`,
   );
@@ -79,12 +83,17 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     );
 
     const runs: Record<string, number>[] = [];
+    const timelines: Record<string, number>[] = [];
     let last: GpuLoad | null = null;
     for (let r = 0; r < o.repeat + 1; r++) {
       last?.release();
+      // Timed loads carry GPU timestamps: 4 marks per batch (copy, decode, transpose, gap to the next batch).
+      const batches = Math.ceil(acq.frames / (o.batch ?? 4096));
+      const timer = r > 0 && batches * 4 <= 4096 ? createGpuTimer(ctx, batches * 4) : null;
       last = await loadToGpu(ctx, source, {
         batchFrames: o.batch,
         slots: o.slots,
+        timer: timer ?? undefined,
         onPlan:
           r === 0
             ? (_plan, lines) => {
@@ -94,8 +103,19 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       });
       if (r > 0) runs.push({ ...last.timings });
       log(
-        `load ${r === 0 ? '(warm-up)' : r}: ${ms(last.timings.totalMs)} (read wait ${ms(last.timings.readWaitMs)}, upload ${ms(last.timings.uploadMs)}, submit ${ms(last.timings.submitMs)}, GPU wait ${ms(last.timings.gpuWaitMs)}, readback ${ms(last.timings.readbackMs)})`,
+        `load ${r === 0 ? '(warm-up)' : r}: ${ms(last.timings.totalMs)} (allocate ${ms(last.timings.allocateMs)}, read wait ${ms(last.timings.readWaitMs)}, upload ${ms(last.timings.uploadMs)}, submit ${ms(last.timings.submitMs)}, GPU wait ${ms(last.timings.gpuWaitMs)}, readback ${ms(last.timings.readbackMs)})`,
       );
+      if (timer) {
+        const { byLabel, spanMs } = summariseMarks(await timer.read());
+        timer.destroy();
+        const line = { ...byLabel, spanMs };
+        timelines.push(line);
+        log(
+          `  GPU timeline (timestamps, all batches): ${Object.entries(line)
+            .map(([k, v]) => `${k} ${ms(v)}`)
+            .join(', ')}`,
+        );
+      }
     }
     const load = last!;
     report.plan = {
@@ -108,6 +128,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       slots: load.plan.slots,
     };
     report.loads = runs;
+    report.gpuTimelines = timelines;
     const best = runs.reduce((a, b) => (a.totalMs <= b.totalMs ? a : b));
     report.best = best;
 
@@ -138,23 +159,46 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       bfAbfAdfMs: productsMs,
       pixels: masks.map((m) => m.reduce((a, b) => a + b, 0)),
     };
-    report.gestures = await benchGestures(imager, detectors, acq.detector, flagged, expected, log);
+    report.gestures = await benchGestures(ctx, imager, detectors, acq.detector, flagged, expected, log);
     checks.gestures = (report.gestures as { exact: boolean }[]).every((g) => g.exact);
-    report.exact = checks;
+    report.repeatedGestures = await benchRepeatedGestures(
+      ctx,
+      imager,
+      detectors,
+      acq.detector,
+      flagged,
+      expected,
+      log,
+    );
+    checks.repeatedGestures = (report.repeatedGestures as { exact: boolean }[]).every((g) => g.exact);
     log(
       `products: BF/ABF/ADF (${(report.products as { pixels: number[] }).pixels.join('/')} pixels) in ${ms(productsMs)} incl. readback; geometry ${ms(geometryMs)}`,
     );
+    load.release();
+    imager.release();
+
+    const profile = await profileLoadPasses(ctx, source, { batchFrames: o.batch, variants: o.variants });
+    report.profile = profile;
+    log(
+      `GPU per batch of ${profile.batchFrames} frames (wall / repeats): decode+audit ${ms(profile.decodeMs)} (${(profile.decodedBytes / (profile.decodeMs / 1000) / GB).toFixed(0)} GB/s decoded), transpose+DP ${ms(profile.transposeMs)}; whole scan: ${ms(profile.scanGpuMs)} GPU`,
+    );
+    if (profile.timestamps) {
+      const t = profile.timestamps;
+      log(
+        `GPU per batch (timestamps): decode+audit ${ms(t.decodeMs)} (${(profile.decodedBytes / (t.decodeMs / 1000) / GB).toFixed(0)} GB/s decoded), transpose+DP ${ms(t.transposeMs)}; whole scan ${ms(t.scanGpuMs)}`,
+      );
+    }
+    for (const v of profile.variants) {
+      log(
+        `decode variant ${v.name}: ${ms(v.decodeMs)} per batch (${(profile.decodedBytes / (v.decodeMs / 1000) / GB).toFixed(0)} GB/s), ${v.identical ? 'identical outputs' : 'MISMATCH'}`,
+      );
+    }
+    checks.decodeVariants = profile.variants.every((v) => v.identical);
+    report.exact = checks;
     log(
       `exact: ${Object.entries(checks)
         .map(([k, v]) => `${k} ${v ? 'ok' : 'MISMATCH'}`)
         .join(', ')}`,
-    );
-    load.release();
-
-    const profile = await profileLoadPasses(ctx, source, { batchFrames: o.batch });
-    report.profile = profile;
-    log(
-      `GPU per batch of ${profile.batchFrames} frames: decode+audit ${ms(profile.decodeMs)} (${(profile.decodedBytes / (profile.decodeMs / 1000) / GB).toFixed(0)} GB/s decoded), transpose+DP ${ms(profile.transposeMs)}; whole scan: ${ms(profile.scanGpuMs)} GPU`,
     );
     const ok = Object.values(checks).every(Boolean);
     report.summary = {
@@ -163,6 +207,10 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       rawGBps: rawBytes / (best.totalMs / 1000) / GB,
       decodeGBps: profile.decodedBytes / (profile.decodeMs / 1000) / GB,
       gpuScanMs: profile.scanGpuMs,
+      gpuScanMsTimestamps: profile.timestamps?.scanGpuMs ?? null,
+      decodeGBpsTimestamps: profile.timestamps
+        ? profile.decodedBytes / (profile.timestamps.decodeMs / 1000) / GB
+        : null,
       peakOverResident: load.plan.peakBytes / load.plan.residentBytes,
       exact: ok,
     };
@@ -184,13 +232,43 @@ function ms(v: unknown): string {
   return `${(v as number).toFixed(1)} ms`;
 }
 
+/** GPU time of one live step from its timestamps: 'live' to 'readback' (the passes), and to 'end' (with the copy). */
+async function stepGpuMs(
+  timer: GpuTimer | null,
+): Promise<{ passMs: number | null; withCopyMs: number | null }> {
+  if (!timer) return { passMs: null, withCopyMs: null };
+  const marks = await timer.read();
+  const at = (label: string) => marks.find((m) => m.label === label)?.ms ?? Number.NaN;
+  return { passMs: at('readback') - at('live'), withCopyMs: at('end') - at('live') };
+}
+
+type Imager = ReturnType<typeof createVirtualImager>;
+type Detectors = ReturnType<typeof defaultDetectors>;
+
+/** A mask of exactly half of the unflagged pixels, chosen at random (the worst case from scratch). */
+function randomHalf(pixels: number, flagged: Uint8Array | null, seed: number): Uint8Array {
+  const counted: number[] = [];
+  for (let p = 0; p < pixels; p++) if (!flagged?.[p]) counted.push(p);
+  let x = seed >>> 0;
+  for (let i = counted.length - 1; i > 0; i--) {
+    x = (Math.imul(x, 1664525) + 1013904223) >>> 0;
+    const j = x % (i + 1);
+    [counted[i], counted[j]] = [counted[j], counted[i]];
+  }
+  const mask = new Uint8Array(pixels);
+  for (const p of counted.slice(0, Math.floor(counted.length / 2))) mask[p] = 1;
+  return mask;
+}
+
 /**
- * Mask gestures as a user makes them, each timed twice: the GPU pass alone for the pixels it reads (repeated
- * runs, no readback) and the live update end to end (delta or full, readback and exact host combine).
+ * Mask gestures as a user makes them, each an update of one live session (mask-session.ts): the GPU time of
+ * the update from timestamps (its passes; and with the copy of the image for readback) and the update end to
+ * end (plan, submit, readback, float64 image).
  */
 async function benchGestures(
-  imager: ReturnType<typeof createVirtualImager>,
-  d: ReturnType<typeof defaultDetectors>,
+  ctx: GpuContext,
+  imager: Imager,
+  d: Detectors,
   detector: [number, number],
   flagged: Uint8Array | null,
   expected: ReturnType<typeof expectedLoad>,
@@ -203,36 +281,128 @@ async function benchGestures(
   const cy = c ? c.cy : rows / 2;
   const everything = new Uint8Array(rows * cols).fill(1);
   const steps: [string, Uint8Array][] = [
-    ['full detector (arbitrary full mask)', everything],
+    ['full detector (complement: the frame totals)', everything],
+    [
+      'arbitrary mask, half of the detector at random (worst case from scratch)',
+      randomHalf(rows * cols, flagged, 7),
+    ],
     ['BF from scratch', regionMask(disk(cx, cy, r), rows, cols)],
     ['small nudge: BF centre +1 px', regionMask(disk(cx + 1, cy, r), rows, cols)],
     ['BF radius +2 px', regionMask(disk(cx + 1, cy, r + 2), rows, cols)],
     ['ADF from scratch', regionMask(annulus(cx, cy, 1.5 * r, 3 * r), rows, cols)],
     ['large edge motion: ADF outer radius +25%', regionMask(annulus(cx, cy, 1.5 * r, 3.75 * r), rows, cols)],
     ['wide ADF inner radius change: 1.5 r -> 1.0 r', regionMask(annulus(cx, cy, r, 3.75 * r), rows, cols)],
+    ['everything but the BF disk', regionMask(disk(cx, cy, r), rows, cols).map((v) => 1 - v)],
   ];
   const session = createMaskSession(imager, flagged);
   const results = [];
-  let previous: Uint8Array | null = null;
   for (const [name, mask] of steps) {
-    const changed = new Uint8Array(mask.length);
-    for (let p = 0; p < mask.length; p++)
-      changed[p] = (previous ? mask[p] !== previous[p] : mask[p] === 1) ? 1 : 0;
+    const timer = createGpuTimer(ctx, 3);
     const t = performance.now();
-    const update = await session.update(mask);
+    const update = await session.update(mask, { timer: timer ?? undefined });
     const liveMs = performance.now() - t;
-    const readMask = update.mode === 'delta' ? changed : mask;
-    await imager.gpuTime(readMask, 2);
-    const gpuMs = await imager.gpuTime(readMask, 10);
+    const gpu = await stepGpuMs(timer);
+    timer?.destroy();
     const want = expected.imageOf(mask);
     const exact = update.image.every((v, i) => v === want(i));
-    results.push({ name, mode: update.mode, pixelsRead: update.pixelsRead, gpuMs, liveMs, exact });
+    results.push({
+      name,
+      mode: update.mode,
+      pixelsRead: update.pixelsRead,
+      gpuMs: gpu.passMs,
+      gpuWithCopyMs: gpu.withCopyMs,
+      liveMs,
+      exact,
+    });
     log(
-      `gesture: ${name}: ${update.mode}, ${update.pixelsRead} pixels read, GPU ${gpuMs.toFixed(3)} ms, live update ${liveMs.toFixed(1)} ms incl. readback, ${exact ? 'exact' : 'MISMATCH'}`,
+      `gesture: ${name}: ${update.mode}, ${update.pixelsRead} pixels read, GPU ${fixed(gpu.passMs, 3)} ms (+ copy ${fixed(gpu.withCopyMs, 3)} ms), live update ${liveMs.toFixed(1)} ms end to end, ${exact ? 'exact' : 'MISMATCH'}`,
     );
-    previous = mask;
   }
   return results;
+}
+
+/**
+ * The two target gestures repeated: a nudge of the BF disk back and forth (deltas of the changed pixels) and
+ * arbitrary half-detector masks from scratch, alternating (n updates each; median and range; every image
+ * checked).
+ */
+async function benchRepeatedGestures(
+  ctx: GpuContext,
+  imager: Imager,
+  d: Detectors,
+  detector: [number, number],
+  flagged: Uint8Array | null,
+  expected: ReturnType<typeof expectedLoad>,
+  log: (s: string) => void,
+  n = 12,
+) {
+  const [rows, cols] = detector;
+  const c = d.bf.kind === 'disk' ? d.bf : null;
+  const r = c ? c.r : rows / 8;
+  const cx = c ? c.cx : cols / 2;
+  const cy = c ? c.cy : rows / 2;
+  const pairs: [string, Uint8Array, Uint8Array][] = [
+    [
+      'nudge BF centre by 1 px, back and forth',
+      regionMask(disk(cx, cy, r), rows, cols),
+      regionMask(disk(cx + 1, cy, r), rows, cols),
+    ],
+    [
+      'arbitrary half-detector masks, alternating',
+      randomHalf(rows * cols, flagged, 11),
+      randomHalf(rows * cols, flagged, 12),
+    ],
+  ];
+  const out = [];
+  for (const [name, a, b] of pairs) {
+    const session = createMaskSession(imager, flagged);
+    await session.update(a);
+    const gpu: number[] = [];
+    const live: number[] = [];
+    const modes = new Set<string>();
+    let exact = true;
+    let read = 0;
+    const wantA = expected.imageOf(a);
+    const wantB = expected.imageOf(b);
+    for (let i = 0; i < n; i++) {
+      const mask = i % 2 === 0 ? b : a;
+      const want = i % 2 === 0 ? wantB : wantA;
+      const timer = createGpuTimer(ctx, 3);
+      const t = performance.now();
+      const update = await session.update(mask, { timer: timer ?? undefined });
+      live.push(performance.now() - t);
+      const g = await stepGpuMs(timer);
+      timer?.destroy();
+      if (g.passMs !== null) gpu.push(g.passMs);
+      modes.add(update.mode);
+      read = Math.max(read, update.pixelsRead);
+      exact &&= update.image.every((v, k) => v === want(k));
+    }
+    const row = {
+      name,
+      updates: n,
+      modes: [...modes],
+      maxPixelsRead: read,
+      gpuMs: stats(gpu),
+      liveMs: stats(live),
+      exact,
+    };
+    out.push(row);
+    log(
+      `repeated: ${name}: ${[...modes].join('/')}, up to ${read} pixels read; GPU median ${fixed(row.gpuMs.median, 3)} ms (${fixed(row.gpuMs.min, 3)}-${fixed(row.gpuMs.max, 3)}), live median ${fixed(row.liveMs.median, 1)} ms (${fixed(row.liveMs.min, 1)}-${fixed(row.liveMs.max, 1)}), ${exact ? 'exact' : 'MISMATCH'}`,
+    );
+  }
+  return out;
+}
+
+function stats(v: number[]): { median: number | null; min: number | null; max: number | null } {
+  if (!v.length) return { median: null, min: null, max: null };
+  const s = [...v].sort((a, b) => a - b);
+  return { median: s[Math.floor(s.length / 2)], min: s[0], max: s[s.length - 1] };
+}
+
+function fixed(v: number | null, digits: number): string {
+  return v === null ? 'n/a' : v.toFixed(digits);
 }
 
 async function timeRead(path: string, bytes: number): Promise<number> {

@@ -17,6 +17,7 @@ Usage:
       The exact audit, the SHA-256 of the default BF/ABF/ADF virtual images, of the frame totals and of
       the summed diffraction pattern; WebGPU (default) and the CPU twins print the same numbers.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
+                    [--variants wg64-lane2-known,wg64-lane0,...]  (decode variants profiled)
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
 `;
@@ -88,6 +89,7 @@ export async function main(argv: string[]): Promise<number> {
           repeat: { type: 'string', default: '3' },
           json: { type: 'string' },
           keep: { type: 'boolean' },
+          variants: { type: 'string' },
         },
       });
       if (what !== 'load')
@@ -103,6 +105,7 @@ export async function main(argv: string[]): Promise<number> {
         repeat: int(values.repeat)!,
         json: values.json,
         keep: values.keep,
+        variants: values.variants?.split(','),
       });
     }
     process.stdout.write(USAGE);

@@ -80,6 +80,8 @@ export interface GpuLoad {
   readonly resident: readonly GPUBuffer[];
   /** u32 per pixel, nonzero = flagged (the pixel mask). */
   readonly flags: GPUBuffer;
+  /** The same flags on the host (1 = flagged): the pixels the frame totals and the audit leave out. */
+  readonly flagged: Uint8Array;
   readonly audit: DecodeAudit;
   /** Sum of unflagged counts per frame. */
   readonly frameTotals: BigUint64Array;
@@ -312,6 +314,7 @@ export async function loadToGpu(
       plan,
       resident,
       flags,
+      flagged: Uint8Array.from(flagWords, (v) => (v === 0 ? 0 : 1)),
       audit: results.audit,
       frameTotals: results.totals,
       dpSums: dp,
