@@ -56,7 +56,7 @@ export async function profileLoadPasses(
   source: AcquisitionSource,
   {
     batchFrames,
-    repeats = 8,
+    repeats = 16,
     variants = [],
   }: { batchFrames?: number; repeats?: number; variants?: readonly string[] },
 ): Promise<PassProfile> {
@@ -145,14 +145,18 @@ export async function profileLoadPasses(
       resident,
       dpSums,
     };
-    // Wall time of n runs in one submission, and the GPU time between timestamps around them, per run.
+    // Wall time of n runs in one submission per run, and the median GPU time of one run (timestamps between
+    // runs) over the second half of the runs: the first runs bring the clocks up from idle.
     const timer = createGpuTimer(ctx, 64);
     const gpuMs: number[] = [];
     const time = async (encode: (e: GPUCommandEncoder) => GPUBuffer[], n: number) => {
       const encoder = device.createCommandEncoder();
       const params: GPUBuffer[] = [];
-      timer?.mark(encoder, 'start');
-      for (let r = 0; r < n; r++) params.push(...encode(encoder));
+      const t0 = timer?.count ?? 0;
+      for (let r = 0; r < n; r++) {
+        timer?.mark(encoder, 'run');
+        params.push(...encode(encoder));
+      }
       timer?.mark(encoder, 'end');
       const t = performance.now();
       device.queue.submit([encoder.finish()]);
@@ -160,8 +164,11 @@ export async function profileLoadPasses(
       const elapsed = performance.now() - t;
       for (const p of params) p.destroy();
       if (timer) {
-        const marks = await timer.read();
-        gpuMs.push((marks[marks.length - 1].ms - marks[marks.length - 2].ms) / n);
+        const marks = (await timer.read()).slice(t0);
+        const runs = marks.slice(1).map((m, i) => m.ms - marks[i].ms);
+        const late = runs.slice(Math.floor(n / 2)).sort((a, b) => a - b);
+        gpuMs.push(late[Math.floor(late.length / 2)]);
+        timer.reset();
       }
       return elapsed / n;
     };

@@ -73,6 +73,11 @@ export interface GpuLoadTimings {
   gpuWaitMs: number;
   readbackMs: number;
   totalMs: number;
+  /**
+   * With a `timer` only: per batch, host times since the first submission (ms): the slot came free, the read
+   * was ready, the batch was submitted. Set beside the GPU marks, they show who waits for whom.
+   */
+  batchHostMs?: [slotFree: number, readReady: number, submitted: number][];
 }
 
 export interface GpuLoad {
@@ -216,6 +221,7 @@ export async function loadToGpu(
     let next = readBatch(0);
     next.catch(() => {}); // awaited in the loop; if the load ends first, its failure is expected
     let bytesRead = 0;
+    let firstSubmit: number | undefined;
     for (let k = 0; k < plan.batches; k++) {
       throwIfAborted(signal);
       ctx.throwIfFailed();
@@ -223,9 +229,11 @@ export async function loadToGpu(
       let t = performance.now();
       if (slot.done) await slot.done;
       timings.gpuWaitMs += performance.now() - t;
+      const slotFree = performance.now();
       t = performance.now();
       const stored = await next;
       timings.readWaitMs += performance.now() - t;
+      const readReady = performance.now();
       t = performance.now();
       const first = k * plan.batchFrames;
       const count = stored.sizes.length;
@@ -290,6 +298,15 @@ export async function loadToGpu(
       remap.catch(() => {});
       mapped[k % ring] = remap;
       timings.submitMs += performance.now() - t;
+      if (options.timer) {
+        firstSubmit ??= performance.now();
+        timings.batchHostMs ??= [];
+        timings.batchHostMs.push([
+          slotFree - firstSubmit,
+          readReady - firstSubmit,
+          performance.now() - firstSubmit,
+        ]);
+      }
       progress('decode', first + count, bytesRead);
     }
     let t = performance.now();

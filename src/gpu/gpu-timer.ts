@@ -22,6 +22,8 @@ export interface GpuTimer {
   mark(encoder: GPUCommandEncoder, label: string): void;
   /** Resolves the marks recorded so far (after their submissions); one wait. */
   read(): Promise<GpuMark[]>;
+  /** Forgets the marks (after `read`), so the timer can be used again. */
+  reset(): void;
   destroy(): void;
 }
 
@@ -76,6 +78,9 @@ export function createGpuTimer(ctx: GpuContext, capacity: number): GpuTimer | nu
       } finally {
         staging.destroy();
       }
+    },
+    reset() {
+      labels.length = 0;
     },
     destroy() {
       querySet.destroy();
