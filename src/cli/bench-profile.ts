@@ -24,24 +24,21 @@ export interface PassProfile {
   variants: { name: string; decodeMs: number; identical: boolean }[];
 }
 
-/** A decode variant by name: `wg<lanes>`, `lane<0|1|2>` and `known` (unflagged pixel count given), e.g. wg64-lane2-known. */
+/** A decode variant by name: `wg<lanes>` and `stage<words>` (bslz4-decode pass options), e.g. wg128-stage1. */
 export interface DecodeVariant {
   name: string;
   workgroupSize: number;
-  laneSmall: 0 | 1 | 2;
-  known: boolean;
+  stageWords?: number;
 }
 
 export function parseDecodeVariant(name: string): DecodeVariant {
-  const v: DecodeVariant = { name, workgroupSize: 64, laneSmall: 0, known: false };
+  const v: DecodeVariant = { name, workgroupSize: 64 };
   for (const part of name.split('-')) {
     const wg = /^wg(\d+)$/.exec(part);
-    const lane = /^lane([012])$/.exec(part);
+    const stage = /^stage(\d+)$/.exec(part);
     if (wg) v.workgroupSize = Number(wg[1]);
-    else if (lane) v.laneSmall = Number(lane[1]) as 0 | 1 | 2;
-    else if (part === 'known') v.known = true;
-    else
-      throw new TypeError(`Unknown decode variant part '${part}' in '${name}' (wg<N>, lane<0|1|2>, known)`);
+    else if (stage) v.stageWords = Number(stage[1]);
+    else throw new TypeError(`Unknown decode variant part '${part}' in '${name}' (wg<N>, stage<N>)`);
   }
   return v;
 }
@@ -120,7 +117,6 @@ export async function profileLoadPasses(
     const flagWords = new Uint32Array(pixels);
     if (source.pixelMask) flagWords.set(source.pixelMask);
     device.queue.writeBuffer(flags, 0, flagWords);
-    const unflaggedPixels = flagWords.reduce((n, v) => n + (v === 0 ? 1 : 0), 0);
     const transpose = createDetectorTransposePass(device, { elemSize: 2 });
     const decodeJob = {
       compressed,
@@ -134,7 +130,6 @@ export async function profileLoadPasses(
       frameCount: count,
       pixels,
       wordsPerFrame: plan.wordsPerFrame,
-      unflaggedPixels,
     };
     const transposeJob = {
       layout: plan.resident,
@@ -203,10 +198,9 @@ export async function profileLoadPasses(
       const pass = createBslz4DecodePass(device, {
         elemSize: 2,
         workgroupSize: v.workgroupSize,
-        laneSmall: v.laneSmall,
+        stageWords: v.stageWords,
       });
-      const job = { ...decodeJob, unflaggedPixels: v.known ? unflaggedPixels : undefined };
-      const run = (e: GPUCommandEncoder) => [pass.encode(e, job)];
+      const run = (e: GPUCommandEncoder) => [pass.encode(e, decodeJob)];
       await time(run, 1);
       const wall = await time(run, repeats);
       const decodeMs = lastGpu() ?? wall;

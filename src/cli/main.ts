@@ -17,7 +17,7 @@ Usage:
       The exact audit, the SHA-256 of the default BF/ABF/ADF virtual images, of the frame totals and of
       the summed diffraction pattern; WebGPU (default) and the CPU twins print the same numbers.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
-                    [--variants wg64-lane2-known,wg64-lane0,...]  (decode variants profiled)
+                    [--variants wg128,wg64-stage8,...]  (decode pass variants profiled)
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
 `;

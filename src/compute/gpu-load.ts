@@ -179,7 +179,6 @@ export async function loadToGpu(
     const flagWords = new Uint32Array(pixels);
     if (source.pixelMask) flagWords.set(source.pixelMask);
     device.queue.writeBuffer(flags, 0, flagWords);
-    const unflaggedPixels = flagWords.reduce((n, v) => n + (v === 0 ? 1 : 0), 0);
 
     const allocatedAt = performance.now();
     const { decode, transpose } = loadPasses(device, elemSize);
@@ -274,7 +273,6 @@ export async function loadToGpu(
         pixels,
         firstFrame: first,
         wordsPerFrame: plan.wordsPerFrame,
-        unflaggedPixels,
       });
       timer?.mark(encoder, 'transpose');
       const params = [

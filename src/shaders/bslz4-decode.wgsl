@@ -32,9 +32,6 @@ override ELEM_SIZE: u32 = 2u;
 override WORKGROUP_SIZE: u32 = 64u;
 // Words of workgroup memory that stage a block's compressed bytes (bytes past them are read from the slot).
 override STAGE_WORDS: u32 = 1u;
-// Unflagged values 1..LANE_SMALL (0, 1 or 2) are counted in registers, not with workgroup histogram atomics
-// (small counts dominate sparse frames, and atomics on the same few bins serialise).
-override LANE_SMALL: u32 = 2u;
 // Word offsets in `audit` (src/kernels/bslz4-decode.ts AUDIT_LAYOUT).
 override AUDIT_MAX: u32 = 0u;
 override AUDIT_FAILED: u32 = 1u;
@@ -53,12 +50,7 @@ struct Params {
   slot_bytes: u32,
   // Index in `errors` and `totals` of batch frame 0 (the batch's first global frame, or 0 for per-batch arrays).
   first_frame: u32,
-  // Unflagged pixels per frame, or COUNT_ZEROS. When known, zeros are not visited (no flag read): a frame's
-  // zero bin is its unflagged pixels minus its nonzero unflagged values.
-  unflagged: u32,
 }
-
-const COUNT_ZEROS: u32 = 0xffffffffu;
 
 const HEADER_BYTES: u32 = 12u;
 const MAX_BLOCK_BYTES: u32 = 8192u;
@@ -98,13 +90,9 @@ var<workgroup> frame_hist: array<atomic<u32>, BINS>;
 var<workgroup> frame_max: atomic<u32>;
 var<workgroup> frame_sum: array<atomic<u32>, 2>;
 
-// Per-lane audit of the current frame: zeros (or nonzero values, when params.unflagged is known), values
-// above 255 and values 1..LANE_SMALL counted in registers.
+// Per-lane audit of the current frame: zeros and values above 255 counted in registers.
 var<private> lane_zero: u32;
-var<private> lane_nonzero: u32;
 var<private> lane_over: u32;
-var<private> lane_one: u32;
-var<private> lane_two: u32;
 var<private> lane_max: u32;
 var<private> lane_sum: vec2<u32>;
 // The staged slot bytes [stage_at, stage_at + stage_len) (uniform across the workgroup).
@@ -209,9 +197,6 @@ fn audit_add64(i: u32, value: u32) {
 }
 
 fn audit_value(pixel: u32, v: u32) {
-  if (v == 0u && params.unflagged != COUNT_ZEROS) {
-    return;
-  }
   if (flags[pixel] != 0u) {
     return;
   }
@@ -219,17 +204,8 @@ fn audit_value(pixel: u32, v: u32) {
   lane_max = max(lane_max, v);
   if (v == 0u) {
     lane_zero += 1u;
-    return;
-  }
-  lane_nonzero += 1u;
-  if (v > 255u) {
+  } else if (v > 255u) {
     lane_over += 1u;
-  } else if (v <= LANE_SMALL) {
-    if (v == 1u) {
-      lane_one += 1u;
-    } else {
-      lane_two += 1u;
-    }
   } else {
     atomicAdd(&frame_hist[v], 1u);
   }
@@ -606,10 +582,7 @@ fn main(
   let value_words = (params.pixels * ELEM_SIZE + 3u) / 4u;
   for (var f = params.frame_start + wid.x; f < params.frame_end; f += groups.x) {
     lane_zero = 0u;
-    lane_nonzero = 0u;
     lane_over = 0u;
-    lane_one = 0u;
-    lane_two = 0u;
     lane_max = 0u;
     lane_sum = vec2<u32>(0u);
     let err = decode_frame(f, lid);
@@ -618,22 +591,8 @@ fn main(
       for (var w = value_words + lid; w < params.words_per_frame; w += WORKGROUP_SIZE) {
         decoded[out_base + w] = 0u;
       }
-      if (params.unflagged != COUNT_ZEROS) {
-        // Zero bin = unflagged - nonzero (mod 2^32 while the terms arrive; exact at the end).
-        if (lid == 0u) {
-          atomicAdd(&frame_hist[0], params.unflagged);
-        }
-        if (lane_nonzero != 0u) {
-          atomicSub(&frame_hist[0], lane_nonzero);
-        }
-      } else if (lane_zero != 0u) {
+      if (lane_zero != 0u) {
         atomicAdd(&frame_hist[0], lane_zero);
-      }
-      if (lane_one != 0u) {
-        atomicAdd(&frame_hist[1], lane_one);
-      }
-      if (lane_two != 0u) {
-        atomicAdd(&frame_hist[2], lane_two);
       }
       if (lane_over != 0u) {
         atomicAdd(&frame_hist[BINS - 1u], lane_over);

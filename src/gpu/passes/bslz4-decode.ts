@@ -52,11 +52,6 @@ export interface Bslz4DecodeJob {
   maxFramesPerDispatch?: number;
   /** Workgroups per dispatch (default one per frame; fewer are persistent and take frames in a grid stride). */
   workgroupsPerDispatch?: number;
-  /**
-   * Unflagged pixels per frame (pixels minus the nonzero entries of `flags`), when the caller knows it: the
-   * shader then skips zero values (no flag read) and derives each frame's zero bin. Same results either way.
-   */
-  unflaggedPixels?: number;
 }
 
 export interface Bslz4DecodePass {
@@ -70,8 +65,6 @@ export interface Bslz4DecodePass {
 
 const layout = structLayout(source, 'Params');
 const U32_MAX = 0xffffffff;
-/** `unflagged` when the caller does not know it: the shader counts zeros through the flags. */
-const COUNT_ZEROS = 0xffffffff;
 /** Workgroup memory of the shader besides the stage: the 8 KiB block, the frame histogram, max and sum. */
 const FIXED_WORKGROUP_BYTES = 8192 + 4 * 257 + 12;
 /**
@@ -87,14 +80,11 @@ export function createBslz4DecodePass(
     elemSize,
     workgroupSize = 64,
     stageWords,
-    laneSmall = 2,
   }: {
     elemSize: ElemSize;
     workgroupSize?: number;
     /** Words of workgroup memory staging a block's compressed bytes (default 1). */
     stageWords?: number;
-    /** Values 1..laneSmall (0, 1 or 2; default 2) are counted in registers instead of workgroup atomics. */
-    laneSmall?: 0 | 1 | 2;
   },
 ): Bslz4DecodePass {
   if (![1, 2, 4].includes(elemSize)) {
@@ -113,9 +103,6 @@ export function createBslz4DecodePass(
   if (!Number.isInteger(stage) || stage < 1 || stage > maxStage) {
     throw new StemflowError('invalid', `A stage of ${stage} words is not within the GPU's workgroup memory.`);
   }
-  if (![0, 1, 2].includes(laneSmall)) {
-    throw new StemflowError('invalid', `laneSmall ${laneSmall} is not 0, 1 or 2.`);
-  }
   const pipeline = device.createComputePipeline({
     label: `bslz4-decode x${elemSize}`,
     layout: 'auto',
@@ -126,7 +113,6 @@ export function createBslz4DecodePass(
         ELEM_SIZE: elemSize,
         WORKGROUP_SIZE: workgroupSize,
         STAGE_WORDS: stage,
-        LANE_SMALL: laneSmall,
         AUDIT_MAX: AUDIT_LAYOUT.max,
         AUDIT_FAILED: AUDIT_LAYOUT.failedFrames,
         AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
@@ -154,13 +140,6 @@ export function createBslz4DecodePass(
     }
     if (!Number.isInteger(firstFrame) || firstFrame < 0) {
       throw new StemflowError('invalid', `firstFrame ${firstFrame} is not a frame index.`);
-    }
-    const unflagged = job.unflaggedPixels ?? COUNT_ZEROS;
-    if (
-      job.unflaggedPixels !== undefined &&
-      !(Number.isInteger(unflagged) && unflagged >= 0 && unflagged <= pixels)
-    ) {
-      throw new StemflowError('invalid', `unflaggedPixels ${unflagged} is not between 0 and ${pixels}.`);
     }
     const need = (buffer: GPUBuffer, bytes: number, what: string) => {
       if (buffer.size < bytes) {
@@ -193,7 +172,6 @@ export function createBslz4DecodePass(
           words_per_frame: wordsPerFrame,
           slot_bytes: slotBytes,
           first_frame: firstFrame,
-          unflagged,
         },
         workgroups,
       });
