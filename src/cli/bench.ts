@@ -14,6 +14,7 @@ import { createGpuTimer, type GpuTimer, summariseMarks } from '../gpu/gpu-timer'
 import { describePlan } from '../gpu/load-plan';
 import { nodeGpu } from '../gpu/node-gpu';
 import { locatePixel } from '../gpu/resident-layout';
+import { createResidentPool } from '../gpu/resident-pool';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
 import { flaggedFromMask } from '../products/frame-stats';
 import { profileLoadPasses } from './bench-profile';
@@ -27,6 +28,8 @@ export interface BenchOptions {
   repeat: number;
   json?: string;
   keep?: boolean;
+  /** Loads after the first reuse the resident buffers of the previous one (resident-pool.ts). */
+  pool?: boolean;
   /** Decode variants to profile (bench-profile.ts parseDecodeVariant). */
   variants?: string[];
 }
@@ -63,7 +66,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   const expected = expectedLoad(acq);
   const flagged = flaggedFromMask(acq.pixelMask);
   const report: Record<string, unknown> = {
-    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}`,
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}`,
     adapter: ctx.adapter,
     scan: [o.scan, o.scan],
     detector: [o.det, o.det],
@@ -86,6 +89,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     const timelines: Record<string, number>[] = [];
     const batchLogs: unknown[] = [];
     let last: GpuLoad | null = null;
+    const pool = o.pool ? createResidentPool() : undefined;
     for (let r = 0; r < o.repeat + 1; r++) {
       last?.release();
       // Timed loads carry GPU timestamps: 4 marks per batch (copy, decode, transpose, gap to the next batch).
@@ -95,6 +99,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
         batchFrames: o.batch,
         slots: o.slots,
         timer: timer ?? undefined,
+        pool,
         onPlan:
           r === 0
             ? (_plan, lines) => {
@@ -189,6 +194,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     );
     load.release();
     imager.release();
+    pool?.clear();
 
     const profile = await profileLoadPasses(ctx, source, { batchFrames: o.batch, variants: o.variants });
     report.profile = profile;
@@ -365,6 +371,11 @@ async function benchRepeatedGestures(
       randomHalf(rows * cols, flagged, 11),
       randomHalf(rows * cols, flagged, 12),
     ],
+    [
+      'arbitrary half-detector masks, alternating (seeds 7, 8)',
+      randomHalf(rows * cols, flagged, 7),
+      randomHalf(rows * cols, flagged, 8),
+    ],
   ];
   const out = [];
   for (const [name, a, b] of pairs) {
@@ -414,6 +425,7 @@ async function benchRepeatedGestures(
       gpuMs: stats(gpu),
       liveMs: stats(live),
       backToBackGpuMs: stats(burstGpu),
+      gpuEach: gpu,
       exact,
     };
     out.push(row);

@@ -17,7 +17,7 @@ Usage:
       The exact audit, the SHA-256 of the default BF/ABF/ADF virtual images, of the frame totals and of
       the summed diffraction pattern; WebGPU (default) and the CPU twins print the same numbers.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
-                    [--variants wg128,wg64-stage8,...]  (decode pass variants profiled)
+                    [--variants wg128,wg64-stage8,...] [--pool]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
 `;
@@ -90,6 +90,7 @@ export async function main(argv: string[]): Promise<number> {
           json: { type: 'string' },
           keep: { type: 'boolean' },
           variants: { type: 'string' },
+          pool: { type: 'boolean' },
         },
       });
       if (what !== 'load')
@@ -106,6 +107,7 @@ export async function main(argv: string[]): Promise<number> {
         json: values.json,
         keep: values.keep,
         variants: values.variants?.split(','),
+        pool: values.pool,
       });
     }
     process.stdout.write(USAGE);

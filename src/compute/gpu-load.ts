@@ -19,6 +19,7 @@ import {
   type DetectorTransposePass,
 } from '../gpu/passes/detector-transpose.ts';
 import type { ElemSize } from '../gpu/resident-layout.ts';
+import type { ResidentPool } from '../gpu/resident-pool.ts';
 import type { DecodeAudit } from '../kernels/bslz4-decode.ts';
 import { decodeErrorMessage } from '../kernels/decode-errors.ts';
 import { type AcquisitionSource, DTYPE_BYTES } from '../source/acquisition-source.ts';
@@ -49,6 +50,11 @@ export interface GpuLoadOptions {
    * and 'gap' (after the transpose, until the next batch's copy starts). Needs 4 marks per batch.
    */
   timer?: GpuTimer;
+  /**
+   * Reuse resident buffers kept from earlier loads, and return this load's to the pool on release() (a
+   * failed load destroys them). Without a pool, release() frees everything.
+   */
+  pool?: ResidentPool;
 }
 
 export interface GpuLoadTimings {
@@ -151,7 +157,9 @@ export async function loadToGpu(
     timings0.indexMs = allocateStart - t0;
     device.pushErrorScope('out-of-memory');
     const residentStart = performance.now();
-    const resident = createResidentBuffers(device, plan.resident);
+    const resident = options.pool
+      ? options.pool.take(device, plan.resident).buffers
+      : createResidentBuffers(device, plan.resident);
     timings0.residentAllocMs = performance.now() - residentStart;
     owned.push(...resident);
     const flags = make('pixel flags', pixels * 4, STORAGE_IN);
@@ -321,9 +329,9 @@ export async function loadToGpu(
     // Scratch goes; the resident data, the flags and nothing else stay.
     for (const s of slots) for (const b of [s.compressed, s.index, s.decoded]) b.destroy();
     for (const b of [errors, totals, dpSums, audit, ...staging]) b.destroy();
-    const kept = [...resident, flags];
     owned.length = 0;
-    owned.push(...kept);
+    owned.push(flags);
+    if (!options.pool) owned.push(...resident);
     timings.totalMs = performance.now() - t0;
     return {
       plan,
@@ -334,7 +342,10 @@ export async function loadToGpu(
       frameTotals: results.totals,
       dpSums: dp,
       timings,
-      release: releaseAll,
+      release: () => {
+        if (options.pool && owned.length) options.pool.give(resident);
+        releaseAll();
+      },
     };
   } catch (e) {
     releaseAll();
