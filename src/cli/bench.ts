@@ -224,12 +224,11 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       endToEndMs: best.totalMs,
       endToEndOverUploadOnly: best.totalMs / (report.uploadOnlyMs as number),
       rawGBps: rawBytes / (best.totalMs / 1000) / GB,
-      decodeGBps: profile.decodedBytes / (profile.decodeMs / 1000) / GB,
-      gpuScanMs: profile.scanGpuMs,
-      gpuScanMsTimestamps: profile.timestamps?.scanGpuMs ?? null,
-      decodeGBpsTimestamps: profile.timestamps
-        ? profile.decodedBytes / (profile.timestamps.decodeMs / 1000) / GB
-        : null,
+      // GPU time from timestamps where the device has them (wall time over repeats includes idle clocks).
+      decodeGBps: profile.decodedBytes / ((profile.timestamps?.decodeMs ?? profile.decodeMs) / 1000) / GB,
+      gpuScanMs: profile.timestamps?.scanGpuMs ?? profile.scanGpuMs,
+      gpuScanMsWall: profile.scanGpuMs,
+      gpuLoadSpanMs: timelines.length ? Math.min(...timelines.map((t) => t.spanMs)) : null,
       peakOverResident: load.plan.peakBytes / load.plan.residentBytes,
       exact: ok,
     };
