@@ -1,5 +1,7 @@
+import { createHash } from 'node:crypto';
 import { readBuffer } from '../compute/readback';
 import type { GpuContext } from '../gpu/device';
+import { createGpuTimer } from '../gpu/gpu-timer';
 import { planGpuLoad } from '../gpu/load-plan';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import { createDetectorTransposePass, createResidentBuffers } from '../gpu/passes/detector-transpose';
@@ -16,6 +18,29 @@ export interface PassProfile {
   /** (decode + transpose) x batches: the GPU time of the whole scan's load graph. */
   scanGpuMs: number;
   repeats: number;
+  /** The same from GPU timestamps (null without 'timestamp-query'). */
+  timestamps: { decodeMs: number; transposeMs: number; scanGpuMs: number } | null;
+  /** Decode variants (GPU timestamps, or wall time without them), each checked identical to the default. */
+  variants: { name: string; decodeMs: number; identical: boolean }[];
+}
+
+/** A decode variant by name: `wg<lanes>` and `stage<words>` (bslz4-decode pass options), e.g. wg128-stage1. */
+export interface DecodeVariant {
+  name: string;
+  workgroupSize: number;
+  stageWords?: number;
+}
+
+export function parseDecodeVariant(name: string): DecodeVariant {
+  const v: DecodeVariant = { name, workgroupSize: 64 };
+  for (const part of name.split('-')) {
+    const wg = /^wg(\d+)$/.exec(part);
+    const stage = /^stage(\d+)$/.exec(part);
+    if (wg) v.workgroupSize = Number(wg[1]);
+    else if (stage) v.stageWords = Number(stage[1]);
+    else throw new TypeError(`Unknown decode variant part '${part}' in '${name}' (wg<N>, stage<N>)`);
+  }
+  return v;
 }
 
 /**
@@ -26,7 +51,11 @@ export interface PassProfile {
 export async function profileLoadPasses(
   ctx: GpuContext,
   source: AcquisitionSource,
-  { batchFrames, repeats = 8 }: { batchFrames?: number; repeats?: number },
+  {
+    batchFrames,
+    repeats = 16,
+    variants = [],
+  }: { batchFrames?: number; repeats?: number; variants?: readonly string[] },
 ): Promise<PassProfile> {
   const { device } = ctx;
   const [rows, cols] = source.summary.detector;
@@ -85,6 +114,9 @@ export async function profileLoadPasses(
     device.queue.writeBuffer(index, 0, idx);
     await device.queue.onSubmittedWorkDone();
     const decode = createBslz4DecodePass(device, { elemSize: 2 });
+    const flagWords = new Uint32Array(pixels);
+    if (source.pixelMask) flagWords.set(source.pixelMask);
+    device.queue.writeBuffer(flags, 0, flagWords);
     const transpose = createDetectorTransposePass(device, { elemSize: 2 });
     const decodeJob = {
       compressed,
@@ -108,23 +140,73 @@ export async function profileLoadPasses(
       resident,
       dpSums,
     };
+    // Wall time of n runs in one submission per run, and the median GPU time of one run (timestamps between
+    // runs) over the second half of the runs: the first runs bring the clocks up from idle.
+    const timer = createGpuTimer(ctx, 64);
+    const gpuMs: number[] = [];
     const time = async (encode: (e: GPUCommandEncoder) => GPUBuffer[], n: number) => {
       const encoder = device.createCommandEncoder();
       const params: GPUBuffer[] = [];
-      for (let r = 0; r < n; r++) params.push(...encode(encoder));
+      const t0 = timer?.count ?? 0;
+      for (let r = 0; r < n; r++) {
+        timer?.mark(encoder, 'run');
+        params.push(...encode(encoder));
+      }
+      timer?.mark(encoder, 'end');
       const t = performance.now();
       device.queue.submit([encoder.finish()]);
       await device.queue.onSubmittedWorkDone();
       const elapsed = performance.now() - t;
       for (const p of params) p.destroy();
+      if (timer) {
+        const marks = (await timer.read()).slice(t0);
+        const runs = marks.slice(1).map((m, i) => m.ms - marks[i].ms);
+        const late = runs.slice(Math.floor(n / 2)).sort((a, b) => a - b);
+        gpuMs.push(late[Math.floor(late.length / 2)]);
+        timer.reset();
+      }
       return elapsed / n;
     };
+    const lastGpu = () => (timer ? gpuMs[gpuMs.length - 1] : null);
     const runDecode = (e: GPUCommandEncoder) => [decode.encode(e, decodeJob)];
     const runTranspose = (e: GPUCommandEncoder) => transpose.encode(e, transposeJob);
     await time(runDecode, 1);
     await time(runTranspose, 1);
     const decodeMs = await time(runDecode, repeats);
+    const decodeGpu = lastGpu();
     const transposeMs = await time(runTranspose, repeats);
+    const transposeGpu = lastGpu();
+    // One fresh run into a poisoned slot and a cleared audit: the hash of every output.
+    const digest = async (run: (e: GPUCommandEncoder) => GPUBuffer[]) => {
+      poison(device, decoded);
+      device.queue.writeBuffer(audit, 0, new Uint32Array(audit.size / 4));
+      await time(run, 1);
+      const h = createHash('sha256');
+      for (const [b, n] of [
+        [decoded, count * plan.wordsPerFrame * 4],
+        [errors, count * 4],
+        [totals, count * 8],
+        [audit, audit.size],
+      ] as const)
+        h.update(await readBuffer(device, b, 0, n));
+      return h.digest('hex');
+    };
+    const reference = await digest(runDecode);
+    const variantResults: PassProfile['variants'] = [];
+    for (const name of variants) {
+      const v = parseDecodeVariant(name);
+      const pass = createBslz4DecodePass(device, {
+        elemSize: 2,
+        workgroupSize: v.workgroupSize,
+        stageWords: v.stageWords,
+      });
+      const run = (e: GPUCommandEncoder) => [pass.encode(e, decodeJob)];
+      await time(run, 1);
+      const wall = await time(run, repeats);
+      const decodeMs = lastGpu() ?? wall;
+      variantResults.push({ name, decodeMs, identical: (await digest(run)) === reference });
+    }
+    timer?.destroy();
     const errorWords = new Uint32Array((await readBuffer(device, errors, 0, count * 4)).buffer);
     if (errorWords.some((e) => e !== 0)) throw new Error('profile batch failed to decode');
     return {
@@ -135,8 +217,24 @@ export async function profileLoadPasses(
       decodedBytes: count * pixels * 2,
       scanGpuMs: (decodeMs + transposeMs) * (plan.frames / count),
       repeats,
+      timestamps:
+        decodeGpu === null || transposeGpu === null
+          ? null
+          : {
+              decodeMs: decodeGpu,
+              transposeMs: transposeGpu,
+              scanGpuMs: (decodeGpu + transposeGpu) * (plan.frames / count),
+            },
+      variants: variantResults,
     };
   } finally {
     for (const b of buffers) b.destroy();
   }
+}
+
+/** Fills a buffer with 0xa5 bytes, so that a pass must write every word it owns to match a reference. */
+function poison(device: GPUDevice, buffer: GPUBuffer): void {
+  const piece = new Uint8Array(Math.min(buffer.size, 16 << 20)).fill(0xa5);
+  for (let at = 0; at < buffer.size; at += piece.length)
+    device.queue.writeBuffer(buffer, at, piece, 0, Math.min(piece.length, buffer.size - at));
 }

@@ -7,14 +7,15 @@ import { generateSynthetic } from '../bench/synthetic';
 import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
 import { type GpuLoad, loadToGpu } from '../compute/gpu-load';
 import { createVirtualImager, defaultDetectors } from '../compute/gpu-products';
-import { createMaskSession } from '../compute/mask-session';
 import { readBuffer } from '../compute/readback';
 import { acquireDevice, type GpuContext } from '../gpu/device';
+import { createGpuTimer, summariseMarks } from '../gpu/gpu-timer';
 import { describePlan } from '../gpu/load-plan';
 import { nodeGpu } from '../gpu/node-gpu';
 import { locatePixel } from '../gpu/resident-layout';
-import { annulus, disk, regionMask } from '../products/detector-geometry';
+import { createResidentPool } from '../gpu/resident-pool';
 import { flaggedFromMask } from '../products/frame-stats';
+import { benchGestures, benchRepeatedGestures } from './bench-gestures';
 import { profileLoadPasses } from './bench-profile';
 
 export interface BenchOptions {
@@ -26,6 +27,10 @@ export interface BenchOptions {
   repeat: number;
   json?: string;
   keep?: boolean;
+  /** Loads after the first reuse the resident buffers of the previous one (resident-pool.ts). */
+  pool?: boolean;
+  /** Decode variants to profile (bench-profile.ts parseDecodeVariant). */
+  variants?: string[];
 }
 
 const GB = 1e9;
@@ -51,7 +56,8 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     `synthetic ${o.scan}x${o.scan} x ${o.det}x${o.det} uint16: ${acq.frames} frames (${o.distinct} distinct), raw ${(rawBytes / GB).toFixed(2)} GB, compressed ${(compressedBytes / GB).toFixed(3)} GB (ratio ${(rawBytes / compressedBytes).toFixed(2)}); generated in ${(generateMs / 1000).toFixed(1)} s, written in ${(writeMs / 1000).toFixed(1)} s`,
   );
 
-  const ctx = await acquireDevice(nodeGpu());
+  // Unquantized GPU timestamps (Dawn rounds them otherwise).
+  const ctx = await acquireDevice(nodeGpu(['disable-dawn-features=timestamp_quantization']));
   log(
     `adapter: ${ctx.adapter.vendor} ${ctx.adapter.architecture} ${ctx.adapter.description} (fallback ${ctx.adapter.isFallbackAdapter}); maxStorageBufferBindingSize ${ctx.limits.maxStorageBufferBindingSize}`,
   );
@@ -59,7 +65,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   const expected = expectedLoad(acq);
   const flagged = flaggedFromMask(acq.pixelMask);
   const report: Record<string, unknown> = {
-    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}`,
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}`,
     adapter: ctx.adapter,
     scan: [o.scan, o.scan],
     detector: [o.det, o.det],
@@ -79,12 +85,20 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     );
 
     const runs: Record<string, number>[] = [];
+    const timelines: Record<string, number>[] = [];
+    const batchLogs: unknown[] = [];
     let last: GpuLoad | null = null;
+    const pool = o.pool ? createResidentPool() : undefined;
     for (let r = 0; r < o.repeat + 1; r++) {
       last?.release();
+      // Timed loads carry GPU timestamps: 4 marks per batch (copy, decode, transpose, gap to the next batch).
+      const batches = Math.ceil(acq.frames / (o.batch ?? 4096));
+      const timer = r > 0 && batches * 4 <= 4096 ? createGpuTimer(ctx, batches * 4) : null;
       last = await loadToGpu(ctx, source, {
         batchFrames: o.batch,
         slots: o.slots,
+        timer: timer ?? undefined,
+        pool,
         onPlan:
           r === 0
             ? (_plan, lines) => {
@@ -92,10 +106,32 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
               }
             : undefined,
       });
-      if (r > 0) runs.push({ ...last.timings });
+      const { batchHostMs, ...flat } = last.timings;
+      if (r > 0) runs.push(flat);
       log(
-        `load ${r === 0 ? '(warm-up)' : r}: ${ms(last.timings.totalMs)} (read wait ${ms(last.timings.readWaitMs)}, upload ${ms(last.timings.uploadMs)}, submit ${ms(last.timings.submitMs)}, GPU wait ${ms(last.timings.gpuWaitMs)}, readback ${ms(last.timings.readbackMs)})`,
+        `load ${r === 0 ? '(warm-up)' : r}: ${ms(last.timings.totalMs)} (allocate ${ms(last.timings.allocateMs)}, read wait ${ms(last.timings.readWaitMs)}, upload ${ms(last.timings.uploadMs)}, submit ${ms(last.timings.submitMs)}, GPU wait ${ms(last.timings.gpuWaitMs)}, readback ${ms(last.timings.readbackMs)})`,
       );
+      if (timer) {
+        const marks = await timer.read();
+        const { byLabel, spanMs } = summariseMarks(marks);
+        timer.destroy();
+        // Per batch: GPU start (ms since the first mark), copy, decode, transpose, gap; host times beside.
+        batchLogs.push(
+          Array.from({ length: marks.length / 4 }, (_, k) => ({
+            gpuStart: marks[4 * k].ms,
+            gpu: [1, 2, 3].map((j) => marks[4 * k + j].ms - marks[4 * k + j - 1].ms),
+            gap: k + 1 < marks.length / 4 ? marks[4 * k + 4].ms - marks[4 * k + 3].ms : null,
+            host: batchHostMs?.[k],
+          })),
+        );
+        const line = { ...byLabel, spanMs };
+        timelines.push(line);
+        log(
+          `  GPU timeline (timestamps, all batches): ${Object.entries(line)
+            .map(([k, v]) => `${k} ${ms(v)}`)
+            .join(', ')}`,
+        );
+      }
     }
     const load = last!;
     report.plan = {
@@ -108,6 +144,8 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       slots: load.plan.slots,
     };
     report.loads = runs;
+    report.gpuTimelines = timelines;
+    report.batchLogs = batchLogs;
     const best = runs.reduce((a, b) => (a.totalMs <= b.totalMs ? a : b));
     report.best = best;
 
@@ -138,31 +176,58 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       bfAbfAdfMs: productsMs,
       pixels: masks.map((m) => m.reduce((a, b) => a + b, 0)),
     };
-    report.gestures = await benchGestures(imager, detectors, acq.detector, flagged, expected, log);
+    report.gestures = await benchGestures(ctx, imager, detectors, acq.detector, flagged, expected, log);
     checks.gestures = (report.gestures as { exact: boolean }[]).every((g) => g.exact);
-    report.exact = checks;
+    report.repeatedGestures = await benchRepeatedGestures(
+      ctx,
+      imager,
+      detectors,
+      acq.detector,
+      flagged,
+      expected,
+      log,
+    );
+    checks.repeatedGestures = (report.repeatedGestures as { exact: boolean }[]).every((g) => g.exact);
     log(
       `products: BF/ABF/ADF (${(report.products as { pixels: number[] }).pixels.join('/')} pixels) in ${ms(productsMs)} incl. readback; geometry ${ms(geometryMs)}`,
     );
+    load.release();
+    imager.release();
+    pool?.clear();
+
+    const profile = await profileLoadPasses(ctx, source, { batchFrames: o.batch, variants: o.variants });
+    report.profile = profile;
+    log(
+      `GPU per batch of ${profile.batchFrames} frames (wall / repeats): decode+audit ${ms(profile.decodeMs)} (${(profile.decodedBytes / (profile.decodeMs / 1000) / GB).toFixed(0)} GB/s decoded), transpose+DP ${ms(profile.transposeMs)}; whole scan: ${ms(profile.scanGpuMs)} GPU`,
+    );
+    if (profile.timestamps) {
+      const t = profile.timestamps;
+      log(
+        `GPU per batch (timestamps): decode+audit ${ms(t.decodeMs)} (${(profile.decodedBytes / (t.decodeMs / 1000) / GB).toFixed(0)} GB/s decoded), transpose+DP ${ms(t.transposeMs)}; whole scan ${ms(t.scanGpuMs)}`,
+      );
+    }
+    for (const v of profile.variants) {
+      log(
+        `decode variant ${v.name}: ${ms(v.decodeMs)} per batch (${(profile.decodedBytes / (v.decodeMs / 1000) / GB).toFixed(0)} GB/s), ${v.identical ? 'identical outputs' : 'MISMATCH'}`,
+      );
+    }
+    checks.decodeVariants = profile.variants.every((v) => v.identical);
+    report.exact = checks;
     log(
       `exact: ${Object.entries(checks)
         .map(([k, v]) => `${k} ${v ? 'ok' : 'MISMATCH'}`)
         .join(', ')}`,
-    );
-    load.release();
-
-    const profile = await profileLoadPasses(ctx, source, { batchFrames: o.batch });
-    report.profile = profile;
-    log(
-      `GPU per batch of ${profile.batchFrames} frames: decode+audit ${ms(profile.decodeMs)} (${(profile.decodedBytes / (profile.decodeMs / 1000) / GB).toFixed(0)} GB/s decoded), transpose+DP ${ms(profile.transposeMs)}; whole scan: ${ms(profile.scanGpuMs)} GPU`,
     );
     const ok = Object.values(checks).every(Boolean);
     report.summary = {
       endToEndMs: best.totalMs,
       endToEndOverUploadOnly: best.totalMs / (report.uploadOnlyMs as number),
       rawGBps: rawBytes / (best.totalMs / 1000) / GB,
-      decodeGBps: profile.decodedBytes / (profile.decodeMs / 1000) / GB,
-      gpuScanMs: profile.scanGpuMs,
+      // GPU time from timestamps where the device has them (wall time over repeats includes idle clocks).
+      decodeGBps: profile.decodedBytes / ((profile.timestamps?.decodeMs ?? profile.decodeMs) / 1000) / GB,
+      gpuScanMs: profile.timestamps?.scanGpuMs ?? profile.scanGpuMs,
+      gpuScanMsWall: profile.scanGpuMs,
+      gpuLoadSpanMs: timelines.length ? Math.min(...timelines.map((t) => t.spanMs)) : null,
       peakOverResident: load.plan.peakBytes / load.plan.residentBytes,
       exact: ok,
     };
@@ -182,57 +247,6 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
 
 function ms(v: unknown): string {
   return `${(v as number).toFixed(1)} ms`;
-}
-
-/**
- * Mask gestures as a user makes them, each timed twice: the GPU pass alone for the pixels it reads (repeated
- * runs, no readback) and the live update end to end (delta or full, readback and exact host combine).
- */
-async function benchGestures(
-  imager: ReturnType<typeof createVirtualImager>,
-  d: ReturnType<typeof defaultDetectors>,
-  detector: [number, number],
-  flagged: Uint8Array | null,
-  expected: ReturnType<typeof expectedLoad>,
-  log: (s: string) => void,
-) {
-  const [rows, cols] = detector;
-  const c = d.bf.kind === 'disk' ? d.bf : null;
-  const r = c ? c.r : rows / 8;
-  const cx = c ? c.cx : cols / 2;
-  const cy = c ? c.cy : rows / 2;
-  const everything = new Uint8Array(rows * cols).fill(1);
-  const steps: [string, Uint8Array][] = [
-    ['full detector (arbitrary full mask)', everything],
-    ['BF from scratch', regionMask(disk(cx, cy, r), rows, cols)],
-    ['small nudge: BF centre +1 px', regionMask(disk(cx + 1, cy, r), rows, cols)],
-    ['BF radius +2 px', regionMask(disk(cx + 1, cy, r + 2), rows, cols)],
-    ['ADF from scratch', regionMask(annulus(cx, cy, 1.5 * r, 3 * r), rows, cols)],
-    ['large edge motion: ADF outer radius +25%', regionMask(annulus(cx, cy, 1.5 * r, 3.75 * r), rows, cols)],
-    ['wide ADF inner radius change: 1.5 r -> 1.0 r', regionMask(annulus(cx, cy, r, 3.75 * r), rows, cols)],
-  ];
-  const session = createMaskSession(imager, flagged);
-  const results = [];
-  let previous: Uint8Array | null = null;
-  for (const [name, mask] of steps) {
-    const changed = new Uint8Array(mask.length);
-    for (let p = 0; p < mask.length; p++)
-      changed[p] = (previous ? mask[p] !== previous[p] : mask[p] === 1) ? 1 : 0;
-    const t = performance.now();
-    const update = await session.update(mask);
-    const liveMs = performance.now() - t;
-    const readMask = update.mode === 'delta' ? changed : mask;
-    await imager.gpuTime(readMask, 2);
-    const gpuMs = await imager.gpuTime(readMask, 10);
-    const want = expected.imageOf(mask);
-    const exact = update.image.every((v, i) => v === want(i));
-    results.push({ name, mode: update.mode, pixelsRead: update.pixelsRead, gpuMs, liveMs, exact });
-    log(
-      `gesture: ${name}: ${update.mode}, ${update.pixelsRead} pixels read, GPU ${gpuMs.toFixed(3)} ms, live update ${liveMs.toFixed(1)} ms incl. readback, ${exact ? 'exact' : 'MISMATCH'}`,
-    );
-    previous = mask;
-  }
-  return results;
 }
 
 async function timeRead(path: string, bytes: number): Promise<number> {

@@ -24,6 +24,7 @@ Usage:
       Checks every archive file's SHA-256, then decodes every saved count and compares it with the source
       files; prints compared values, mismatches per block and SHA-256s. Exit status 1 on any mismatch.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
+                    [--variants wg128,wg64-stage8,...] [--pool]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--json FILE]
@@ -151,6 +152,8 @@ export async function main(argv: string[]): Promise<number> {
           json: { type: 'string' },
           keep: { type: 'boolean' },
           record: { type: 'string' },
+          variants: { type: 'string' },
+          pool: { type: 'boolean' },
         },
       });
       if (what === 'convert') {
@@ -179,6 +182,8 @@ export async function main(argv: string[]): Promise<number> {
         repeat: int(values.repeat)!,
         json: values.json,
         keep: values.keep,
+        variants: values.variants?.split(','),
+        pool: values.pool,
       });
     }
     process.stdout.write(USAGE);

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect } from 'vitest';
 import { isStemflowError } from '../errors';
 import { locatePixel } from '../gpu/resident-layout';
+import { createResidentPool } from '../gpu/resident-pool';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import type { InputFile } from '../source/input-file';
@@ -75,6 +76,46 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
       expect(stages.has('decode') && stages.has('finish')).toBe(true);
     } finally {
       load.release();
+    }
+  });
+
+  withGpu('a resident pool: the next load reuses the buffers, byte for byte as fresh ones', async (ctx) => {
+    const source = await open([arina.master, ...arina.shards].map(fixture));
+    const pool = createResidentPool();
+    const tracked = trackBuffers(ctx.device);
+    try {
+      const options = { batchFrames: 64, slots: 2, pixelsPerBufferLimit: 1000, pool };
+      const first = await loadToGpu(ctx, source, options);
+      const layout = first.plan.resident;
+      // 60 frames in rows of 64: each row ends in pad values, which a reused buffer must hold as 0 too.
+      expect(layout.framesPadded).toBe(64);
+      const read = (l: typeof first) =>
+        Promise.all(l.resident.map((b, i) => readBuffer(ctx.device, b, 0, layout.bufferBytes[i])));
+      const fresh = await read(first);
+      const buffers = [...first.resident];
+      first.release();
+      expect(pool.bytes).toBe(layout.totalBytes);
+      for (const b of buffers) ctx.device.queue.writeBuffer(b, 0, new Uint8Array(b.size).fill(0xff));
+      const second = await loadToGpu(ctx, source, options);
+      expect(second.resident).toEqual(buffers);
+      expect(pool.bytes).toBe(0);
+      const again = await read(second);
+      for (const [i, bytes] of again.entries()) expect(Buffer.compare(bytes, fresh[i])).toBe(0);
+      expect(Array.from(second.frameTotals, Number)).toEqual(arina.unflagged.frame_sums);
+      second.release();
+      // Larger buffers: the pooled ones do not fit and are destroyed before new ones are made.
+      const third = await loadToGpu(ctx, source, { ...options, pixelsPerBufferLimit: 5000 });
+      expect(third.resident.some((b) => buffers.includes(b))).toBe(false);
+      expect(Array.from(third.frameTotals, Number)).toEqual(arina.unflagged.frame_sums);
+      third.release();
+      third.release(); // twice: given to the pool once
+      expect(pool.bytes).toBe(third.plan.resident.totalBytes);
+      pool.clear();
+      expect(pool.bytes).toBe(0);
+      expect(tracked.alive()).toBe(0);
+    } finally {
+      tracked.stop();
+      pool.clear();
     }
   });
 

@@ -5,6 +5,7 @@
  */
 import { StemflowError, throwIfAborted } from '../errors.ts';
 import type { GpuContext } from '../gpu/device.ts';
+import type { GpuTimer } from '../gpu/gpu-timer.ts';
 import { describePlan, type LoadPlan, planGpuLoad } from '../gpu/load-plan.ts';
 import {
   type Bslz4DecodePass,
@@ -18,6 +19,7 @@ import {
   type DetectorTransposePass,
 } from '../gpu/passes/detector-transpose.ts';
 import type { ElemSize } from '../gpu/resident-layout.ts';
+import type { ResidentPool } from '../gpu/resident-pool.ts';
 import type { DecodeAudit } from '../kernels/bslz4-decode.ts';
 import { decodeErrorMessage } from '../kernels/decode-errors.ts';
 import { type AcquisitionSource, DTYPE_BYTES } from '../source/acquisition-source.ts';
@@ -43,6 +45,16 @@ export interface GpuLoadOptions {
   onPlan?: (plan: LoadPlan, lines: string[]) => void;
   /** Tests: force several resident buffers. */
   pixelsPerBufferLimit?: number;
+  /**
+   * Benchmarks: GPU timestamps per batch, marks 'copy' (before the slot upload copy), 'decode', 'transpose'
+   * and 'gap' (after the transpose, until the next batch's copy starts). Needs 4 marks per batch.
+   */
+  timer?: GpuTimer;
+  /**
+   * Reuse resident buffers kept from earlier loads, and return this load's to the pool on release() (a
+   * failed load destroys them). Without a pool, release() frees everything.
+   */
+  pool?: ResidentPool;
 }
 
 export interface GpuLoadTimings {
@@ -67,6 +79,11 @@ export interface GpuLoadTimings {
   gpuWaitMs: number;
   readbackMs: number;
   totalMs: number;
+  /**
+   * With a `timer` only: per batch, host times since the first submission (ms): the slot came free, the read
+   * was ready, the batch was submitted. Set beside the GPU marks, they show who waits for whom.
+   */
+  batchHostMs?: [slotFree: number, readReady: number, submitted: number][];
 }
 
 export interface GpuLoad {
@@ -74,6 +91,8 @@ export interface GpuLoad {
   readonly resident: readonly GPUBuffer[];
   /** u32 per pixel, nonzero = flagged (the pixel mask). */
   readonly flags: GPUBuffer;
+  /** The same flags on the host (1 = flagged): the pixels the frame totals and the audit leave out. */
+  readonly flagged: Uint8Array;
   readonly audit: DecodeAudit;
   /** Sum of unflagged counts per frame. */
   readonly frameTotals: BigUint64Array;
@@ -138,7 +157,9 @@ export async function loadToGpu(
     timings0.indexMs = allocateStart - t0;
     device.pushErrorScope('out-of-memory');
     const residentStart = performance.now();
-    const resident = createResidentBuffers(device, plan.resident);
+    const resident = options.pool
+      ? options.pool.take(device, plan.resident).buffers
+      : createResidentBuffers(device, plan.resident);
     timings0.residentAllocMs = performance.now() - residentStart;
     owned.push(...resident);
     const flags = make('pixel flags', pixels * 4, STORAGE_IN);
@@ -207,6 +228,7 @@ export async function loadToGpu(
     let next = readBatch(0);
     next.catch(() => {}); // awaited in the loop; if the load ends first, its failure is expected
     let bytesRead = 0;
+    let firstSubmit: number | undefined;
     for (let k = 0; k < plan.batches; k++) {
       throwIfAborted(signal);
       ctx.throwIfFailed();
@@ -214,9 +236,11 @@ export async function loadToGpu(
       let t = performance.now();
       if (slot.done) await slot.done;
       timings.gpuWaitMs += performance.now() - t;
+      const slotFree = performance.now();
       t = performance.now();
       const stored = await next;
       timings.readWaitMs += performance.now() - t;
+      const readReady = performance.now();
       t = performance.now();
       const first = k * plan.batchFrames;
       const count = stored.sizes.length;
@@ -240,22 +264,27 @@ export async function loadToGpu(
       timings.uploadMs += performance.now() - t;
       t = performance.now();
       const encoder = device.createCommandEncoder({ label: `load batch ${k}` });
+      const timer = options.timer;
+      timer?.mark(encoder, 'copy');
       if (length > 0) encoder.copyBufferToBuffer(buffer, 0, slot.compressed, 0, length);
+      timer?.mark(encoder, 'decode');
+      const decodeParams = decode.encode(encoder, {
+        compressed: slot.compressed,
+        compressedBytes: length,
+        index: slot.index,
+        flags,
+        decoded: slot.decoded,
+        errors,
+        totals,
+        audit,
+        frameCount: count,
+        pixels,
+        firstFrame: first,
+        wordsPerFrame: plan.wordsPerFrame,
+      });
+      timer?.mark(encoder, 'transpose');
       const params = [
-        decode.encode(encoder, {
-          compressed: slot.compressed,
-          compressedBytes: length,
-          index: slot.index,
-          flags,
-          decoded: slot.decoded,
-          errors,
-          totals,
-          audit,
-          frameCount: count,
-          pixels,
-          firstFrame: first,
-          wordsPerFrame: plan.wordsPerFrame,
-        }),
+        decodeParams,
         ...transpose.encode(encoder, {
           layout: plan.resident,
           decoded: slot.decoded,
@@ -266,6 +295,7 @@ export async function loadToGpu(
           dpSums,
         }),
       ];
+      timer?.mark(encoder, 'gap');
       device.queue.submit([encoder.finish()]);
       for (const p of params) p.destroy();
       slot.done = device.queue.onSubmittedWorkDone();
@@ -274,6 +304,15 @@ export async function loadToGpu(
       remap.catch(() => {});
       mapped[k % ring] = remap;
       timings.submitMs += performance.now() - t;
+      if (options.timer) {
+        firstSubmit ??= performance.now();
+        timings.batchHostMs ??= [];
+        timings.batchHostMs.push([
+          slotFree - firstSubmit,
+          readReady - firstSubmit,
+          performance.now() - firstSubmit,
+        ]);
+      }
       progress('decode', first + count, bytesRead);
     }
     let t = performance.now();
@@ -290,19 +329,23 @@ export async function loadToGpu(
     // Scratch goes; the resident data, the flags and nothing else stay.
     for (const s of slots) for (const b of [s.compressed, s.index, s.decoded]) b.destroy();
     for (const b of [errors, totals, dpSums, audit, ...staging]) b.destroy();
-    const kept = [...resident, flags];
     owned.length = 0;
-    owned.push(...kept);
+    owned.push(flags);
+    if (!options.pool) owned.push(...resident);
     timings.totalMs = performance.now() - t0;
     return {
       plan,
       resident,
       flags,
+      flagged: Uint8Array.from(flagWords, (v) => (v === 0 ? 0 : 1)),
       audit: results.audit,
       frameTotals: results.totals,
       dpSums: dp,
       timings,
-      release: releaseAll,
+      release: () => {
+        if (options.pool && owned.length) options.pool.give(resident);
+        releaseAll();
+      },
     };
   } catch (e) {
     releaseAll();

@@ -9,20 +9,9 @@ import { groupPixelsByBuffer } from '../gpu/resident-layout.ts';
 import { annulus, type DetectorRegion, defaultGeometry, regionMask } from '../products/detector-geometry.ts';
 import { maskPixelList } from '../products/frame-stats.ts';
 import type { GpuLoad } from './gpu-load.ts';
+import { createLiveImage, type LiveImage, u64PairsToFloat64 } from './live-image.ts';
 
-/**
- * (lo, hi) u32 pairs to float64: exact while values stay below 2^53, which they do here (a position's sum is at
- * most 36,864 pixels x (2^32 - 1) < 2^48 even for uint32 sources on a 192 x 192 detector).
- */
-export function u64PairsToFloat64(words: Uint32Array, start: number, count: number): Float64Array {
-  const out = new Float64Array(count);
-  for (let i = 0; i < count; i++) {
-    const hi = words[start + 2 * i + 1];
-    if (hi >= 0x200000) throw new Error(`A sum at position ${i} reaches 2^53 and cannot be held exactly`);
-    out[i] = words[start + 2 * i] + hi * 4294967296;
-  }
-  return out;
-}
+export { u64PairsToFloat64 };
 
 export interface VirtualImager {
   /** The exact virtual image (sum per scan position) of `mask` (1 = include); flagged pixels never count. */
@@ -31,6 +20,8 @@ export interface VirtualImager {
   images(masks: Uint8Array[]): Promise<Float64Array[]>;
   /** GPU time of the pass for `mask` (no readback): `repeats` runs in one submission, ms per run. */
   gpuTime(mask: Uint8Array, repeats: number): Promise<number>;
+  /** The live image of a mask being edited (mask-session.ts): persistent GPU buffers, exact steps. */
+  readonly live: LiveImage;
   release(): void;
 }
 
@@ -43,6 +34,7 @@ export function createVirtualImager(
   const layout = load.plan.resident;
   const pass = createResidentVirtualImagePass(device, { elemSize: layout.elemSize });
   const imageBytes = layout.frames * 8;
+  const live = createLiveImage(device, load, pass, flagged);
   const images = async (masks: Uint8Array[]): Promise<Float64Array[]> => {
     const temporary: GPUBuffer[] = [];
     try {
@@ -127,7 +119,8 @@ export function createVirtualImager(
     image: async (mask) => (await images([mask]))[0],
     images,
     gpuTime,
-    release: () => undefined,
+    live,
+    release: () => live.release(),
   };
 }
 

@@ -1,4 +1,5 @@
 import { afterAll, describe, expect } from 'vitest';
+import { rng } from '../gpu/test-data';
 import { withGpu } from '../gpu/test-harness';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
 import { flaggedFromMask, virtualImage } from '../products/frame-stats';
@@ -39,18 +40,45 @@ describe('live mask updates by exact deltas', () => {
         const withFlagged = regionMask(disk(47.3, 47.8, 16), 96, 96);
         withFlagged[arina.pixel_mask.flagged_indices[3]] = 1;
         gestures.push(withFlagged);
+        // Masks of more than half the detector: the frame totals minus the complement.
+        const everything = new Uint8Array(9216).fill(1);
+        const allButDisk = everything.map((_, p) => (withFlagged[p] ? 0 : 1));
+        const next = rng(4);
+        const random = everything.map(() => (next() % 4 === 0 ? 0 : 1));
+        gestures.push(everything, random, allButDisk, regionMask(disk(40, 50, 8), 96, 96));
         const modes: string[] = [];
+        const reads: number[] = [];
         for (const mask of gestures) {
-          const { image, mode } = await session.update(mask);
+          const { image, mode, pixelsRead } = await session.update(mask);
           modes.push(mode);
+          reads.push(pixelsRead);
           expect(Array.from(image)).toEqual(Array.from(virtualImage(frames, 9216, mask, flagged)));
         }
-        // Shrinking to r = 9 and replacing change more pixels than the new mask holds: those recompute.
-        expect(modes).toEqual(['full', 'delta', 'delta', 'delta', 'full', 'full', 'full']);
+        // Shrinking to r = 9 and replacing change more pixels than the new mask holds: those recompute. Masks
+        // of more than half the detector (the wide annulus, 52 %) read their complement; the whole detector
+        // reads nothing.
+        expect(modes).toEqual([
+          'full',
+          'delta',
+          'delta',
+          'delta',
+          'full',
+          'complement',
+          'full',
+          'complement',
+          'complement',
+          'complement',
+          'full',
+        ]);
+        expect(reads[7]).toBe(0);
         const last = gestures[gestures.length - 1];
         expect(Array.from(await session.rebase())).toEqual(
           Array.from(virtualImage(frames, 9216, last, flagged)),
         );
+        // Concurrent updates apply in call order (each is submitted before the next is planned).
+        const [a, b] = await Promise.all([session.update(random), session.update(allButDisk)]);
+        expect(Array.from(a.image)).toEqual(Array.from(virtualImage(frames, 9216, random, flagged)));
+        expect(Array.from(b.image)).toEqual(Array.from(virtualImage(frames, 9216, allButDisk, flagged)));
       } finally {
         load.release();
       }

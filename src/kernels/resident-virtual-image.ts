@@ -14,6 +14,8 @@ export function residentVirtualImage(
   layout: ResidentLayout,
   resident: readonly Uint32Array[],
   sortedPixels: ArrayLike<number>,
+  /** Add into (or, with `subtract`, subtract from) this image instead of a new zeroed one; it is updated. */
+  into?: { image: BigUint64Array; subtract?: boolean },
 ): BigUint64Array {
   const { frames, elemSize, valuesPerWord: vpw, wordsPerPixel } = layout;
   const groups = groupPixelsByBuffer(layout, sortedPixels);
@@ -26,7 +28,7 @@ export function residentVirtualImage(
     }
   });
   const acc = new Float64Array(frames);
-  const image = new BigUint64Array(frames);
+  const sums = new BigUint64Array(frames);
   const maxValue = 2 ** (elemSize * 8) - 1;
   const rowsPerFlush = Math.max(1, Math.floor(FLUSH / maxValue));
   let rows = 0;
@@ -41,12 +43,18 @@ export function residentVirtualImage(
         acc[s] += elemSize === 4 ? word : (word >>> ((s % vpw) * bits)) & mask;
       }
       if (++rows === rowsPerFlush) {
-        for (let s = 0; s < frames; s++) image[s] += BigInt(acc[s]);
+        for (let s = 0; s < frames; s++) sums[s] += BigInt(acc[s]);
         acc.fill(0);
         rows = 0;
       }
     }
   }
-  for (let s = 0; s < frames; s++) image[s] += BigInt(acc[s]);
+  for (let s = 0; s < frames; s++) sums[s] += BigInt(acc[s]);
+  if (!into) return sums;
+  const { image, subtract } = into;
+  if (image.length < frames)
+    throw new StemflowError('invalid', `The image holds fewer than ${frames} positions.`);
+  // BigUint64Array stores wrap mod 2^64, as the GPU's u64 pairs do.
+  for (let s = 0; s < frames; s++) image[s] = subtract ? image[s] - sums[s] : image[s] + sums[s];
   return image;
 }

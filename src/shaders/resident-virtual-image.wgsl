@@ -10,7 +10,9 @@
 // loads are in flight per column. Sums stay in u32 lanes for at most FLUSH rows (FLUSH x max value < 2^32),
 // then move into 64-bit totals; uint32 values carry on every add. The slices are added in workgroup memory,
 // and slice 0 adds the column's totals to `image` (read-modify-write, no atomics: dispatches run in order
-// and each position belongs to one workgroup).
+// and each position belongs to one workgroup), or subtracts them when `subtract` is set (u64 with borrow,
+// wrapping mod 2^64 like the twin): live mask updates add the pixels a mask gained, subtract those it lost,
+// and start a mask of more than half the detector from the frame totals minus its complement.
 
 override ELEM_BYTES: u32 = 2u;
 override WORKGROUP_SIZE: u32 = 256u;
@@ -28,6 +30,8 @@ struct Params {
   // vec4 columns [column_first, column_end) of this dispatch.
   column_first: u32,
   column_end: u32,
+  // Nonzero: subtract the sums from `image` instead of adding them.
+  subtract: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -103,8 +107,12 @@ fn row(i: u32) -> u32 {
 fn store(position: u32, lo: u32, hi: u32) {
   if (position < params.frames) {
     let old = image[position];
-    let sum = old.x + lo;
-    image[position] = vec2<u32>(sum, old.y + hi + select(0u, 1u, sum < lo));
+    if (params.subtract != 0u) {
+      image[position] = vec2<u32>(old.x - lo, old.y - hi - select(0u, 1u, old.x < lo));
+    } else {
+      let sum = old.x + lo;
+      image[position] = vec2<u32>(sum, old.y + hi + select(0u, 1u, sum < lo));
+    }
   }
 }
 

@@ -167,6 +167,44 @@ describe('resident-virtual-image pass', () => {
   });
 
   withGpu(
+    'adding into and subtracting from an image: borrows, carries and wraps equal the twin',
+    async (ctx) => {
+      const s = {
+        values: fullRange(Uint16Array, 77 * 1155, 35),
+        frames: 77,
+        pixels: 1155,
+        pixelsPerBufferLimit: 100,
+      };
+      const layout = planFor(ctx, s);
+      const words = residentFromScan(layout, s.values);
+      const resident = words.map((w) => ctx.upload(w));
+      const pass = createResidentVirtualImagePass(ctx.device, { elemSize: 2 });
+      const next = rng(36);
+      // Low words near 0 and 2^32 (borrows and carries), some images below the sums (wrap mod 2^64).
+      const start = new BigUint64Array(s.frames);
+      for (let i = 0; i < s.frames; i++)
+        start[i] =
+          i % 5 === 0 ? BigInt(next() % 1000) : (BigInt(next()) << 32n) | BigInt((next() % 3) * 0x7fffffff);
+      const list = annulusList(33, 35, 7);
+      for (const subtract of [true, false]) {
+        const image = ctx.upload(start);
+        pass.run({
+          layout,
+          resident,
+          pixelList: ctx.upload(list),
+          groups: groupPixelsByBuffer(layout, list),
+          image,
+          subtract,
+          clear: false,
+        });
+        const twin = residentVirtualImage(layout, words, list, { image: start.slice(), subtract });
+        expect(twin[0] > 2n ** 63n).toBe(subtract); // position 0 wraps below zero when subtracting
+        expectSame(await ctx.readBack(image, BigUint64Array, s.frames * 8), twin);
+      }
+    },
+  );
+
+  withGpu(
     'end to end: GPU transpose in batches, then images (columns split over dispatches)',
     async (ctx) => {
       const frames = 200;

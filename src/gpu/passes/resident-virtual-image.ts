@@ -30,6 +30,8 @@ export interface ResidentVirtualImageJob {
   image: GPUBuffer;
   /** Zero `image` first (default true); false adds to what it holds. */
   clear?: boolean;
+  /** Subtract the sums from what `image` holds (u64, wrapping like the twin); implies clear = false. */
+  subtract?: boolean;
   /** vec4 columns (4 x valuesPerWord positions) per dispatch; default: as many as one dispatch allows. */
   maxColumnsPerDispatch?: number;
 }
@@ -110,7 +112,7 @@ export function createResidentVirtualImagePass(
     }
     checkBindable(device, image, 'virtual image');
     checkBindable(device, pixelList, 'mask pixel list');
-    if (job.clear ?? true) encoder.clearBuffer(image);
+    if (!job.subtract && (job.clear ?? true)) encoder.clearBuffer(image);
     const columns = Math.ceil(plan.frames / (4 * plan.valuesPerWord));
     const perDispatch = Math.min(
       job.maxColumnsPerDispatch ?? Number.POSITIVE_INFINITY,
@@ -142,6 +144,7 @@ export function createResidentVirtualImagePass(
             frames: plan.frames,
             column_first: c,
             column_end: end,
+            subtract: job.subtract ? 1 : 0,
           },
           workgroups: Math.ceil((end - c) / columnsPerGroup),
         });
