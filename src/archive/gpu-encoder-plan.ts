@@ -1,0 +1,99 @@
+/**
+ * Memory plan of the GPU archive encoder (gpu-encoder.ts): every buffer of one record slot, sized before anything
+ * is allocated, and refused ('budget', with the numbers) when the device's limits cannot hold it.
+ */
+import { StemflowError } from '../errors';
+import { AUDIT_LAYOUT } from '../kernels/bslz4-decode';
+import { laneStride } from './gpu-tans-passes';
+import { NEIGHBOUR_BUCKETS, tokenCount } from './hybrid-uint';
+import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, rawLaneWords } from './lanes';
+
+export interface GpuEncoderPlanInput {
+  frames: number;
+  dtype: ArchiveDtype;
+  geometry: LaneGeometry;
+  /** Detector columns (neighbour contexts). */
+  cols: number;
+  classes: number;
+  tableLog: number;
+  /** Largest stored (compressed) bytes of one record. */
+  maxStoredBytes: number;
+  slots: number;
+  limits: { maxBufferSize: number; maxStorageBufferBindingSize: number };
+}
+
+export interface GpuEncoderPlan extends GpuEncoderPlanInput {
+  wordsPerFrame: number;
+  lanes: number;
+  laneStride: number;
+  tokens: number;
+  /** Buffers of one slot: label, bytes, whether bound as storage (else a mappable staging buffer). */
+  buffers: { label: string; bytes: number; bound: boolean }[];
+  slotBytes: number;
+  totalBytes: number;
+}
+
+export const align4 = (n: number) => Math.ceil(Math.max(4, n) / 4) * 4;
+
+/** Sizes every buffer of the encoder; refuses ('budget') what the device's limits cannot hold. */
+export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
+  const { frames, dtype, geometry: g, classes, tableLog, maxStoredBytes, slots, limits } = input;
+  const bits = DTYPE_BITS[dtype];
+  const pixels = g.pixels;
+  const wordsPerFrame = Math.ceil((pixels * bits) / 32);
+  const lanes = frames * g.slices;
+  const stride = laneStride(rawLaneWords(g.slicePixels, dtype));
+  const tokens = tokenCount(bits);
+  const L = 1 << tableLog;
+  if (frames * pixels >= 2 ** 32) {
+    throw new StemflowError(
+      'budget',
+      `A record of ${frames} frames x ${pixels} pixels has ${frames * pixels} values; the GPU counts at most 2^32 - 1 per record. Use smaller records.`,
+    );
+  }
+  const contexts = classes * NEIGHBOUR_BUCKETS;
+  const small = Math.max(pixels * 8 + 8 + frames * 4, contexts * tokens * 4, lanes * 8);
+  const buffers = [
+    { label: 'compressed upload', bytes: align4(maxStoredBytes + 4), bound: false },
+    { label: 'compressed', bytes: align4(maxStoredBytes + 4), bound: true },
+    { label: 'chunk index', bytes: align4(frames * 8), bound: true },
+    { label: 'pixel flags', bytes: align4(pixels * 4), bound: true },
+    { label: 'decoded', bytes: align4(frames * wordsPerFrame * 4), bound: true },
+    { label: 'frame errors', bytes: align4(frames * 4), bound: true },
+    { label: 'frame totals', bytes: align4(frames * 8), bound: true },
+    { label: 'pixel sums', bytes: align4(pixels * 8), bound: true },
+    { label: 'bslz4 audit', bytes: AUDIT_LAYOUT.words * 4, bound: true },
+    { label: 'stats audit', bytes: 8, bound: true },
+    { label: 'class map', bytes: align4(pixels * 4), bound: true },
+    { label: 'histogram', bytes: align4(contexts * tokens * 4), bound: true },
+    { label: 'encode symbols', bytes: align4(contexts * tokens * 4), bound: true },
+    { label: 'encode positions', bytes: align4(contexts * L * 4), bound: true },
+    { label: 'lane scratch', bytes: align4(lanes * stride * 4), bound: true },
+    { label: 'lane counts', bytes: align4(lanes * 4), bound: true },
+    { label: 'lane errors', bytes: align4(lanes * 4), bound: true },
+    { label: 'lane offsets', bytes: align4((lanes + 1) * 4), bound: true },
+    { label: 'record output', bytes: align4(lanes * stride * 4), bound: true },
+    { label: 'small readback', bytes: align4(small), bound: false },
+    { label: 'output readback', bytes: align4(lanes * stride * 4), bound: false },
+  ];
+  for (const b of buffers) {
+    const max = b.bound ? limits.maxStorageBufferBindingSize : limits.maxBufferSize;
+    if (b.bytes > max) {
+      throw new StemflowError(
+        'budget',
+        `GPU encoder: the ${b.label} buffer of a ${frames}-frame record needs ${b.bytes} bytes; this GPU allows ${max} per ${b.bound ? 'binding' : 'buffer'}. Use smaller records.`,
+      );
+    }
+  }
+  const slotBytes = buffers.reduce((n, b) => n + b.bytes, 0);
+  return {
+    ...input,
+    wordsPerFrame,
+    lanes,
+    laneStride: stride,
+    tokens,
+    buffers,
+    slotBytes,
+    totalBytes: slotBytes * slots,
+  };
+}

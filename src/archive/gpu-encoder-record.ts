@@ -1,0 +1,342 @@
+/**
+ * One record through the GPU archive encoder (gpu-encoder.ts describes the steps): chunks into mapped staging,
+ * decode + sums, host class map, histogram, host tables, lane encoding, host prefix sum, compaction, readback.
+ */
+import { StemflowError, throwIfAborted } from '../errors';
+import { DecodeError } from '../kernels/decode-errors';
+import type { AcquisitionSource } from '../source/acquisition-source';
+import type { EncodedRecord, RecordAudit } from './convert';
+import { align4 } from './gpu-encoder-plan';
+import type { EncodeParams, EncoderState, Slot } from './gpu-encoder-slots';
+import { NEIGHBOUR_BUCKETS } from './hybrid-uint';
+import { frequenciesFromHistogram, type RecordModel, recordTables } from './record-tables';
+import { classMapFromSumsFast, sumsFromPairs } from './tans-stats';
+
+export interface GpuEncoderTimings {
+  records: number;
+  /** Host reads of the stored chunks, straight into mapped staging memory (includes waiting for the map). */
+  readMs: number;
+  /** writeBuffer of the model and offsets; unmapping the chunks' staging. */
+  uploadMs: number;
+  /** Submit to readback of decode + pixel sums (decode alone in profile mode). */
+  decodeMs: number;
+  /** Pixel sums alone (profile mode only; otherwise inside decodeMs). */
+  sumsMs: number;
+  /** Host: class map, audit, frequencies and tables. */
+  modelMs: number;
+  histogramMs: number;
+  encodeMs: number;
+  /** Compaction alone (profile mode only; otherwise inside readbackMs). */
+  compactMs: number;
+  /** Compaction + copy of the data words to mapped memory, until mapped. */
+  readbackMs: number;
+  /** Copying the mapped data words into host memory. */
+  hostCopyMs: number;
+}
+
+async function readStaging(buffer: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
+  if (bytes === 0) return new ArrayBuffer(0);
+  await buffer.mapAsync(GPUMapMode.READ, 0, align4(bytes));
+  try {
+    return buffer.getMappedRange(0, align4(bytes)).slice(0, bytes);
+  } finally {
+    buffer.unmap();
+  }
+}
+
+const now = () => performance.now();
+
+export async function encodeRecord(
+  s: EncoderState,
+  slot: Slot,
+  source: AcquisitionSource,
+  firstFrame: number,
+  frames: number,
+  { geometry: g }: EncodeParams,
+  { timings, profile, pool }: { timings: GpuEncoderTimings; profile: boolean; pool: HostPool },
+  signal?: AbortSignal,
+): Promise<EncodedRecord> {
+  const { device, plan } = s;
+  const { pixels } = g;
+  const b = slot.buffers;
+  const lanes = frames * g.slices;
+  const queue = device.queue;
+  const submit = (encoder: GPUCommandEncoder, params: GPUBuffer[]) => {
+    queue.submit([encoder.finish()]);
+    for (const p of params) p.destroy();
+  };
+  const statsJob = {
+    values: b.decoded,
+    frames,
+    pixels,
+    wordsPerFrame: plan.wordsPerFrame,
+    cols: plan.cols,
+    slicePixels: g.slicePixels,
+  };
+
+  // 1. Read the stored chunks straight into the mapped staging buffer; the GPU copies them into its slot.
+  let t = now();
+  const upload = b['compressed upload'];
+  await slot.uploadReady;
+  if (upload.mapState !== 'mapped') await upload.mapAsync(GPUMapMode.WRITE); // after a failed job
+  const mapped = new Uint8Array(upload.getMappedRange());
+  const stored = await source.readStored(firstFrame, frames, signal, mapped);
+  const storedBytes = stored.bytes.byteLength;
+  if (align4(storedBytes) > mapped.byteLength) {
+    throw new StemflowError(
+      'invalid',
+      `Record at frame ${firstFrame}: ${storedBytes} stored bytes exceed the planned ${mapped.byteLength}.`,
+    );
+  }
+  if (stored.bytes.buffer !== mapped.buffer || stored.bytes.byteOffset !== 0) mapped.set(stored.bytes);
+  timings.readMs += now() - t;
+  t = now();
+  upload.unmap();
+  const index = new Uint32Array(frames * 2);
+  for (let f = 0; f < frames; f++) {
+    index[2 * f] = stored.offsets[f];
+    index[2 * f + 1] = stored.sizes[f];
+  }
+  queue.writeBuffer(b['chunk index'], 0, index);
+  timings.uploadMs += now() - t;
+  throwIfAborted(signal);
+
+  // 2. Decode, per-pixel sums and audit; read back sums, audit and the frames' decode verdicts.
+  t = now();
+  let encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: decode` });
+  const paddedBytes = align4(storedBytes);
+  encoder.copyBufferToBuffer(upload, 0, b.compressed, 0, paddedBytes);
+  const decodeParams = s.decode.encode(encoder, {
+    compressed: b.compressed,
+    compressedBytes: paddedBytes,
+    index: b['chunk index'],
+    flags: b['pixel flags'],
+    decoded: b.decoded,
+    errors: b['frame errors'],
+    totals: b['frame totals'],
+    audit: b['bslz4 audit'],
+    frameCount: frames,
+    pixels,
+    wordsPerFrame: plan.wordsPerFrame,
+  });
+  if (profile) {
+    submit(encoder, [decodeParams]);
+    await queue.onSubmittedWorkDone();
+    timings.decodeMs += now() - t;
+    t = now();
+    encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: sums` });
+  }
+  const sums = async () => {
+    encoder.clearBuffer(b['pixel sums']);
+    encoder.clearBuffer(b['stats audit']);
+    const p = s.stats.encodeSums(encoder, { ...statsJob, sums: b['pixel sums'], audit: b['stats audit'] });
+    const staging = b['small readback'];
+    encoder.copyBufferToBuffer(b['pixel sums'], 0, staging, 0, pixels * 8);
+    encoder.copyBufferToBuffer(b['stats audit'], 0, staging, pixels * 8, 8);
+    encoder.copyBufferToBuffer(b['frame errors'], 0, staging, pixels * 8 + 8, frames * 4);
+    submit(encoder, profile ? [p] : [decodeParams, p]);
+    if (upload.mapState === 'unmapped') {
+      slot.uploadReady = upload.mapAsync(GPUMapMode.WRITE);
+      slot.uploadReady.catch(() => undefined); // a destroyed slot rejects it; the next job awaits it
+    }
+    return new Uint32Array(await readStaging(staging, pixels * 8 + 8 + frames * 4));
+  };
+  let words = await sums();
+  if (profile) timings.sumsMs += now() - t;
+  else timings.decodeMs += now() - t;
+  const frameErrors = words.subarray(2 * pixels + 2);
+  if (frameErrors.some((e) => e !== 0)) {
+    // Frames the GPU decoder leaves to the CPU (blocks above 8 KiB) are decoded here and uploaded.
+    await decodeOnHost(s, slot, source, firstFrame, frameErrors, signal);
+    encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: sums again` });
+    words = await sums();
+  }
+
+  // 3. Host: class map and audit; histogram on the GPU.
+  t = now();
+  const pairs = words.slice(0, 2 * pixels);
+  const pixelSums = sumsFromPairs(pairs);
+  const classMap = classMapFromSumsFast(pixelSums, plan.classes);
+  const audit: RecordAudit = {
+    max: words[2 * pixels],
+    total: exactTotal(pixelSums),
+    above255: words[2 * pixels + 1],
+  };
+  timings.modelMs += now() - t;
+  t = now();
+  queue.writeBuffer(b['class map'], 0, Uint32Array.from(classMap));
+  timings.uploadMs += now() - t;
+  t = now();
+  encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: histogram` });
+  encoder.clearBuffer(b.histogram);
+  const bins = plan.classes * NEIGHBOUR_BUCKETS * plan.tokens;
+  const histParams = s.stats.encodeHistogram(encoder, {
+    ...statsJob,
+    classMap: b['class map'],
+    histogram: b.histogram,
+  });
+  encoder.copyBufferToBuffer(b.histogram, 0, b['small readback'], 0, bins * 4);
+  submit(encoder, [histParams]);
+  const histogram = new Uint32Array(await readStaging(b['small readback'], bins * 4));
+  timings.histogramMs += now() - t;
+
+  // 4. Host: frequencies and tables; encode every lane on the GPU.
+  t = now();
+  const model: RecordModel = {
+    dtype: plan.dtype,
+    tableLog: plan.tableLog,
+    classes: plan.classes,
+    tokens: plan.tokens,
+    cols: plan.cols,
+    classMap,
+    freqs: frequenciesFromHistogram(histogram, plan.classes * NEIGHBOUR_BUCKETS, plan.tokens, plan.tableLog),
+    pixelSums,
+  };
+  const tables = recordTables(model);
+  timings.modelMs += now() - t;
+  t = now();
+  queue.writeBuffer(b['encode symbols'], 0, tables.encodeSymbols);
+  queue.writeBuffer(b['encode positions'], 0, Uint32Array.from(tables.encodePositions));
+  timings.uploadMs += now() - t;
+  t = now();
+  const encodeJob = {
+    values: b.decoded,
+    frames,
+    slices: g.slices,
+    slicePixels: g.slicePixels,
+    pixels,
+    wordsPerFrame: plan.wordsPerFrame,
+    cols: plan.cols,
+    laneStride: plan.laneStride,
+    classMap: b['class map'],
+    symbols: b['encode symbols'],
+    positions: b['encode positions'],
+    scratch: b['lane scratch'],
+    counts: b['lane counts'],
+    errors: b['lane errors'],
+  };
+  encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: lanes` });
+  const laneParams = s.lanes.encodeLanes(encoder, encodeJob);
+  encoder.copyBufferToBuffer(b['lane counts'], 0, b['small readback'], 0, lanes * 4);
+  encoder.copyBufferToBuffer(b['lane errors'], 0, b['small readback'], lanes * 4, lanes * 4);
+  submit(encoder, [laneParams]);
+  const laneWords = new Uint32Array(await readStaging(b['small readback'], lanes * 8));
+  timings.encodeMs += now() - t;
+  const bad = laneWords.subarray(lanes).findIndex((e) => e !== 0);
+  if (bad >= 0) {
+    throw new StemflowError(
+      'invalid',
+      `Record at frame ${firstFrame}: lane ${bad} has a value whose token is absent from its table.`,
+      { frame: firstFrame + Math.floor(bad / g.slices) },
+    );
+  }
+
+  // 5. Prefix sum on the host; compaction; read back the data words.
+  const offsets = new Uint32Array(lanes + 1);
+  for (let lane = 0; lane < lanes; lane++) offsets[lane + 1] = offsets[lane] + laneWords[lane];
+  const dataWords = offsets[lanes];
+  t = now();
+  queue.writeBuffer(b['lane offsets'], 0, offsets);
+  timings.uploadMs += now() - t;
+  t = now();
+  encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: compaction` });
+  const compactParams = s.lanes.encodeCompaction(encoder, {
+    ...encodeJob,
+    offsets: b['lane offsets'],
+    output: b['record output'],
+  });
+  if (profile) {
+    submit(encoder, [compactParams]);
+    await queue.onSubmittedWorkDone();
+    timings.compactMs += now() - t;
+    t = now();
+    encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: readback` });
+  }
+  const readback = b['output readback'];
+  if (dataWords > 0) encoder.copyBufferToBuffer(b['record output'], 0, readback, 0, dataWords * 4);
+  submit(encoder, profile ? [] : [compactParams]);
+  const data = pool.take(plan.lanes * plan.laneStride).subarray(0, dataWords);
+  if (dataWords > 0) {
+    await readback.mapAsync(GPUMapMode.READ, 0, dataWords * 4);
+    timings.readbackMs += now() - t;
+    t = now();
+    data.set(new Uint32Array(readback.getMappedRange(0, dataWords * 4)));
+    readback.unmap();
+    timings.hostCopyMs += now() - t;
+  }
+  return { model, offsets, words: data, audit };
+}
+
+/** Exact sum of per-pixel sums (each exact below 2^53). */
+function exactTotal(sums: Float64Array): bigint {
+  let total = 0n;
+  let partial = 0;
+  for (let p = 0; p < sums.length; p++) {
+    partial += sums[p];
+    if (partial > 2 ** 52) {
+      total += BigInt(partial);
+      partial = 0;
+    }
+  }
+  return total + BigInt(partial);
+}
+
+/**
+ * Frames the GPU decoder did not decode: those it leaves to the CPU (UNSUPPORTED_BLOCK_SIZE) are decoded by
+ * the source and written into the decoded buffer; any other verdict is a damaged source.
+ */
+async function decodeOnHost(
+  s: EncoderState,
+  slot: Slot,
+  source: AcquisitionSource,
+  firstFrame: number,
+  frameErrors: Uint32Array,
+  signal?: AbortSignal,
+): Promise<void> {
+  const wordBytes = s.plan.wordsPerFrame * 4;
+  for (let f = 0; f < frameErrors.length; f++) {
+    const code = frameErrors[f];
+    if (code === 0) continue;
+    if (code !== DecodeError.UNSUPPORTED_BLOCK_SIZE) {
+      const name = Object.entries(DecodeError).find(([, v]) => v === code)?.[0] ?? `code ${code}`;
+      throw new StemflowError('corrupt', `Frame ${firstFrame + f} of the source does not decode (${name}).`, {
+        frame: firstFrame + f,
+      });
+    }
+    const bytes = await source.readFrames(firstFrame + f, 1, signal);
+    const padded = new Uint8Array(wordBytes);
+    padded.set(bytes);
+    s.device.queue.writeBuffer(slot.buffers.decoded, f * wordBytes, padded);
+  }
+}
+
+export interface HostPool {
+  /** A host array of at least `words` words: a recycled one, or a new one. */
+  take(words: number): Uint32Array;
+  /** Returns an array `take` gave out (any view of it); others are ignored. */
+  give(words: Uint32Array): void;
+}
+
+/**
+ * Host arrays for the records' data words, reused once the converter has written a record (`recycle`):
+ * touching fresh memory costs more than the copy itself (H200 host: 100 MB copied from the mapped readback
+ * into fresh memory 67-85 ms, into touched memory 19-21 ms).
+ */
+export function createHostPool(keep: number): HostPool {
+  const ours = new WeakSet<ArrayBuffer>();
+  const free: Uint32Array[] = [];
+  return {
+    take(words) {
+      const i = free.findIndex((a) => a.length >= words);
+      if (i >= 0) return free.splice(i, 1)[0];
+      const fresh = new Uint32Array(words);
+      ours.add(fresh.buffer);
+      return fresh;
+    },
+    give(words) {
+      const buffer = words.buffer as ArrayBuffer;
+      if (!ours.has(buffer) || free.some((a) => a.buffer === buffer) || free.length >= keep) return;
+      free.push(new Uint32Array(buffer));
+    },
+  };
+}

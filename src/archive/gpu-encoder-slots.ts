@@ -1,0 +1,134 @@
+/**
+ * The GPU archive encoder's record slots (gpu-encoder.ts): each slot holds every buffer one record needs
+ * (gpu-encoder-plan.ts), allocated at once inside an out-of-memory error scope, and the pipelines they share.
+ */
+import { StemflowError } from '../errors';
+import { createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
+import type { AcquisitionSource } from '../source/acquisition-source';
+import type { RecordEncoder } from './convert';
+import { type GpuEncoderPlan, planGpuEncoder } from './gpu-encoder-plan';
+import { createTansEncodePass, createTansStatsPass } from './gpu-tans-passes';
+import { DTYPE_BITS } from './lanes';
+
+export type EncodeParams = Parameters<RecordEncoder['encode']>[3];
+
+export interface Slot {
+  buffers: Record<string, GPUBuffer>;
+  /** Resolves when the chunks' staging buffer is mapped for writing again. */
+  uploadReady: Promise<void>;
+}
+
+export interface EncoderState {
+  device: GPUDevice;
+  plan: GpuEncoderPlan;
+  source: AcquisitionSource;
+  slots: Slot[];
+  decode: ReturnType<typeof createBslz4DecodePass>;
+  stats: ReturnType<typeof createTansStatsPass>;
+  lanes: ReturnType<typeof createTansEncodePass>;
+  destroy(): void;
+}
+
+export function sameParams(
+  s: EncoderState,
+  source: AcquisitionSource,
+  frames: number,
+  p: EncodeParams,
+): boolean {
+  const q = s.plan;
+  return (
+    s.source === source &&
+    frames <= q.frames &&
+    p.dtype === q.dtype &&
+    p.geometry.pixels === q.geometry.pixels &&
+    p.geometry.slices === q.geometry.slices &&
+    p.tableLog === q.tableLog &&
+    p.cols === q.cols &&
+    p.classes === q.classes
+  );
+}
+
+/** Largest stored bytes of any `frames`-frame record of the source (records start at multiples of frames). */
+function maxRecordStored(source: AcquisitionSource, frames: number): number {
+  const sizes = source.storedSizes();
+  let max = 0;
+  for (let first = 0; first < sizes.length; first += frames) {
+    let n = 0;
+    for (let f = first; f < Math.min(sizes.length, first + frames); f++) n += sizes[f];
+    max = Math.max(max, n);
+  }
+  return max;
+}
+
+export async function createState(
+  device: GPUDevice,
+  source: AcquisitionSource,
+  frames: number,
+  params: EncodeParams,
+  slots: number,
+): Promise<EncoderState> {
+  if (!source.storedCodec.gpu) {
+    throw new StemflowError('unsupported', `GPU encoder: ${source.storedCodec.reason}`);
+  }
+  const plan = planGpuEncoder({
+    frames,
+    dtype: params.dtype,
+    geometry: params.geometry,
+    cols: params.cols,
+    classes: params.classes,
+    tableLog: params.tableLog,
+    maxStoredBytes: maxRecordStored(source, frames),
+    slots,
+    limits: device.limits,
+  });
+  const created: GPUBuffer[] = [];
+  const destroy = () => {
+    for (const b of created.splice(0)) b.destroy();
+  };
+  const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+  const READBACK = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
+  const UPLOAD = GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
+  device.pushErrorScope('out-of-memory');
+  let popped = false;
+  try {
+    const bits = DTYPE_BITS[params.dtype];
+    const made: Slot[] = [];
+    for (let s = 0; s < slots; s++) {
+      const buffers: Record<string, GPUBuffer> = {};
+      for (const b of plan.buffers) {
+        const upload = b.label === 'compressed upload';
+        const buffer = device.createBuffer({
+          label: `encoder ${s} ${b.label}`,
+          size: b.bytes,
+          usage: b.bound ? STORAGE : upload ? UPLOAD : READBACK,
+          mappedAtCreation: upload,
+        });
+        created.push(buffer);
+        buffers[b.label] = buffer;
+      }
+      made.push({ buffers, uploadReady: Promise.resolve() });
+    }
+    popped = true;
+    const oom = await device.popErrorScope();
+    if (oom) {
+      throw new StemflowError(
+        'budget',
+        `GPU encoder: ${slots} record slot(s) of ${plan.slotBytes} bytes (${plan.totalBytes} in all) do not fit this GPU's memory (${oom.message}). Use smaller records.`,
+      );
+    }
+    return {
+      device,
+      plan,
+      source,
+      slots: made,
+      decode: createBslz4DecodePass(device, { elemSize: (bits / 8) as 1 | 2 | 4 }),
+      stats: createTansStatsPass(device, { bits, tokens: plan.tokens, classes: params.classes }),
+      lanes: createTansEncodePass(device, { bits, tableLog: params.tableLog, tokens: plan.tokens }),
+      destroy,
+    };
+  } catch (error) {
+    if (!popped) await device.popErrorScope().catch(() => null);
+    destroy();
+    throw error;
+  }
+}
