@@ -27,6 +27,9 @@ Usage:
                     [--variants wg128,wg64-stage8,...] [--pool]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
+  stemflow bench series [--scan 512] [--det 192] [--count N] [--budget GIB] [--repeat 3] [--json FILE]
+      Converts a synthetic acquisition into an archive, loads it encoded onto the GPU as N acquisitions of a
+      series (as many as the budget admits) and times mask gestures over all of them (median, p95).
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
       count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4.
@@ -152,10 +155,25 @@ export async function main(argv: string[]): Promise<number> {
           json: { type: 'string' },
           keep: { type: 'boolean' },
           record: { type: 'string' },
+          count: { type: 'string' },
+          budget: { type: 'string' },
           variants: { type: 'string' },
           pool: { type: 'boolean' },
         },
       });
+      if (what === 'series') {
+        const { benchSeries } = await import('./bench-series');
+        const n = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
+        return await benchSeries({
+          scan: n(values.scan)!,
+          det: n(values.det)!,
+          distinct: n(values.distinct)!,
+          count: n(values.count),
+          budgetGiB: n(values.budget),
+          repeat: n(values.repeat)!,
+          json: values.json,
+        });
+      }
       if (what === 'convert') {
         const { benchConvert } = await import('./bench-convert');
         const n = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
@@ -170,7 +188,9 @@ export async function main(argv: string[]): Promise<number> {
         });
       }
       if (what !== 'load')
-        throw new TypeError(`Unknown benchmark ${what ?? '(none)'}; try: stemflow bench load or convert`);
+        throw new TypeError(
+          `Unknown benchmark ${what ?? '(none)'}; try: stemflow bench load, convert or series`,
+        );
       const { benchLoad } = await import('./bench');
       const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
       return await benchLoad({
