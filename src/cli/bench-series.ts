@@ -32,6 +32,8 @@ export interface BenchSeriesOptions {
   /** GPU bytes the series may take (default 120 GiB). */
   budgetGiB?: number;
   repeat: number;
+  /** Lanes per frame of the archive (default: the codec's default). */
+  lanes?: number;
   json?: string;
 }
 
@@ -58,7 +60,7 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
   const { device } = ctx;
   const source = await syntheticSource(acq, path, offsets);
   const report: Record<string, unknown> = {
-    command: `stemflow bench series --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.count ? ` --count ${o.count}` : ''} --repeat ${o.repeat}`,
+    command: `stemflow bench series --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.count ? ` --count ${o.count}` : ''} --repeat ${o.repeat}${o.lanes ? ` --lanes ${o.lanes}` : ''}`,
     adapter: ctx.adapter,
   };
   try {
@@ -71,7 +73,7 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
       {
         hash: nodeSha256,
         encoder,
-        codec: DEFAULT_CODEC,
+        codec: { ...DEFAULT_CODEC, lanesPerFrame: o.lanes ?? DEFAULT_CODEC.lanesPerFrame },
       },
     );
     encoder.close?.();

@@ -27,7 +27,7 @@ Usage:
                     [--variants wg128,wg64-stage8,...] [--pool]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
-  stemflow bench series [--scan 512] [--det 192] [--count N] [--budget GIB] [--repeat 3] [--json FILE]
+  stemflow bench series [--scan 512] [--det 192] [--count N] [--budget GIB] [--lanes 4] [--repeat 3] [--json FILE]
       Converts a synthetic acquisition into an archive, loads it encoded onto the GPU as N acquisitions of a
       series (as many as the budget admits) and times mask gestures over all of them (median, p95).
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--json FILE]
@@ -157,6 +157,7 @@ export async function main(argv: string[]): Promise<number> {
           record: { type: 'string' },
           count: { type: 'string' },
           budget: { type: 'string' },
+          lanes: { type: 'string' },
           variants: { type: 'string' },
           pool: { type: 'boolean' },
         },
@@ -170,6 +171,7 @@ export async function main(argv: string[]): Promise<number> {
           distinct: n(values.distinct)!,
           count: n(values.count),
           budgetGiB: n(values.budget),
+          lanes: n(values.lanes),
           repeat: n(values.repeat)!,
           json: values.json,
         });
