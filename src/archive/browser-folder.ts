@@ -159,3 +159,26 @@ export function browserArchiveFiles(root: FileSystemDirectoryHandle): ArchiveFil
     },
   };
 }
+
+/**
+ * The files of an archive chosen as a folder through `<input webkitdirectory>` or dropped: each File's
+ * `webkitRelativePath` (or name) minus the top folder is its archive path.
+ */
+export function fileListArchiveFiles(files: File[]): ArchiveFiles {
+  const byPath = new Map<string, File>();
+  for (const f of files) {
+    const rel = (f as File & { webkitRelativePath?: string }).webkitRelativePath || f.name;
+    const parts = rel.split('/');
+    byPath.set(parts.length > 1 ? parts.slice(1).join('/') : rel, f);
+  }
+  return {
+    async open(path) {
+      const file = byPath.get(path);
+      if (!file)
+        throw new StemflowError('not-found', `The archive file ${path} is not among the chosen files.`, {
+          file: path,
+        });
+      return blobSource(file, path);
+    },
+  };
+}

@@ -4,6 +4,7 @@ import { PERCENTILE_CHOICES } from '../state/view-store';
 import { ArchiveDialog } from './archive/ArchiveDialog';
 import { COLORMAPS } from './colormaps';
 import { formatBytes, formatCount, formatShape } from './format';
+import { SeriesPanel } from './series/SeriesPanel';
 import { acquisitionStore, useAcquisition, useView } from './stores';
 
 /** App name, the Open files button, the acquisition summary and the display preferences. */
@@ -45,6 +46,7 @@ export function TopBar() {
         onChange={onFiles}
       />
       <ArchiveDialog />
+      <SeriesPanel />
       {summary ? (
         <div className="summary" data-testid="summary">
           <span className="acq-name" title={summary.files.map((f) => f.name).join('\n')}>

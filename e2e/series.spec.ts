@@ -1,0 +1,90 @@
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { expect, test } from '@playwright/test';
+import { ARINA_FILES, ROOT, readFixtureOracle } from './helpers';
+
+// A two-acquisition archive written by the CLI (CPU encoder), opened in the series panel through the folder
+// input (the native folder picker is removed so the <input webkitdirectory> path runs), queried on WebGPU.
+let archive: string;
+test.beforeAll(() => {
+  archive = join(mkdtempSync(join(tmpdir(), 'stemflow-e2e-series-')), 'archive');
+  execFileSync(
+    process.execPath,
+    [
+      join(ROOT, 'bin/stemflow.mjs'),
+      'convert',
+      '--acquisition',
+      'first',
+      ...ARINA_FILES,
+      '--acquisition',
+      'second',
+      ...ARINA_FILES,
+      '--out',
+      archive,
+      '--backend',
+      'cpu',
+      '--record',
+      '16',
+    ],
+    { stdio: 'pipe' },
+  );
+});
+
+test.beforeEach(async ({ page }) => {
+  await page.addInitScript(() => {
+    delete (window as unknown as { showDirectoryPicker?: unknown }).showDirectoryPicker;
+  });
+});
+
+test('series panel: exact images of every acquisition from the GPU-resident archive, presets, frames at a picked position', async ({
+  page,
+}) => {
+  const oracle = readFixtureOracle('arina');
+  await page.goto('/?demo=0');
+  await page.getByTestId('series-toggle').click();
+  await page.getByTestId('series-folder-input').setInputFiles(archive);
+  await page.waitForFunction(
+    () =>
+      window.__stemflowSeries?.state().phase === 'ready' ||
+      window.__stemflowSeries?.state().phase === 'error',
+    undefined,
+    {
+      timeout: 120_000,
+    },
+  );
+  expect(await page.evaluate(() => window.__stemflowSeries!.state().error)).toBeNull();
+  expect(await page.evaluate(() => window.__stemflowSeries!.state().acquisitions)).toBe(2);
+
+  const settled = async () => {
+    await page.waitForFunction(
+      () => {
+        const s = window.__stemflowSeries!.state();
+        return !s.busy && s.lastMs !== null;
+      },
+      undefined,
+      { timeout: 120_000 },
+    );
+    return page.evaluate(() => window.__stemflowSeries!.images());
+  };
+  await page.evaluate(() => window.__stemflowSeries!.setPreset('all'));
+  await expect
+    .poll(async () => (await settled())[0]?.reduce((a, b) => a + b, 0), { timeout: 120_000 })
+    .toBe(oracle.unflagged.frame_sums.reduce((a, b) => a + b, 0));
+  const whole = await settled();
+  // The whole detector (flagged pixels left out) at every scan position: the h5py oracle's unflagged sums.
+  expect(whole[0]).toEqual(oracle.unflagged.frame_sums);
+  expect(whole[1]).toEqual(oracle.unflagged.frame_sums);
+
+  await page.evaluate(() => window.__stemflowSeries!.setPreset('bf'));
+  await expect
+    .poll(async () => (await settled())[0]?.reduce((a, b) => a + b, 0), { timeout: 120_000 })
+    .toBeLessThan(oracle.unflagged.frame_sums.reduce((a, b) => a + b, 0));
+  const bf = await settled();
+  expect(bf[1]).toEqual(bf[0]);
+  await expect(page.getByTestId('series-time')).toContainText('query');
+
+  await page.getByTestId('series-image-1').click();
+  await expect(page.getByTestId('series-frames')).toContainText('Frames at row');
+});

@@ -1,0 +1,413 @@
+import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import type { SeriesQuery, SeriesSummary } from '../../workers/series-api';
+import { seriesClient } from '../../workers/series-remote';
+import { colormapTable } from '../colormaps';
+import { formatBytes, formatMs } from '../format';
+import { contrastWindow, level, renderRgba, scaled } from '../image-mapping';
+import { defaultSeriesDetector, type SeriesDetector, seriesMask } from './series-mask';
+
+type Picker = (options?: { mode?: 'read' | 'readwrite'; id?: string }) => Promise<FileSystemDirectoryHandle>;
+
+/** Draws values on a canvas with a given window (shared contrast) or its own. */
+function ValuesCanvas({
+  values,
+  rows,
+  cols,
+  window,
+  log,
+  label,
+  onPick,
+  testId,
+}: {
+  values: ArrayLike<number>;
+  rows: number;
+  cols: number;
+  window?: [number, number];
+  log?: boolean;
+  label: string;
+  onPick?: (row: number, col: number) => void;
+  testId?: string;
+}) {
+  const ref = useRef<HTMLCanvasElement>(null);
+  useEffect(() => {
+    const canvas = ref.current;
+    if (!canvas) return;
+    canvas.width = cols;
+    canvas.height = rows;
+    const scale = log ? 'log' : 'linear';
+    let rgba: Uint8ClampedArray;
+    if (window) {
+      const lut = colormapTable('viridis');
+      rgba = new Uint8ClampedArray(values.length * 4);
+      for (let i = 0; i < values.length; i++) {
+        const l = level(scaled(values[i], scale), window[0], window[1]) * 3;
+        rgba.set([lut[l], lut[l + 1], lut[l + 2], 255], i * 4);
+      }
+    } else {
+      rgba = renderRgba(values, { colormap: log ? 'gray' : 'viridis', scale, contrast: 'percentile' }).rgba;
+    }
+    canvas
+      .getContext('2d')
+      ?.putImageData(new ImageData(rgba as Uint8ClampedArray<ArrayBuffer>, cols, rows), 0, 0);
+  }, [values, rows, cols, window, log]);
+  return (
+    <canvas
+      ref={ref}
+      className="series-canvas"
+      aria-label={label}
+      data-testid={testId}
+      onClick={(e) => {
+        if (!onPick) return;
+        const r = e.currentTarget.getBoundingClientRect();
+        onPick(
+          Math.floor(((e.clientY - r.top) / r.height) * rows),
+          Math.floor(((e.clientX - r.left) / r.width) * cols),
+        );
+      }}
+    />
+  );
+}
+
+interface SeriesHook {
+  state(): {
+    phase: string;
+    error: string | null;
+    acquisitions: number;
+    lastMs: number | null;
+    modes: string[];
+    busy: boolean;
+  };
+  images(): number[][];
+  setPreset(preset: SeriesDetector['preset']): void;
+}
+
+declare global {
+  interface Window {
+    __stemflowSeries?: SeriesHook;
+  }
+}
+
+/**
+ * The series panel (issue #6): an archive opened from a folder is loaded encoded onto the GPU; one detector
+ * mask drives the virtual images of every acquisition at once (exact sums, straight from the tANS lanes);
+ * shared or per-image contrast; an acquisition slider; the frames at a picked scan position across
+ * acquisitions; the time each query took.
+ */
+export function SeriesPanel() {
+  const [open, setOpen] = useState(false);
+  const [phase, setPhase] = useState<'idle' | 'opening' | 'ready' | 'error'>('idle');
+  const [error, setError] = useState<string | null>(null);
+  const [progress, setProgress] = useState('');
+  const [summary, setSummary] = useState<SeriesSummary | null>(null);
+  const [budgetGiB, setBudgetGiB] = useState(4);
+  const [pattern, setPattern] = useState<Float64Array | null>(null);
+  const [detector, setDetector] = useState<SeriesDetector | null>(null);
+  const [query, setQuery] = useState<SeriesQuery | null>(null);
+  const [busy, setBusy] = useState(false);
+  const [shared, setShared] = useState(true);
+  const [selected, setSelected] = useState(0);
+  const [picked, setPicked] = useState<{ row: number; col: number } | null>(null);
+  const [frames, setFrames] = useState<(Uint8Array | Uint16Array | Uint32Array)[] | null>(null);
+  const input = useRef<HTMLInputElement>(null);
+  const pending = useRef<Uint8Array | null>(null);
+  const running = useRef(false);
+  const picker = (window as unknown as { showDirectoryPicker?: Picker }).showDirectoryPicker;
+
+  const det = summary?.acquisitions[0]?.detector;
+  const scan = summary?.acquisitions[0]?.scan;
+
+  async function openFolder(folder: FileSystemDirectoryHandle | File[]) {
+    setPhase('opening');
+    setError(null);
+    setQuery(null);
+    setFrames(null);
+    try {
+      const s = await seriesClient().open(folder, { budgetBytes: budgetGiB * 2 ** 30 }, (p) =>
+        setProgress(
+          p.stage === 'check'
+            ? `checking files ${formatBytes(p.done)} of ${formatBytes(p.total)}`
+            : `loading record ${p.done} of ${p.total}`,
+        ),
+      );
+      const [sum] = await seriesClient().sumPatterns([s.acquisitions[0].index]);
+      setSummary(s);
+      setPattern(sum);
+      setDetector(defaultSeriesDetector(s.acquisitions[0].detector[0], s.acquisitions[0].detector[1], 'bf'));
+      setPhase('ready');
+    } catch (e) {
+      setError((e as Error).message);
+      setPhase('error');
+    } finally {
+      setProgress('');
+    }
+  }
+
+  // Queries: the latest mask wins; one in flight at a time (the worker serialises anyway).
+  const run = useCallback(async () => {
+    if (running.current) return;
+    running.current = true;
+    setBusy(true);
+    try {
+      while (pending.current) {
+        const mask = pending.current;
+        pending.current = null;
+        setQuery(await seriesClient().images(mask));
+      }
+    } catch (e) {
+      setError((e as Error).message);
+    } finally {
+      running.current = false;
+      setBusy(false);
+    }
+  }, []);
+
+  const mask = useMemo(
+    () => (detector && det ? seriesMask(detector, det[0], det[1]) : null),
+    [detector, det],
+  );
+  useEffect(() => {
+    if (!mask || phase !== 'ready') return;
+    pending.current = mask;
+    void run();
+  }, [mask, phase, run]);
+
+  useEffect(() => {
+    if (!picked || phase !== 'ready') return;
+    void seriesClient()
+      .frames(picked.row, picked.col)
+      .then(setFrames)
+      .catch((e) => setError((e as Error).message));
+  }, [picked, phase]);
+
+  const window_ = useMemo((): [number, number] | undefined => {
+    if (!query || !shared) return undefined;
+    let lo = Number.POSITIVE_INFINITY;
+    let hi = Number.NEGATIVE_INFINITY;
+    for (const im of query.images) {
+      const [a, b] = contrastWindow(im, 'linear', 'percentile');
+      lo = Math.min(lo, a);
+      hi = Math.max(hi, b);
+    }
+    return [lo, hi];
+  }, [query, shared]);
+
+  useEffect(() => {
+    window.__stemflowSeries = {
+      state: () => ({
+        phase,
+        error,
+        acquisitions: summary?.acquisitions.length ?? 0,
+        lastMs: query?.ms ?? null,
+        modes: query?.modes ?? [],
+        busy: busy || pending.current !== null,
+      }),
+      images: () => (query ? query.images.map((im) => Array.from(im)) : []),
+      setPreset: (preset) => {
+        if (det) setDetector(defaultSeriesDetector(det[0], det[1], preset));
+      },
+    };
+  });
+
+  const set = (patch: Partial<SeriesDetector>) => setDetector((d) => (d ? { ...d, ...patch } : d));
+  const maxR = det ? Math.ceil(Math.hypot(det[0], det[1]) / 2) : 100;
+
+  return (
+    <>
+      <button type="button" onClick={() => setOpen((o) => !o)} data-testid="series-toggle">
+        Series…
+      </button>
+      {open ? (
+        <div className="series-panel" role="dialog" aria-label="Series" data-testid="series-panel">
+          <header className="series-head">
+            <h2>Series</h2>
+            {picker ? (
+              <button
+                type="button"
+                className="primary"
+                disabled={phase === 'opening'}
+                onClick={() =>
+                  void picker({ mode: 'read', id: 'stemflow-series' }).then(openFolder, () => {})
+                }
+              >
+                Open archive folder…
+              </button>
+            ) : null}
+            <button type="button" disabled={phase === 'opening'} onClick={() => input.current?.click()}>
+              {picker ? 'Choose folder files…' : 'Open archive folder…'}
+            </button>
+            <input
+              ref={input}
+              type="file"
+              hidden
+              multiple
+              data-testid="series-folder-input"
+              {...{ webkitdirectory: '' }}
+              onChange={(e) => {
+                const files = Array.from(e.currentTarget.files ?? []);
+                e.currentTarget.value = '';
+                if (files.length > 0) void openFolder(files);
+              }}
+            />
+            <label>
+              GPU budget{' '}
+              <input
+                type="number"
+                min={0.25}
+                step={0.25}
+                value={budgetGiB}
+                aria-label="GPU budget in GiB"
+                onChange={(e) => setBudgetGiB(Number(e.currentTarget.value))}
+              />{' '}
+              GiB
+            </label>
+            {phase === 'opening' ? <span data-testid="series-progress">{progress || 'opening…'}</span> : null}
+            {summary ? (
+              <span className="muted" title={summary.plan.join('\n')}>
+                {summary.acquisitions.length} acquisitions, {formatBytes(summary.gpuBytes)} on the GPU
+                (checked in {formatMs(summary.openMs)}, loaded in {formatMs(summary.loadMs)})
+              </span>
+            ) : null}
+          </header>
+          {error ? (
+            <p className="error" role="alert" data-testid="series-error">
+              {error}
+            </p>
+          ) : null}
+          {phase === 'ready' && summary && det && scan && detector && pattern ? (
+            <div className="series-body">
+              <div className="series-detector">
+                <ValuesCanvas
+                  values={pattern}
+                  rows={det[0]}
+                  cols={det[1]}
+                  log
+                  label="Summed diffraction pattern"
+                />
+                <div className="series-controls">
+                  {(['bf', 'abf', 'adf', 'all'] as const).map((p) => (
+                    <button
+                      key={p}
+                      type="button"
+                      aria-pressed={detector.preset === p}
+                      onClick={() => setDetector(defaultSeriesDetector(det[0], det[1], p))}
+                    >
+                      {p === 'all' ? 'whole' : p.toUpperCase()}
+                    </button>
+                  ))}
+                  <label>
+                    inner r{' '}
+                    <input
+                      type="range"
+                      min={0}
+                      max={maxR}
+                      step={0.5}
+                      value={detector.inner}
+                      aria-label="Inner radius"
+                      onChange={(e) => set({ inner: Number(e.currentTarget.value) })}
+                    />
+                  </label>
+                  <label>
+                    outer r{' '}
+                    <input
+                      type="range"
+                      min={0.5}
+                      max={maxR}
+                      step={0.5}
+                      value={detector.outer}
+                      aria-label="Outer radius"
+                      onChange={(e) => set({ outer: Number(e.currentTarget.value) })}
+                    />
+                  </label>
+                  <label>
+                    centre x{' '}
+                    <input
+                      type="number"
+                      step={0.5}
+                      value={detector.cx}
+                      aria-label="Centre x"
+                      onChange={(e) => set({ cx: Number(e.currentTarget.value) })}
+                    />
+                  </label>
+                  <label>
+                    centre y{' '}
+                    <input
+                      type="number"
+                      step={0.5}
+                      value={detector.cy}
+                      aria-label="Centre y"
+                      onChange={(e) => set({ cy: Number(e.currentTarget.value) })}
+                    />
+                  </label>
+                  <label>
+                    <input
+                      type="checkbox"
+                      checked={shared}
+                      onChange={(e) => setShared(e.currentTarget.checked)}
+                    />{' '}
+                    shared contrast
+                  </label>
+                  <span data-testid="series-time">
+                    {query ? `query ${formatMs(query.ms)} (${[...new Set(query.modes)].join('/')})` : ''}
+                    {busy ? ' …' : ''}
+                  </span>
+                </div>
+              </div>
+              <label className="series-slider">
+                acquisition {selected + 1} of {summary.acquisitions.length}:{' '}
+                {summary.acquisitions[selected]?.name}{' '}
+                <input
+                  type="range"
+                  min={0}
+                  max={summary.acquisitions.length - 1}
+                  value={selected}
+                  aria-label="Acquisition"
+                  onChange={(e) => setSelected(Number(e.currentTarget.value))}
+                />
+              </label>
+              <div className="series-grid" data-testid="series-grid">
+                {query?.images.map((im, i) => (
+                  <figure key={summary.acquisitions[i].index} className={i === selected ? 'selected' : ''}>
+                    <ValuesCanvas
+                      values={im}
+                      rows={scan[0]}
+                      cols={scan[1]}
+                      window={window_}
+                      label={`Virtual image of ${summary.acquisitions[i].name}`}
+                      testId={`series-image-${i}`}
+                      onPick={(row, col) => {
+                        setSelected(i);
+                        setPicked({ row, col });
+                      }}
+                    />
+                    <figcaption>{summary.acquisitions[i].name}</figcaption>
+                  </figure>
+                ))}
+              </div>
+              {picked && frames ? (
+                <div className="series-frames" data-testid="series-frames">
+                  <p>
+                    Frames at row {picked.row}, column {picked.col}
+                  </p>
+                  <div className="series-grid">
+                    {frames.map((f, i) => (
+                      <figure key={summary.acquisitions[i].index}>
+                        <ValuesCanvas
+                          values={f}
+                          rows={det[0]}
+                          cols={det[1]}
+                          log
+                          label={`Frame of ${summary.acquisitions[i].name}`}
+                        />
+                        <figcaption>{summary.acquisitions[i].name}</figcaption>
+                      </figure>
+                    ))}
+                  </div>
+                </div>
+              ) : null}
+            </div>
+          ) : null}
+        </div>
+      ) : null}
+    </>
+  );
+}

@@ -1,0 +1,45 @@
+/** The series worker's API (src/workers/series-worker.ts): archives queried encoded on the GPU (issue #6). */
+
+export interface SeriesSummary {
+  acquisitions: {
+    index: number;
+    name: string;
+    scan: [number, number];
+    detector: [number, number];
+    dtype: string;
+  }[];
+  /** The memory plan, in words. */
+  plan: string[];
+  gpuBytes: number;
+  /** Milliseconds to check every file and to load the encoded data onto the GPU. */
+  openMs: number;
+  loadMs: number;
+}
+
+export interface SeriesQuery {
+  images: Float64Array[];
+  order: number[];
+  modes: string[];
+  ms: number;
+}
+
+export interface SeriesApi {
+  /**
+   * Opens an archive (a picked folder, or the files of a chosen folder), checks every file, and loads the chosen
+   * acquisitions (default all) encoded onto the GPU within `budgetBytes`; refuses with the numbers otherwise.
+   */
+  open(
+    folder: FileSystemDirectoryHandle | File[],
+    options: { budgetBytes: number; acquisitions?: number[] },
+    onProgress?: (p: { stage: string; done: number; total: number }) => void,
+  ): Promise<SeriesSummary>;
+  /** Exact virtual images of a binary detector mask for every loaded acquisition (or `order`). */
+  images(mask: Uint8Array, order?: number[]): Promise<SeriesQuery>;
+  /** Recomputes the last mask from scratch. */
+  rebase(): Promise<SeriesQuery>;
+  /** The frame at (row, col) of every loaded acquisition (or `order`). */
+  frames(row: number, col: number, order?: number[]): Promise<(Uint8Array | Uint16Array | Uint32Array)[]>;
+  /** Summed diffraction patterns (exact, stored in the archive). */
+  sumPatterns(order?: number[]): Promise<Float64Array[]>;
+  release(): Promise<void>;
+}

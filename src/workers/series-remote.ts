@@ -1,0 +1,39 @@
+import { proxy, wrap } from 'comlink';
+import type { SeriesApi } from './series-api';
+
+let client: SeriesApi | null = null;
+
+/** The series worker of the page, created on first use; a worker that fails rejects every call. */
+export function seriesClient(): SeriesApi {
+  if (client) return client;
+  const worker = new Worker(new URL('./series-worker.ts', import.meta.url), {
+    type: 'module',
+    name: 'series',
+  });
+  const failure = new Promise<never>((_, reject) => {
+    worker.addEventListener('error', (event) => {
+      reject(new Error(`The series worker stopped${event.message ? `: ${event.message}` : ''}.`));
+    });
+  });
+  failure.catch(() => {});
+  const r = wrap<SeriesApi>(worker);
+  const guarded = <T>(p: Promise<T>) => Promise.race([p, failure]);
+  client = {
+    open: (folder, options, onProgress) =>
+      guarded(
+        r.open(
+          folder,
+          options,
+          onProgress
+            ? proxy((p: { stage: string; done: number; total: number }) => onProgress(p))
+            : undefined,
+        ),
+      ),
+    images: (mask, order) => guarded(r.images(mask, order)),
+    rebase: () => guarded(r.rebase()),
+    frames: (row, col, order) => guarded(r.frames(row, col, order)),
+    sumPatterns: (order) => guarded(r.sumPatterns(order)),
+    release: () => guarded(r.release()),
+  };
+  return client;
+}

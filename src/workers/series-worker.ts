@@ -1,0 +1,88 @@
+/// <reference lib="webworker" />
+import { expose, transfer } from 'comlink';
+import { browserArchiveFiles, browserSha256, fileListArchiveFiles } from '../archive/browser-folder';
+import { type Archive, openArchive } from '../archive/reader';
+import { StemflowError } from '../errors';
+import { loadSeries, type Series } from '../series/series';
+import type { SeriesApi } from './series-api';
+
+/** The series worker: archives checked, loaded encoded onto the GPU, and queried, off the main thread. */
+let device: Promise<GPUDevice> | undefined;
+function gpuDevice(): Promise<GPUDevice> {
+  device ??= (async () => {
+    const adapter = await navigator.gpu?.requestAdapter();
+    if (!adapter)
+      throw new StemflowError('device', 'Series queries need WebGPU (Chrome or Edge, Safari 26 or newer).');
+    return adapter.requestDevice({
+      requiredLimits: {
+        maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
+        maxBufferSize: adapter.limits.maxBufferSize,
+      },
+    });
+  })();
+  return device;
+}
+
+let archive: Archive | null = null;
+let series: Series | null = null;
+const need = () => {
+  if (!series) throw new StemflowError('invalid', 'No series is loaded.');
+  return series;
+};
+
+export const api: SeriesApi = {
+  async open(folder, options, onProgress) {
+    series?.release();
+    await archive?.close();
+    series = null;
+    archive = null;
+    const t0 = performance.now();
+    const files = Array.isArray(folder) ? fileListArchiveFiles(folder) : browserArchiveFiles(folder);
+    archive = await openArchive(files, {
+      hash: browserSha256,
+      onProgress: ({ bytesChecked, bytesTotal }) =>
+        onProgress?.({ stage: 'check', done: bytesChecked, total: bytesTotal }),
+    });
+    const openMs = performance.now() - t0;
+    const t1 = performance.now();
+    series = await loadSeries(await gpuDevice(), archive, {
+      budgetBytes: options.budgetBytes,
+      acquisitions: options.acquisitions,
+      onProgress: (done, total) => onProgress?.({ stage: 'load', done, total }),
+    });
+    return {
+      acquisitions: series.acquisitions.map((a) => ({
+        index: a.index,
+        name: a.info.name,
+        scan: a.info.scan,
+        detector: a.info.detector,
+        dtype: a.info.dtype,
+      })),
+      plan: series.plan.lines,
+      gpuBytes: series.plan.totalBytes,
+      openMs,
+      loadMs: performance.now() - t1,
+    };
+  },
+  async images(mask, order) {
+    const q = await need().virtualImages(mask, { order });
+    return transfer(
+      { images: q.images, order: q.order, modes: q.modes, ms: q.ms },
+      q.images.map((im) => im.buffer as ArrayBuffer),
+    );
+  },
+  async rebase() {
+    const q = await need().rebase();
+    return { images: q.images, order: q.order, modes: q.modes, ms: q.ms };
+  },
+  frames: (row, col, order) => need().frames(row, col, order),
+  sumPatterns: async (order) => need().sumPatterns(order),
+  async release() {
+    series?.release();
+    await archive?.close();
+    series = null;
+    archive = null;
+  },
+};
+
+expose(api);
