@@ -8,7 +8,7 @@
  * - finding: crash (a non-Stemflow exception), hang (watchdog), disagreement (two implementations or the oracle
  *   differ on the same bytes), process-exit (the case killed its process).
  */
-export type TargetName = 'hdf5' | 'codec' | 'source' | 'gpu';
+export type TargetName = 'hdf5' | 'codec' | 'source' | 'gpu' | 'archive';
 
 export type FindingKind = 'crash' | 'hang' | 'disagreement' | 'process-exit';
 

@@ -10,7 +10,7 @@ import { TARGETS } from './targets.ts';
 const SEED = 20251129;
 
 async function run(
-  name: 'hdf5' | 'codec' | 'source',
+  name: 'hdf5' | 'codec' | 'source' | 'archive',
   cases: number,
 ): Promise<{ findings: Finding[]; verdicts: Record<string, number> }> {
   const target = TARGETS[name];
@@ -44,4 +44,10 @@ describe('fuzz smoke run (fixed seed)', () => {
     const { findings } = await run('source', 40);
     expect(summary(findings)).toEqual([]);
   });
+
+  it('archive reader: 150 mutated archives end in exact values, a StemflowError, or changes verification counts exactly', async () => {
+    const { findings, verdicts } = await run('archive', 150);
+    expect(summary(findings)).toEqual([]);
+    expect(verdicts['error:corrupt']).toBeGreaterThan(0);
+  }, 300_000);
 });

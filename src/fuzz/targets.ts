@@ -1,5 +1,6 @@
 /** The fuzz targets by name: preparation (fixtures, oracle checks), one case, and the per-case time bound. */
 import type { CaseReport, TargetName } from './report.ts';
+import { archiveInput, prepareArchive, runArchiveCase } from './target-archive.ts';
 import { codecInput, prepareCodec, runCodecCase } from './target-codec.ts';
 import { gpuInput, prepareGpu, runGpuCase } from './target-gpu.ts';
 import { hdf5Input, prepareHdf5, runHdf5Case } from './target-hdf5.ts';
@@ -49,6 +50,19 @@ export const TARGETS: Record<TargetName, Target> = {
     input: (s, seed, i) => {
       const r = sourceInput(s as Awaited<ReturnType<typeof prepareSource>>, seed, i);
       return { files: r.files, mutation: r.mutation };
+    },
+  },
+  archive: {
+    name: 'archive',
+    timeoutMs: 20_000,
+    prepare: prepareArchive,
+    run: (s, seed, i) => runArchiveCase(s as Awaited<ReturnType<typeof prepareArchive>>, seed, i),
+    input: (s, seed, i) => {
+      const r = archiveInput(s as Awaited<ReturnType<typeof prepareArchive>>, seed, i);
+      return {
+        files: [...r.files].map(([name, bytes]) => ({ name: name.replaceAll('/', '__'), bytes })),
+        mutation: r.description,
+      };
     },
   },
   gpu: {
