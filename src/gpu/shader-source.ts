@@ -6,7 +6,12 @@
 import bitunshuffle from '../shaders/bitunshuffle.wgsl?raw';
 import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
+import fft from '../shaders/fft.wgsl?raw';
 import residentVirtualImage from '../shaders/resident-virtual-image.wgsl?raw';
+import tcbfGather from '../shaders/tcbf-gather.wgsl?raw';
+import tcbfPeak from '../shaders/tcbf-peak.wgsl?raw';
+import tcbfShiftSum from '../shaders/tcbf-shift-sum.wgsl?raw';
+import tcbfSpectrumProduct from '../shaders/tcbf-spectrum-product.wgsl?raw';
 import virtualDetector from '../shaders/virtual-detector.wgsl?raw';
 
 export const shaderSource = {
@@ -15,6 +20,11 @@ export const shaderSource = {
   'detector-transpose': detectorTranspose,
   'resident-virtual-image': residentVirtualImage,
   'virtual-detector': virtualDetector,
+  fft,
+  'tcbf-gather': tcbfGather,
+  'tcbf-peak': tcbfPeak,
+  'tcbf-shift-sum': tcbfShiftSum,
+  'tcbf-spectrum-product': tcbfSpectrumProduct,
 } as const;
 
 export type ShaderName = keyof typeof shaderSource;
