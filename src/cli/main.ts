@@ -19,6 +19,9 @@ Usage:
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
+  stemflow bench fit [--scan 512] [--det 192] [--radius 49.3] [--factor 2] [--repeat 3] [--json FILE]
+      tcBF with aberration fitting on a synthetic resident acquisition (~7,645 bright-field pixels): stages
+      timed separately, fitted aberrations checked against the truth.
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -77,6 +80,28 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (command === 'bench') {
       const [what, ...args] = rest;
+      if (what === 'fit') {
+        const fitArgs = parseArgs({
+          args,
+          options: {
+            scan: { type: 'string', default: '512' },
+            det: { type: 'string', default: '192' },
+            radius: { type: 'string', default: '49.3' },
+            factor: { type: 'string', default: '2' },
+            repeat: { type: 'string', default: '3' },
+            json: { type: 'string' },
+          },
+        }).values;
+        const { benchFit } = await import('./bench-fit');
+        return await benchFit({
+          scan: Number.parseInt(fitArgs.scan, 10),
+          det: Number.parseInt(fitArgs.det, 10),
+          radius: Number.parseFloat(fitArgs.radius),
+          factor: Number.parseInt(fitArgs.factor, 10),
+          repeat: Number.parseInt(fitArgs.repeat, 10),
+          json: fitArgs.json,
+        });
+      }
       const { values } = parseArgs({
         args,
         options: {

@@ -30,5 +30,7 @@ export interface TcbfBackend {
     factor: number,
     filters: readonly Float64Array[],
   ): Promise<Float64Array[]>;
+  /** Resolves when all recorded work is done (the pipeline waits once per stage, so stage times are honest). */
+  flush(): Promise<void>;
   dispose(): void;
 }

@@ -70,6 +70,7 @@ export function createCpuBackend(input: CpuBackendInput): TcbfBackend {
         return Float64Array.from({ length: fr * fc }, (_, i) => image[2 * i]);
       });
     },
+    async flush() {},
     dispose() {
       spectra = new Float64Array(0);
     },

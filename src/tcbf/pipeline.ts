@@ -86,6 +86,7 @@ export async function runTcbf(
 
   throwIfAborted(signal);
   await backend.prepare();
+  await backend.flush();
   stage('preparation');
 
   // Seed: the innermost pixels (small shifts) make the first reference.

@@ -229,6 +229,9 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
         for (const b of [acc, ...outputs, ...filterBuffers]) release(b);
       }
     },
+    flush() {
+      return device.queue.onSubmittedWorkDone();
+    },
     dispose() {
       for (const b of owned) b.destroy();
       owned.length = 0;
