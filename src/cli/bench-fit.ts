@@ -109,12 +109,21 @@ export async function benchFit(o: BenchFitOptions): Promise<number> {
         factor: o.factor,
       });
       let result: TcbfResult;
+      const steps: Record<string, number> = {};
       try {
         result = await runTcbf(
           backend,
           bf,
           { rows: o.scan, cols: o.scan },
-          { step, lambda, alpha0, factor: o.factor },
+          {
+            step,
+            lambda,
+            alpha0,
+            factor: o.factor,
+            onTrace: (name, ms) => {
+              steps[name] = ms;
+            },
+          },
         );
       } finally {
         backend.dispose();
@@ -143,6 +152,7 @@ export async function benchFit(o: BenchFitOptions): Promise<number> {
         bfPixels: bf.pixels.length,
         used: result.fit.used,
         timings,
+        steps,
         totalMs,
         check,
         ok,
@@ -156,6 +166,11 @@ export async function benchFit(o: BenchFitOptions): Promise<number> {
         `run ${run + 1}: ${bf.pixels.length} BF px; ${Object.entries(timings)
           .map(([k, v]) => `${k} ${v.toFixed(0)} ms`)
           .join(', ')}; total ${totalMs.toFixed(0)} ms`,
+      );
+      log(
+        `  steps: ${Object.entries(steps)
+          .map(([k, v]) => `${k} ${v.toFixed(0)}`)
+          .join(', ')} (ms)`,
       );
       log(
         `  rotation ${check.rotationDeg.toFixed(3)} deg, C10 ${check.C10.toFixed(2)} Å, C12 ${check.C12.toFixed(2)} Å @ ${check.phi12Deg.toFixed(2)} deg, C21 ${check.C21.toFixed(0)} Å, C23 ${check.C23.toFixed(0)} Å, C30 ${check.C30.toFixed(0)} Å; rms ${result.fit.rms.toFixed(4)} Å; FRC limit ${result.frc.informationLimit.toFixed(3)} 1/Å ${ok ? 'OK' : 'MISMATCH'}`,

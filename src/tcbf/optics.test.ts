@@ -2,6 +2,7 @@ import { describe, expect, it } from 'vitest';
 import {
   aberrationW,
   cartesian,
+  compileW,
   gradientBasis,
   gradientRows,
   parameters,
@@ -46,6 +47,22 @@ describe('optics', () => {
         expect(Math.abs(br - gr)).toBeLessThan(1e-6 * size);
         expect(Math.abs(bc - gc)).toBeLessThan(1e-6 * size);
       }
+    }
+  });
+
+  it('compiled W equals W', () => {
+    const c = Object.fromEntries(
+      parameters(5).map((p, i) => [p.name, (i + 1) * 10 ** p.n * (i % 2 ? -1 : 1)]),
+    );
+    const w = compileW(c);
+    for (const [ar, ac] of [
+      [0.011, -0.004],
+      [-0.007, 0.013],
+      [0, 0],
+    ]) {
+      expect(Math.abs(w(ar, ac) - aberrationW(c, ar, ac))).toBeLessThan(
+        1e-12 * Math.max(1, Math.abs(aberrationW(c, ar, ac))),
+      );
     }
   });
 

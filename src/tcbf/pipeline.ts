@@ -10,7 +10,7 @@ import type { BrightFieldPixels } from './bright-field.ts';
 import { type AberrationFit, fitAberrations, modelShift, type ShiftSamples, searchRotation } from './fit.ts';
 import { halfSetFrc, type RingCorrelation } from './frc.ts';
 import { leastSquares } from './least-squares.ts';
-import { type Coefficients, chi } from './optics.ts';
+import { type Coefficients, compileW } from './optics.ts';
 
 export type TcbfStage = 'preparation' | 'initial fit' | 'fit to fifth order' | 'reconstruction';
 
@@ -38,6 +38,8 @@ export interface TcbfOptions {
   transpose?: boolean;
   signal?: AbortSignal;
   onProgress?: (stage: TcbfStage, done: boolean) => void;
+  /** Milliseconds of each step inside the stages (benchmark detail). */
+  onTrace?: (step: string, ms: number) => void;
 }
 
 export interface TcbfResult {
@@ -76,6 +78,12 @@ export async function runTcbf(
   const { rows, cols } = backend;
   const timings = {} as Record<TcbfStage, number>;
   let clock = performance.now();
+  let traceClock = clock;
+  const trace = (step: string) => {
+    const now = performance.now();
+    options.onTrace?.(step, now - traceClock);
+    traceClock = now;
+  };
   const stage = (name: TcbfStage) => {
     const now = performance.now();
     timings[name] = now - clock;
@@ -87,6 +95,7 @@ export async function runTcbf(
   throwIfAborted(signal);
   await backend.prepare();
   await backend.flush();
+  trace('prepare');
   stage('preparation');
 
   // Seed: the innermost pixels (small shifts) make the first reference.
@@ -109,13 +118,16 @@ export async function runTcbf(
   const expected = new Float32Array(2 * count);
   let radius = Math.floor(Math.min(rows, cols) / 2) - 1;
   for (let round = 0; round <= (options.iterations ?? 2); round++) {
+    trace(round === 0 ? 'setup' : `round ${round - 1} fit`);
     const reference = await backend.shiftSum(round === 0 ? weight : predicted, 1);
+    trace(`round ${round} reference`);
     const spectrum = new Float64Array(reference.length);
     for (let i = 0; i < reference.length; i += 2) {
       spectrum[i] = reference[i] * window[i >> 1];
       spectrum[i + 1] = -reference[i + 1] * window[i >> 1];
     }
     const peaks = await backend.correlate(spectrum, expected, radius);
+    trace(`round ${round} correlate`);
     throwIfAborted(signal);
     for (let k = 0; k < count; k++) {
       // The correlation peaks at -s for B_k(R) = f(R + s).
@@ -141,6 +153,7 @@ export async function runTcbf(
     options.rotation !== undefined
       ? { rotation: options.rotation, transpose: options.transpose ?? false }
       : searchRotation(samples, options.trials ?? 200, options.transpose);
+  trace('last fit and rotation search');
   stage('initial fit');
 
   const fit = fitAberrations(samples, {
@@ -148,6 +161,7 @@ export async function runTcbf(
     trials: options.trials ?? 200,
     ...seedRotation,
   });
+  trace('fit to fifth order');
   stage('fit to fifth order');
 
   const model = new Float32Array(4 * count);
@@ -171,15 +185,23 @@ export async function runTcbf(
   const fc = cols * factor;
   const identity = new Float64Array(2 * fr * fc);
   const flip = new Float64Array(2 * fr * fc);
-  const even = evenPart(fit.coefficients);
-  for (let Q = 0; Q < fr * fc; Q++) {
-    identity[2 * Q] = 1;
-    const [qr, qc] = signedFrequency(Q, fr, fc, rows * step, cols * step);
-    flip[2 * Q] = Math.sign(Math.sin(chi(even, lambda, qr, qc)));
+  const evenW = compileW(evenPart(fit.coefficients));
+  for (let r = 0; r < fr; r++) {
+    const qr = (r < fr / 2 ? r : r - fr) / (rows * step);
+    for (let c = 0; c < fc; c++) {
+      const qc = (c < fc / 2 ? c : c - fc) / (cols * step);
+      const Q = r * fc + c;
+      identity[2 * Q] = 1;
+      // chi = 2 pi W(lambda q) / lambda.
+      flip[2 * Q] = Math.sign(Math.sin(((2 * Math.PI) / lambda) * evenW(lambda * qr, lambda * qc)));
+    }
   }
+  trace('filters');
   const [tcbfFull, flipFull] = await backend.reconstruct(model, factor, [identity, flip]);
+  trace('reconstruct');
   const [a, b] = [await backend.shiftSum(halves[0], 1), await backend.shiftSum(halves[1], 1)];
   const frc = halfSetFrc(a, b, rows, cols, step);
+  trace('half-set FRC');
   const imageRows = Math.min(fr, factor * scan.rows);
   const imageCols = Math.min(fc, factor * scan.cols);
   const norm = (factor * factor) / count;
