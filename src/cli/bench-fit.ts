@@ -177,6 +177,31 @@ export async function benchFit(o: BenchFitOptions): Promise<number> {
       );
       if (!ok) status = 1;
     }
+    // Preparation split: the first includes allocating the spectra, the second rebuilds them in place.
+    const bf = selectBrightField(synthetic.sums, o.det, o.det, frames, { alpha0, dTheta: synthetic.dTheta });
+    const backend = createGpuBackend({
+      device,
+      layout,
+      resident,
+      pixels: bf.pixels,
+      invMean: bf.invMean,
+      grid: tcbfGrid(o.scan, o.scan, 0),
+      factor: o.factor,
+    });
+    try {
+      const split: number[] = [];
+      for (let i = 0; i < 2; i++) {
+        const t0 = performance.now();
+        await backend.prepare();
+        await backend.flush();
+        split.push(performance.now() - t0);
+      }
+      report.prepareWithAllocationMs = split[0];
+      report.prepareInPlaceMs = split[1];
+      log(`preparation with allocation ${split[0].toFixed(0)} ms, in place ${split[1].toFixed(0)} ms`);
+    } finally {
+      backend.dispose();
+    }
   } finally {
     for (const b of resident) b.destroy();
     ctx.destroy();

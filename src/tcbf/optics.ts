@@ -156,11 +156,14 @@ export function aberrationW(coefficients: Coefficients, ar: number, ac: number, 
  * sin(m phi) by angle addition and no allocation per call).
  */
 export function compileW(coefficients: Coefficients, maxOrder = 5): (ar: number, ac: number) => number {
-  const terms = parameters(maxOrder)
-    .filter((p) => coefficients[p.name])
-    .map((p) => ({ n: p.n, m: p.m, sine: p.part === 'b', v: coefficients[p.name] / (p.n + 1) }));
+  const chosen = parameters(maxOrder).filter((p) => coefficients[p.name]);
+  const power = Int32Array.from(chosen, (p) => p.n + 1);
+  const m = Int32Array.from(chosen, (p) => p.m);
+  const sine = Uint8Array.from(chosen, (p) => (p.part === 'b' ? 1 : 0));
+  const value = Float64Array.from(chosen, (p) => coefficients[p.name] / (p.n + 1));
   const cm = new Float64Array(7);
   const sm = new Float64Array(7);
+  const an = new Float64Array(7);
   return (ar, ac) => {
     const alpha = Math.hypot(ar, ac);
     if (alpha === 0) return 0;
@@ -168,12 +171,14 @@ export function compileW(coefficients: Coefficients, maxOrder = 5): (ar: number,
     const s = ac / alpha;
     cm[0] = 1;
     sm[0] = 0;
-    for (let m = 1; m <= 6; m++) {
-      cm[m] = cm[m - 1] * c - sm[m - 1] * s;
-      sm[m] = sm[m - 1] * c + cm[m - 1] * s;
+    an[0] = 1;
+    for (let k = 1; k <= 6; k++) {
+      cm[k] = cm[k - 1] * c - sm[k - 1] * s;
+      sm[k] = sm[k - 1] * c + cm[k - 1] * s;
+      an[k] = an[k - 1] * alpha;
     }
     let w = 0;
-    for (const t of terms) w += t.v * alpha ** (t.n + 1) * (t.sine ? sm[t.m] : cm[t.m]);
+    for (let i = 0; i < value.length; i++) w += value[i] * an[power[i]] * (sine[i] ? sm[m[i]] : cm[m[i]]);
     return w;
   };
 }

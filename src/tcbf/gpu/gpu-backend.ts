@@ -119,7 +119,9 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
     cols,
     plan,
     async prepare() {
-      spectra = plan.spectraImages.map((n, sb) => buffer(`tcbf spectra ${sb}`, n * plan.imageBytes));
+      // Allocated once; a repeated prepare rebuilds the spectra in place.
+      if (!spectra.length)
+        spectra = plan.spectraImages.map((n, sb) => buffer(`tcbf spectra ${sb}`, n * plan.imageBytes));
       const shared = {
         pixels: upload('tcbf pixels', Uint32Array.from(pixels)),
         invMean: upload('tcbf inverse means', Float32Array.from(input.invMean)),
@@ -161,6 +163,7 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
         });
         return params;
       });
+      for (const b of [shared.pixels, shared.invMean, shared.taper]) release(b);
     },
     async shiftSum(shifts, factor) {
       const acc = buffer('tcbf shift-sum', hw * factor * factor * 8);
