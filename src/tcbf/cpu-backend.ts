@@ -39,7 +39,7 @@ export function createCpuBackend(input: CpuBackendInput): TcbfBackend {
         taperRow: grid.taperRow,
         taperCol: grid.taperCol,
       });
-      fft2dBatch(spectra, 0, count, rows, cols, false);
+      fft2dBatch(spectra, 0, Math.ceil(count / 2), rows, cols, false);
     },
     async shiftSum(shifts, factor) {
       const acc = new Float64Array(2 * hw * factor * factor);
@@ -48,11 +48,13 @@ export function createCpuBackend(input: CpuBackendInput): TcbfBackend {
     },
     async correlate(spectrum, expected, radius) {
       const out = new Float64Array(4 * count);
+      // Packed pairs: IFFT(Z F) = c_2p + i c_2p+1 (docs/tcbf.md).
       const batch = 64;
       for (let first = 0; first < count; first += batch) {
         const n = Math.min(batch, count - first);
-        const corr = spectrumProduct(spectra, first * hw, n, spectrum, hw);
-        fft2dBatch(corr, 0, n, rows, cols, true);
+        const slots = Math.ceil(n / 2);
+        const corr = spectrumProduct(spectra, (first / 2) * hw, slots, spectrum, hw);
+        fft2dBatch(corr, 0, slots, rows, cols, true);
         out.set(
           tcbfPeak(corr, n, rows, cols, expected.subarray(2 * first, 2 * (first + n)), radius),
           4 * first,

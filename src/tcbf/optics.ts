@@ -165,7 +165,7 @@ export function compileW(coefficients: Coefficients, maxOrder = 5): (ar: number,
   const sm = new Float64Array(7);
   const an = new Float64Array(7);
   return (ar, ac) => {
-    const alpha = Math.hypot(ar, ac);
+    const alpha = Math.sqrt(ar * ar + ac * ac);
     if (alpha === 0) return 0;
     const c = ar / alpha;
     const s = ac / alpha;

@@ -186,16 +186,19 @@ export async function runTcbf(
   const identity = new Float64Array(2 * fr * fc);
   const flip = new Float64Array(2 * fr * fc);
   const evenW = compileW(evenPart(fit.coefficients));
-  for (let r = 0; r < fr; r++) {
+  // W_even(-alpha) = W_even(alpha): evaluate half the grid and mirror.
+  for (let r = 0; r <= fr / 2; r++) {
     const qr = (r < fr / 2 ? r : r - fr) / (rows * step);
+    const mr = (fr - r) % fr;
     for (let c = 0; c < fc; c++) {
       const qc = (c < fc / 2 ? c : c - fc) / (cols * step);
-      const Q = r * fc + c;
-      identity[2 * Q] = 1;
       // chi = 2 pi W(lambda q) / lambda.
-      flip[2 * Q] = Math.sign(Math.sin(((2 * Math.PI) / lambda) * evenW(lambda * qr, lambda * qc)));
+      const sign = Math.sign(Math.sin(((2 * Math.PI) / lambda) * evenW(lambda * qr, lambda * qc)));
+      flip[2 * (r * fc + c)] = sign;
+      flip[2 * (mr * fc + ((fc - c) % fc))] = sign;
     }
   }
+  for (let Q = 0; Q < fr * fc; Q++) identity[2 * Q] = 1;
   trace('filters');
   const [tcbfFull, flipFull] = await backend.reconstruct(model, factor, [identity, flip]);
   trace('reconstruct');

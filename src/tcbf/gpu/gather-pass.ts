@@ -19,7 +19,7 @@ export interface GatherRun {
   /** Images [listStart, listStart + count) of the bright-field list. */
   listStart: number;
   count: number;
-  /** Spectra buffer and the list index of its first image. */
+  /** Spectra buffer and the list index of its first image (even: buffers hold whole slots). */
   out: GPUBuffer;
   outFirst: number;
 }
@@ -33,6 +33,8 @@ export interface GatherShared {
   scanCols: number;
   rows: number;
   cols: number;
+  /** Images in the whole list. */
+  total: number;
 }
 
 export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
@@ -69,6 +71,7 @@ export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
           rows: shared.rows,
           cols: shared.cols,
           out_first: run.outFirst,
+          list_total: shared.total,
         }),
       );
     },

@@ -121,7 +121,9 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
     async prepare() {
       // Allocated once; a repeated prepare rebuilds the spectra in place.
       if (!spectra.length)
-        spectra = plan.spectraImages.map((n, sb) => buffer(`tcbf spectra ${sb}`, n * plan.imageBytes));
+        spectra = plan.spectraImages.map((n, sb) =>
+          buffer(`tcbf spectra ${sb}`, Math.ceil(n / 2) * plan.imageBytes),
+        );
       const shared = {
         pixels: upload('tcbf pixels', Uint32Array.from(pixels)),
         invMean: upload('tcbf inverse means', Float32Array.from(input.invMean)),
@@ -130,6 +132,7 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
         scanCols: grid.scanCols,
         rows,
         cols,
+        total: count,
       };
       submit((encoder) => {
         const params: GPUBuffer[] = [];
@@ -159,7 +162,9 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
           start = end;
         }
         spectra.forEach((s, sb) => {
-          params.push(...fft.encode2d(encoder, s, 0, plan.spectraImages[sb], rows, cols, false));
+          params.push(
+            ...fft.encode2d(encoder, s, 0, Math.ceil(plan.spectraImages[sb] / 2), rows, cols, false),
+          );
         });
         return params;
       });
@@ -183,9 +188,11 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
         spectra.forEach((s, sb) => {
           const images = plan.spectraImages[sb];
           for (let local = 0; local < images; local += plan.batch) {
+            // Packed pairs: IFFT(Z F) = c_2p + i c_2p+1, so the product and the FFT run on slots.
             const n = Math.min(plan.batch, images - local);
-            params.push(product.encode(encoder, s, local * hw, n, hw, factorBuffer, scratch));
-            params.push(...fft.encode2d(encoder, scratch, 0, n, rows, cols, true));
+            const slots = Math.ceil(n / 2);
+            params.push(product.encode(encoder, s, (local / 2) * hw, slots, hw, factorBuffer, scratch));
+            params.push(...fft.encode2d(encoder, scratch, 0, slots, rows, cols, true));
             params.push(
               peak.encode(
                 encoder,

@@ -120,7 +120,11 @@ describe('tcBF passes: GPU = CPU twin', () => {
       });
       const hw = rows * cols;
       const split = 6;
-      const outs = [ctx.storage(split * hw * 8), ctx.storage((pixels.length - split) * hw * 8)];
+      // The second buffer starts dirty: the unpaired last image must zero its partner.
+      const outs = [
+        ctx.storage((split / 2) * hw * 8),
+        ctx.upload(new Float32Array(Math.ceil((pixels.length - split) / 2) * hw * 2).fill(7)),
+      ];
       const shared = {
         pixels: ctx.upload(pixels),
         invMean: ctx.upload(invMean),
@@ -129,6 +133,7 @@ describe('tcBF passes: GPU = CPU twin', () => {
         scanCols,
         rows,
         cols,
+        total: pixels.length,
       };
       const gather = createGatherPass(ctx.device, 2);
       await run(ctx, (e) => {
@@ -159,9 +164,10 @@ describe('tcBF passes: GPU = CPU twin', () => {
         }
         return params;
       });
-      const got = new Float32Array(2 * pixels.length * hw);
+      const got = new Float32Array(2 * Math.ceil(pixels.length / 2) * hw);
       got.set(await ctx.readBack(outs[0], Float32Array), 0);
-      got.set(await ctx.readBack(outs[1], Float32Array), 2 * split * hw);
+      got.set(await ctx.readBack(outs[1], Float32Array), split * hw);
+      expect(got.length).toBe(expected.length);
       for (let i = 0; i < got.length; i++) {
         expect(Math.abs(got[i] - expected[i])).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(expected[i])));
       }
@@ -188,7 +194,8 @@ describe('tcBF passes: GPU = CPU twin', () => {
     const hw = rows * cols;
     const count = 6;
     const next = rng(21);
-    const corr = new Float32Array(2 * count * hw);
+    // Packed pairs: image j is the real (j even) or imaginary (j odd) part of slot j / 2.
+    const corr = new Float32Array(2 * (count / 2) * hw);
     const centres = [
       [3.3, -2.6],
       [-15.2, 7.4],
@@ -205,7 +212,7 @@ describe('tcBF passes: GPU = CPU twin', () => {
             const dc = ((((c - pc) % cols) + cols + cols / 2) % cols) - cols / 2;
             v = Math.exp(-(dr * dr + dc * dc) / 4) + (next() % 1000) * 1e-6;
           } else if (j === 5) v = (r * cols + c) % 3 === 0 ? 1 : 0; // ties everywhere: lowest index wins
-          corr[2 * (j * hw + r * cols + c)] = v;
+          corr[2 * ((j >> 1) * hw + r * cols + c) + (j & 1)] = v;
         }
       }
     }
@@ -243,13 +250,13 @@ describe('tcBF passes: GPU = CPU twin', () => {
   });
 
   withGpu(
-    'shift-sum: shifts up to 40 px, factors 1 and 2, two buffers added, within 1e-5 of the term sum',
+    'shift-sum: packed pairs, shifts up to 40 px, factors 1 and 2, two buffers, within 1e-5 of the term sum',
     async (ctx) => {
       const rows = 16;
       const cols = 32;
       const hw = rows * cols;
       const count = 9;
-      const spectra = randomComplex(count * hw, 8);
+      const spectra = randomComplex(Math.ceil(count / 2) * hw, 8);
       const next = rng(9);
       const shifts = new Float32Array(4 * count);
       for (let j = 0; j < count; j++) {
@@ -259,9 +266,9 @@ describe('tcBF passes: GPU = CPU twin', () => {
         );
       }
       const pass = createShiftSumPass(ctx.device);
-      const split = 5;
-      const a = ctx.upload(spectra.subarray(0, 2 * split * hw));
-      const b = ctx.upload(spectra.subarray(2 * split * hw));
+      const split = 4;
+      const a = ctx.upload(spectra.subarray(0, split * hw));
+      const b = ctx.upload(spectra.subarray(split * hw));
       const shiftBuffer = ctx.upload(shifts);
       let termSum = 0;
       for (let j = 0; j < count; j++) termSum += shifts[4 * j + 2] * 1.5;

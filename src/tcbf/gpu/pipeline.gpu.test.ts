@@ -52,11 +52,12 @@ describe('tcBF pipeline on WebGPU', () => {
             pixels: bf.pixels,
             invMean: bf.invMean,
             grid,
-            bufferBytesLimit: 40 * 32 * 32 * 8,
-            scratchBytes: 16 * 32 * 32 * 8,
+            bufferBytesLimit: 20 * 32 * 32 * 8,
+            scratchBytes: 8 * 32 * 32 * 8,
           });
           expect(backend.plan.spectraImages).toEqual([40, 40, 21]);
           expect(backend.plan.batch).toBe(16);
+          expect(backend.plan.spectraBytes).toBe((20 + 20 + 11) * 32 * 32 * 8);
           try {
             results.push(await runTcbf(backend, bf, { rows: 32, cols: 32 }, options));
           } finally {
@@ -123,7 +124,7 @@ describe('tcBF pipeline on WebGPU', () => {
           pixels: bf.pixels,
           invMean: bf.invMean,
           grid,
-          budgetBytes: 2 ** 20,
+          budgetBytes: 2 ** 18,
         });
         expect.unreachable();
       } catch (e) {
@@ -142,8 +143,8 @@ describe('tcBF pipeline on WebGPU', () => {
       maxBindingBytes: 2 ** 31 - 4,
       maxBufferBytes: 2 ** 40,
     });
-    expect(plan.imagesPerBuffer).toBe(1023);
-    expect(plan.spectraImages.length).toBe(8);
-    expect(plan.spectraBytes).toBe(7644 * 2 ** 21);
+    expect(plan.imagesPerBuffer).toBe(2046);
+    expect(plan.spectraImages).toEqual([2046, 2046, 2046, 1506]);
+    expect(plan.spectraBytes).toBe(3822 * 2 ** 21);
   });
 });

@@ -1,7 +1,8 @@
 /**
  * The tcBF memory plan, computed before any allocation (as src/gpu/load-plan.ts does for the load): the spectra
- * of all bright-field images (complex float32, rows x cols each) in as few buffers as the binding limit allows,
- * a correlation scratch of `batch` images, the upsampled accumulators, and small per-image tables.
+ * of all bright-field images, packed two real images per complex float32 slot of rows x cols (docs/tcbf.md), in
+ * as few buffers as the binding limit allows, a correlation scratch of `batch` images, the upsampled
+ * accumulators, and small per-image tables.
  */
 import { StemflowError } from '../../errors.ts';
 
@@ -22,12 +23,14 @@ export interface TcbfPlanRequest {
 }
 
 export interface TcbfPlan {
+  /** Bytes of one complex slot (two images). */
   imageBytes: number;
+  /** Even. */
   imagesPerBuffer: number;
   /** Images in each spectra buffer. */
   spectraImages: number[];
   spectraBytes: number;
-  /** Images per correlation batch. */
+  /** Images per correlation batch (even). */
   batch: number;
   scratchBytes: number;
   /** Accumulator plus one output per filter, at the largest factor. */
@@ -40,8 +43,9 @@ export function planTcbf(req: TcbfPlanRequest): TcbfPlan {
   const { count, rows, cols, factor } = req;
   const imageBytes = rows * cols * 8;
   const limit = Math.min(req.maxBindingBytes, req.maxBufferBytes);
-  const imagesPerBuffer = Math.floor(limit / imageBytes);
-  if (imagesPerBuffer < 1) {
+  const slotsPerBuffer = Math.floor(limit / imageBytes);
+  const imagesPerBuffer = 2 * slotsPerBuffer;
+  if (slotsPerBuffer < 1) {
     throw new StemflowError(
       'budget',
       `One ${rows} x ${cols} complex image needs ${imageBytes} bytes; this GPU binds at most ${limit} bytes.`,
@@ -54,12 +58,13 @@ export function planTcbf(req: TcbfPlanRequest): TcbfPlan {
   const spectraImages: number[] = [];
   for (let first = 0; first < count; first += imagesPerBuffer)
     spectraImages.push(Math.min(imagesPerBuffer, count - first));
-  const spectraBytes = count * imageBytes;
-  const batch = Math.max(
+  const spectraBytes = spectraImages.reduce((sum, n) => sum + Math.ceil(n / 2) * imageBytes, 0);
+  const batchSlots = Math.max(
     1,
-    Math.min(count, imagesPerBuffer, Math.floor((req.scratchBytes ?? 2 ** 28) / imageBytes)),
+    Math.min(Math.ceil(count / 2), slotsPerBuffer, Math.floor((req.scratchBytes ?? 2 ** 28) / imageBytes)),
   );
-  const scratchBytes = batch * imageBytes;
+  const batch = 2 * batchSlots;
+  const scratchBytes = batchSlots * imageBytes;
   const fineBytes = fine * (1 + (req.filters ?? 2)) + fine;
   const tableBytes = count * (4 + 4 + 16 + 8 + 16) + 4 * (rows + cols) + imageBytes;
   const totalBytes = spectraBytes + scratchBytes + fineBytes + tableBytes;

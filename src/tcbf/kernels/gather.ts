@@ -1,8 +1,10 @@
 /**
  * CPU twin of src/shaders/tcbf-gather.wgsl: the normalised virtual image of each listed bright-field pixel,
- * read from the resident detector-major rows, as a complex image (imaginary part 0) on a rows x cols grid
- * (a power of two in each direction, at least the scan): value = (count x invMean - 1) x taperRow[r] x
- * taperCol[c] for r < scanRows, c < scanCols, and 0 in the padding (taper entries there are 0).
+ * read from the resident detector-major rows, on a rows x cols grid (a power of two in each direction, at least
+ * the scan): value = (count x invMean - 1) x taperRow[r] x taperCol[c] for r < scanRows, c < scanCols, and 0 in
+ * the padding (taper entries there are 0). Images are packed in pairs: image 2p is the real part and image
+ * 2p + 1 the imaginary part of complex slot p (0 when the count is odd), so one complex FFT transforms two
+ * real images (docs/tcbf.md, "Packed pairs").
  */
 import type { ResidentLayout } from '../../gpu/resident-layout.ts';
 
@@ -38,13 +40,14 @@ export function residentValue(
 export function tcbfGather(job: GatherJob): Float64Array {
   const { rows, cols, scanRows, scanCols } = job;
   const hw = rows * cols;
-  const out = new Float64Array(2 * job.pixels.length * hw);
+  const out = new Float64Array(2 * Math.ceil(job.pixels.length / 2) * hw);
   for (let j = 0; j < job.pixels.length; j++) {
     const p = job.pixels[j];
     for (let r = 0; r < scanRows; r++) {
       for (let c = 0; c < scanCols; c++) {
         const count = residentValue(job.layout, job.resident, p, r * scanCols + c);
-        out[2 * (j * hw + r * cols + c)] = (count * job.invMean[j] - 1) * job.taperRow[r] * job.taperCol[c];
+        out[2 * ((j >> 1) * hw + r * cols + c) + (j & 1)] =
+          (count * job.invMean[j] - 1) * job.taperRow[r] * job.taperCol[c];
       }
     }
   }

@@ -1,5 +1,6 @@
 /**
- * CPU twin of src/shaders/tcbf-peak.wgsl: per correlation image (real part of a complex rows x cols image),
+ * CPU twin of src/shaders/tcbf-peak.wgsl: per correlation image (image j is the real part of complex slot
+ * j >> 1 when j is even, its imaginary part when odd: packed pairs, docs/tcbf.md),
  * the maximum within a box of +-radius px (wrapped) around the expected peak (rounded), ties to the lowest
  * index; then a three-point parabola along each axis (wrapped neighbours). Output per image: (row, col)
  * sub-pixel peak position as a signed offset in (-rows/2, rows/2], the peak value, and 1 (found) or 0 (the
@@ -20,7 +21,8 @@ export function tcbfPeak(
   const rr = Math.min(radius, Math.floor((rows - 1) / 2));
   const rc = Math.min(radius, Math.floor((cols - 1) / 2));
   for (let j = 0; j < count; j++) {
-    const base = j * hw;
+    const base = (j >> 1) * hw;
+    const part = j & 1;
     const er = Math.round(expected[2 * j]);
     const ec = Math.round(expected[2 * j + 1]);
     let best = Number.NEGATIVE_INFINITY;
@@ -28,7 +30,7 @@ export function tcbfPeak(
     for (let dr = -rr; dr <= rr; dr++) {
       for (let dc = -rc; dc <= rc; dc++) {
         const idx = wrap(er + dr, rows) * cols + wrap(ec + dc, cols);
-        const v = corr[2 * (base + idx)];
+        const v = corr[2 * (base + idx) + part];
         if (v > best || (v === best && idx < bestIndex)) {
           best = v;
           bestIndex = idx;
@@ -37,7 +39,7 @@ export function tcbfPeak(
     }
     const r = Math.floor(bestIndex / cols);
     const c = bestIndex % cols;
-    const at = (y: number, x: number) => corr[2 * (base + wrap(y, rows) * cols + wrap(x, cols))];
+    const at = (y: number, x: number) => corr[2 * (base + wrap(y, rows) * cols + wrap(x, cols)) + part];
     const dr = parabola(at(r - 1, c), best, at(r + 1, c));
     const dc = parabola(at(r, c - 1), best, at(r, c + 1));
     out[4 * j] = signed(r, rows) + (dr ?? 0);
