@@ -10,6 +10,7 @@ import fft from '../shaders/fft.wgsl?raw';
 import residentVirtualImage from '../shaders/resident-virtual-image.wgsl?raw';
 import tcbfGather from '../shaders/tcbf-gather.wgsl?raw';
 import tcbfPeak from '../shaders/tcbf-peak.wgsl?raw';
+import tcbfPhaseFlip from '../shaders/tcbf-phase-flip.wgsl?raw';
 import tcbfShiftSum from '../shaders/tcbf-shift-sum.wgsl?raw';
 import tcbfSpectrumProduct from '../shaders/tcbf-spectrum-product.wgsl?raw';
 import virtualDetector from '../shaders/virtual-detector.wgsl?raw';
@@ -23,6 +24,7 @@ export const shaderSource = {
   fft,
   'tcbf-gather': tcbfGather,
   'tcbf-peak': tcbfPeak,
+  'tcbf-phase-flip': tcbfPhaseFlip,
   'tcbf-shift-sum': tcbfShiftSum,
   'tcbf-spectrum-product': tcbfSpectrumProduct,
 } as const;

@@ -1,10 +1,11 @@
 // tcBF: the normalised virtual image of each listed bright-field pixel from the resident detector-major rows,
-// as a complex image (imaginary 0) on the rows x cols FFT grid: (count x inv_mean - 1) x taper_row x taper_col
-// inside the scan, 0 in the padding. CPU twin: src/tcbf/kernels/gather.ts. Layout: src/gpu/resident-layout.ts.
+// on the rows x cols FFT grid: (count x inv_mean - 1) x taper_row x taper_col inside the scan, 0 in the
+// padding. Packed pairs: local image i = image - out_first is the real (i even) or imaginary (i odd) part of
+// complex slot i / 2 of `out`; an even image without a partner (odd list_total) also zeroes the imaginary part.
+// CPU twin: src/tcbf/kernels/gather.ts. Layout: src/gpu/resident-layout.ts.
 //
 // One thread per output element; thread t of [thread_first, thread_end) is image list_start + t / (rows cols),
-// element t % (rows cols). One dispatch per (resident buffer, spectra buffer) pair; images are written at
-// (image - out_first) x rows x cols of `out`.
+// element t % (rows cols). One dispatch per run of images sharing a resident buffer and a spectra buffer.
 
 override ELEM_BYTES: u32 = 2u;
 override WORKGROUP_SIZE: u32 = 256u;
@@ -17,7 +18,9 @@ struct Params {
   scan_cols: u32,
   rows: u32,
   cols: u32,
+  // Even: the list index of the spectra buffer's first image.
   out_first: u32,
+  list_total: u32,
   thread_first: u32,
   thread_end: u32,
 }
@@ -28,7 +31,8 @@ struct Params {
 @group(0) @binding(3) var<storage, read> inv_mean: array<f32>;
 // taper_row (rows values) then taper_col (cols values).
 @group(0) @binding(4) var<storage, read> taper: array<f32>;
-@group(0) @binding(5) var<storage, read_write> out: array<vec2<f32>>;
+// Complex slots as float pairs (re, im).
+@group(0) @binding(5) var<storage, read_write> out: array<f32>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -53,5 +57,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     }
     value = (f32(count) * inv_mean[image] - 1.0) * taper[r] * taper[params.rows + c];
   }
-  out[(image - params.out_first) * hw + e] = vec2<f32>(value, 0.0);
+  let local = image - params.out_first;
+  let at = 2u * ((local >> 1u) * hw + e);
+  out[at + (local & 1u)] = value;
+  if ((local & 1u) == 0u && image + 1u == params.list_total) {
+    out[at + 1u] = 0.0;
+  }
 }

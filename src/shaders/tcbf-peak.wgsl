@@ -1,4 +1,5 @@
-// tcBF: the cross-correlation peak of each image (real part of a complex rows x cols image): the maximum in a
+// tcBF: the cross-correlation peak of each image (packed pairs: image j is the real part of complex slot j / 2
+// when j is even, its imaginary part when odd; the pair's correlations come from one inverse FFT): the maximum in a
 // box of +-radius (wrapped) around the expected position rounded (floor(x + 0.5)), ties to the lowest index,
 // then a three-point parabola per axis. Output (row, col, value, found) per image; row/col are signed offsets
 // in (-rows/2, rows/2]. One workgroup per image. CPU twin: src/tcbf/kernels/peak.ts.
@@ -16,7 +17,8 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> corr: array<vec2<f32>>;
+// Complex slots as float pairs (re, im).
+@group(0) @binding(1) var<storage, read> corr: array<f32>;
 @group(0) @binding(2) var<storage, read> expected: array<vec2<f32>>;
 @group(0) @binding(3) var<storage, read_write> peaks: array<vec4<f32>>;
 
@@ -48,7 +50,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
   let j = wid.x;
   let hw = params.rows * params.cols;
-  let base = j * hw;
+  // Float index of element 0 of this image's part.
+  let base = 2u * (j >> 1u) * hw + (j & 1u);
   let e = expected[params.image_first + j];
   let er = i32(floor(e.x + 0.5));
   let ec = i32(floor(e.y + 0.5));
@@ -60,7 +63,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let dr = i32(k / width) - i32(params.radius_rows);
     let dc = i32(k % width) - i32(params.radius_cols);
     let idx = wrap(er + dr, params.rows) * params.cols + wrap(ec + dc, params.cols);
-    let v = corr[base + idx].x;
+    let v = corr[base + 2u * idx];
     if (better(v, idx, bv, bi)) {
       bv = v;
       bi = idx;
@@ -83,16 +86,15 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let i = best_index[0];
   let r = i32(i / params.cols);
   let c = i32(i % params.cols);
-  let at = base;
   let pr = parabola(
-    corr[at + wrap(r - 1, params.rows) * params.cols + u32(c)].x,
+    corr[base + 2u * (wrap(r - 1, params.rows) * params.cols + u32(c))],
     b,
-    corr[at + wrap(r + 1, params.rows) * params.cols + u32(c)].x,
+    corr[base + 2u * (wrap(r + 1, params.rows) * params.cols + u32(c))],
   );
   let pc = parabola(
-    corr[at + u32(r) * params.cols + wrap(c - 1, params.cols)].x,
+    corr[base + 2u * (u32(r) * params.cols + wrap(c - 1, params.cols))],
     b,
-    corr[at + u32(r) * params.cols + wrap(c + 1, params.cols)].x,
+    corr[base + 2u * (u32(r) * params.cols + wrap(c + 1, params.cols))],
   );
   let sr = select(r, r - i32(params.rows), r > i32(params.rows / 2u));
   let sc = select(c, c - i32(params.cols), c > i32(params.cols / 2u));

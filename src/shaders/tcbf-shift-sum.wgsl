@@ -2,13 +2,15 @@
 // fr x fc grid (signed Qs), q = Q mod (rows, cols):
 //   acc(Q) (+)= sum_j w_j S_j(q) exp(-2 pi i phi_j),  phi_j = fract(fract(Qs_r s_r / rows) + fract(Qs_c s_c / cols))
 // with (s_r, s_c, w_j) from `shifts` (scan px). Each cycle term is reduced modulo 1 before the multiplication by
-// 2 pi, so large shifts keep float32 phase precision. One thread per Q; one dispatch per spectra buffer,
+// 2 pi, so large shifts keep float32 phase precision. Spectra are packed pairs: slot p holds Z = S_2p + i S_2p+1,
+// so with Zm = Z(-q): S_2p = (Z + conj Zm) / 2, S_2p+1 = (Z - conj Zm) / 2i. One thread per Q; one dispatch per spectra buffer,
 // adding into `acc` in a fixed order (no atomics: bit-identical repeats). CPU twin: src/tcbf/kernels/shift-sum.ts.
 
 override WORKGROUP_SIZE: u32 = 256u;
 
 struct Params {
-  // Images [0, image_count) of the bound spectra buffer; their shifts start at shift_first.
+  // Images [0, image_count) of the bound spectra buffer (slots [0, ceil(image_count / 2))); their shifts start
+  // at shift_first.
   image_count: u32,
   shift_first: u32,
   rows: u32,
@@ -58,6 +60,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let sr = f32(select(i32(qr), i32(qr) - i32(params.fine_rows), qr >= params.fine_rows / 2u));
   let sc = f32(select(i32(qc), i32(qc) - i32(params.fine_cols), qc >= params.fine_cols / 2u));
   let src = (qr % params.rows) * params.cols + (qc % params.cols);
+  let mirror = ((params.rows - qr % params.rows) % params.rows) * params.cols +
+    ((params.cols - qc % params.cols) % params.cols);
   let hw = params.rows * params.cols;
   var sum = select(acc[q], vec2<f32>(0.0, 0.0), params.clear != 0u);
   for (var j = 0u; j < params.image_count; j++) {
@@ -69,7 +73,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     let cs = cos_sin_turns(phi);
     let c = cs.x;
     let n = -cs.y;
-    let a = spectra[j * hw + src];
+    let z = spectra[(j >> 1u) * hw + src];
+    let m = spectra[(j >> 1u) * hw + mirror];
+    let a = select(0.5 * vec2<f32>(z.x + m.x, z.y - m.y), 0.5 * vec2<f32>(z.y + m.y, m.x - z.x), (j & 1u) == 1u);
     sum += s.z * vec2<f32>(a.x * c - a.y * n, a.x * n + a.y * c);
   }
   acc[q] = sum;

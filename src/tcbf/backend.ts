@@ -3,6 +3,8 @@
  * twins (`cpu-backend.ts`, float64) and WebGPU (`gpu/gpu-backend.ts`, float32). Spectra stay with the backend;
  * only small results (one reference spectrum, peaks, final images) cross to the host.
  */
+import type { PhaseFlipSpec } from './kernels/phase-flip.ts';
+
 export interface TcbfBackend {
   /** Bright-field images. */
   readonly count: number;
@@ -22,14 +24,14 @@ export interface TcbfBackend {
    */
   correlate(spectrum: Float64Array, expected: Float32Array, radius: number): Promise<Float64Array>;
   /**
-   * The shift-sum at `factor`, multiplied by each filter (complex, on the upsampled grid) and inverse
-   * transformed: one real image per filter, (factor rows) x (factor cols).
+   * The shift-sum at `factor` inverse transformed (the tcBF image) and, phase-flipped (phase-flip twin), the
+   * phase-flip image: two real images of (factor rows) x (factor cols).
    */
   reconstruct(
     shifts: Float32Array,
     factor: number,
-    filters: readonly Float64Array[],
-  ): Promise<Float64Array[]>;
+    flip: PhaseFlipSpec,
+  ): Promise<[Float64Array, Float64Array]>;
   /** Resolves when all recorded work is done (the pipeline waits once per stage, so stage times are honest). */
   flush(): Promise<void>;
   dispose(): void;

@@ -5,6 +5,7 @@ import type { TcbfGrid } from './grid.ts';
 import { fft2dBatch } from './kernels/fft.ts';
 import { tcbfGather } from './kernels/gather.ts';
 import { tcbfPeak } from './kernels/peak.ts';
+import { phaseFlip } from './kernels/phase-flip.ts';
 import { shiftSum } from './kernels/shift-sum.ts';
 import { spectrumProduct } from './kernels/spectrum-product.ts';
 
@@ -62,15 +63,15 @@ export function createCpuBackend(input: CpuBackendInput): TcbfBackend {
       }
       return out;
     },
-    async reconstruct(shifts, factor, filters) {
+    async reconstruct(shifts, factor, flip) {
       const acc = await this.shiftSum(shifts, factor);
       const fr = rows * factor;
       const fc = cols * factor;
-      return filters.map((filter) => {
-        const image = spectrumProduct(acc, 0, 1, filter, fr * fc);
+      const flipped = phaseFlip(acc, fr, fc, flip);
+      return [acc, flipped].map((image) => {
         fft2dBatch(image, 0, 1, fr, fc, true);
         return Float64Array.from({ length: fr * fc }, (_, i) => image[2 * i]);
-      });
+      }) as [Float64Array, Float64Array];
     },
     async flush() {},
     dispose() {

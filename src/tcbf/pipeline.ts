@@ -9,8 +9,8 @@ import type { TcbfBackend } from './backend.ts';
 import type { BrightFieldPixels } from './bright-field.ts';
 import { type AberrationFit, fitAberrations, modelShift, type ShiftSamples, searchRotation } from './fit.ts';
 import { halfSetFrc, type RingCorrelation } from './frc.ts';
+import { phaseFlipTerms } from './kernels/phase-flip.ts';
 import { leastSquares } from './least-squares.ts';
-import { type Coefficients, compileW } from './optics.ts';
 
 export type TcbfStage = 'preparation' | 'initial fit' | 'fit to fifth order' | 'reconstruction';
 
@@ -56,11 +56,6 @@ export interface TcbfResult {
   frc: RingCorrelation;
   /** Milliseconds per stage. */
   timings: Record<TcbfStage, number>;
-}
-
-/** Even aberrations (n odd): their sin chi sets the tcBF transfer sign. */
-function evenPart(c: Coefficients): Coefficients {
-  return Object.fromEntries(Object.entries(c).filter(([name]) => Number(name[1]) % 2 === 1));
 }
 
 export async function runTcbf(
@@ -183,24 +178,14 @@ export async function runTcbf(
   }
   const fr = rows * factor;
   const fc = cols * factor;
-  const identity = new Float64Array(2 * fr * fc);
-  const flip = new Float64Array(2 * fr * fc);
-  const evenW = compileW(evenPart(fit.coefficients));
-  // W_even(-alpha) = W_even(alpha): evaluate half the grid and mirror.
-  for (let r = 0; r <= fr / 2; r++) {
-    const qr = (r < fr / 2 ? r : r - fr) / (rows * step);
-    const mr = (fr - r) % fr;
-    for (let c = 0; c < fc; c++) {
-      const qc = (c < fc / 2 ? c : c - fc) / (cols * step);
-      // chi = 2 pi W(lambda q) / lambda.
-      const sign = Math.sign(Math.sin(((2 * Math.PI) / lambda) * evenW(lambda * qr, lambda * qc)));
-      flip[2 * (r * fc + c)] = sign;
-      flip[2 * (mr * fc + ((fc - c) % fc))] = sign;
-    }
-  }
-  for (let Q = 0; Q < fr * fc; Q++) identity[2 * Q] = 1;
+  const flip = {
+    terms: phaseFlipTerms(fit.coefficients),
+    lambda,
+    extentRows: rows * step,
+    extentCols: cols * step,
+  };
   trace('filters');
-  const [tcbfFull, flipFull] = await backend.reconstruct(model, factor, [identity, flip]);
+  const [tcbfFull, flipFull] = await backend.reconstruct(model, factor, flip);
   trace('reconstruct');
   const [a, b] = [await backend.shiftSum(halves[0], 1), await backend.shiftSum(halves[1], 1)];
   const frc = halfSetFrc(a, b, rows, cols, step);

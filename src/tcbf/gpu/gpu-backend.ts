@@ -11,6 +11,7 @@ import type { TcbfGrid } from '../grid.ts';
 import { createFftPass } from './fft-pass.ts';
 import { createGatherPass } from './gather-pass.ts';
 import { createPeakPass } from './peak-pass.ts';
+import { createPhaseFlipPass } from './phase-flip-pass.ts';
 import { planTcbf, type TcbfPlan } from './plan.ts';
 import { createShiftSumPass } from './shift-sum-pass.ts';
 import { createSpectrumProductPass } from './spectrum-product-pass.ts';
@@ -75,6 +76,7 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
   const product = createSpectrumProductPass(device);
   const peak = createPeakPass(device);
   const shiftSumPass = createShiftSumPass(device);
+  const phaseFlipPass = createPhaseFlipPass(device);
   let spectra: GPUBuffer[] = [];
   const firstOf = (sb: number) => sb * plan.imagesPerBuffer;
   const shiftsBuffer = buffer('tcbf shifts', 16 * count);
@@ -213,30 +215,34 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
       const bytes = await readBuffer(device, peaksBuffer, 0, 16 * count);
       return Float64Array.from(new Float32Array(bytes.buffer, 0, 4 * count));
     },
-    async reconstruct(shifts, factor, filters) {
+    async reconstruct(shifts, factor, flip) {
       const fr = rows * factor;
       const fc = cols * factor;
       const fine = fr * fc * 8;
       const acc = buffer('tcbf reconstruction', fine);
-      const outputs = filters.map((_, i) => buffer(`tcbf image ${i}`, fine));
-      const filterBuffers = filters.map((f, i) => upload(`tcbf filter ${i}`, complex32(f)));
+      const flipped = buffer('tcbf phase flip', fine);
+      const terms = upload(
+        'tcbf phase-flip terms',
+        flip.terms.length ? Float32Array.from(flip.terms) : new Float32Array(4),
+      );
       try {
         submit((encoder) => {
           const params = encodeShiftSum(encoder, shifts, factor, acc);
-          outputs.forEach((out, i) => {
-            params.push(product.encode(encoder, acc, 0, 1, fr * fc, filterBuffers[i], out));
-            params.push(...fft.encode2d(encoder, out, 0, 1, fr, fc, true));
-          });
+          params.push(phaseFlipPass.encode(encoder, acc, terms, flipped, fr, fc, flip));
+          for (const image of [acc, flipped])
+            params.push(...fft.encode2d(encoder, image, 0, 1, fr, fc, true));
           return params;
         });
         const images: Float64Array[] = [];
-        for (const out of outputs) {
-          const values = new Float32Array((await readBuffer(device, out, 0, fine)).buffer, 0, 2 * fr * fc);
-          images.push(Float64Array.from({ length: fr * fc }, (_, i) => values[2 * i]));
+        for (const image of [acc, flipped]) {
+          const values = new Float32Array((await readBuffer(device, image, 0, fine)).buffer, 0, 2 * fr * fc);
+          const real = new Float64Array(fr * fc);
+          for (let i = 0; i < real.length; i++) real[i] = values[2 * i];
+          images.push(real);
         }
-        return images;
+        return images as [Float64Array, Float64Array];
       } finally {
-        for (const b of [acc, ...outputs, ...filterBuffers]) release(b);
+        for (const b of [acc, flipped, terms]) release(b);
       }
     },
     flush() {

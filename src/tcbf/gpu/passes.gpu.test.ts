@@ -10,11 +10,13 @@ import { residentFromScan } from '../../kernels/detector-transpose.ts';
 import { fft2dBatch, fftLines, rowPass } from '../kernels/fft.ts';
 import { edgeTaper, tcbfGather } from '../kernels/gather.ts';
 import { tcbfPeak } from '../kernels/peak.ts';
+import { phaseFlip, phaseFlipTerms, termsW } from '../kernels/phase-flip.ts';
 import { shiftSum } from '../kernels/shift-sum.ts';
 import { spectrumProduct } from '../kernels/spectrum-product.ts';
 import { createFftPass } from './fft-pass.ts';
 import { createGatherPass } from './gather-pass.ts';
 import { createPeakPass } from './peak-pass.ts';
+import { createPhaseFlipPass } from './phase-flip-pass.ts';
 import { createShiftSumPass } from './shift-sum-pass.ts';
 import { createSpectrumProductPass } from './spectrum-product-pass.ts';
 
@@ -291,6 +293,65 @@ describe('tcBF passes: GPU = CPU twin', () => {
         expect(outputs[1]).toEqual(outputs[0]);
         expect(maxDiff(outputs[0], want)).toBeLessThan(1e-5 * termSum);
       }
+    },
+  );
+
+  withGpu(
+    'phase flip: the same sign as the CPU away from zeros of sin chi, products within 1e-6',
+    async (ctx) => {
+      const fineRows = 64;
+      const fineCols = 128;
+      const spec = {
+        terms: phaseFlipTerms({
+          C10: 400,
+          C12a: 30,
+          C12b: -20,
+          C30: 2e5,
+          C32a: 5e3,
+          C34b: 4e3,
+          C50: 3e7,
+          C56a: 1e7,
+        }),
+        lambda: 0.019687,
+        extentRows: 32 * 0.8,
+        extentCols: 64 * 0.8,
+      };
+      const acc = randomComplex(fineRows * fineCols, 12);
+      const want = phaseFlip(Float64Array.from(acc), fineRows, fineCols, spec);
+      const out = ctx.storage(acc.byteLength);
+      const pass = createPhaseFlipPass(ctx.device);
+      const accBuffer = ctx.upload(acc);
+      const termsBuffer = ctx.upload(spec.terms);
+      const outputs: Float32Array[] = [];
+      for (let repeat = 0; repeat < 2; repeat++) {
+        await run(ctx, (e) => [pass.encode(e, accBuffer, termsBuffer, out, fineRows, fineCols, spec)]);
+        outputs.push(await ctx.readBack(out, Float32Array));
+      }
+      expect(outputs[1]).toEqual(outputs[0]);
+      let flips = 0;
+      let near = 0;
+      for (let r = 0; r < fineRows; r++) {
+        for (let c = 0; c < fineCols; c++) {
+          const Q = r * fineCols + c;
+          const qr = (r < fineRows / 2 ? r : r - fineRows) / spec.extentRows;
+          const qc = (c < fineCols / 2 ? c : c - fineCols) / spec.extentCols;
+          const t = termsW(spec.terms, spec.lambda * qr, spec.lambda * qc) / spec.lambda;
+          const f = t - Math.floor(t);
+          if (Math.min(f, Math.abs(f - 0.5), 1 - f) < 1e-4) {
+            near++;
+            continue;
+          }
+          if (want[2 * Q] !== 0 && Math.sign(want[2 * Q]) !== Math.sign(acc[2 * Q])) flips++;
+          for (const k of [0, 1]) {
+            expect(Math.abs(outputs[0][2 * Q + k] - want[2 * Q + k])).toBeLessThanOrEqual(
+              1e-6 * Math.abs(want[2 * Q + k]),
+            );
+          }
+        }
+      }
+      // The filter does flip a good part of the grid, and few points lie near a zero of sin chi.
+      expect(flips).toBeGreaterThan(1000);
+      expect(near).toBeLessThan(20);
     },
   );
 });
