@@ -184,7 +184,7 @@ export async function runTcbf(
     extentRows: rows * step,
     extentCols: cols * step,
   };
-  trace('filters');
+  trace('model shifts');
   const [tcbfFull, flipFull] = await backend.reconstruct(model, factor, flip);
   trace('reconstruct');
   const [a, b] = [await backend.shiftSum(halves[0], 1), await backend.shiftSum(halves[1], 1)];
