@@ -7,14 +7,7 @@
  */
 import { StemflowError } from '../errors.ts';
 import { conditionOf, leastSquares } from './least-squares.ts';
-import {
-  type Coefficients,
-  gradientBasis,
-  gradientRows,
-  type Parameter,
-  parameters,
-  toScanFrame,
-} from './optics.ts';
+import { type Coefficients, gradientRows, type Parameter, parameters, toScanFrame } from './optics.ts';
 
 export interface ShiftSamples {
   /** Detector-frame angles, rad. */
@@ -281,6 +274,10 @@ export function fitAberrations(samples: ShiftSamples, options: FitOptions = {}):
   };
 }
 
+const ALL_PARAMETERS = parameters(5);
+const basisRow = new Float64Array(ALL_PARAMETERS.length);
+const basisCol = new Float64Array(ALL_PARAMETERS.length);
+
 /** The model shift (Å, scan frame) at a detector angle. */
 export function modelShift(
   coefficients: Coefficients,
@@ -290,14 +287,14 @@ export function modelShift(
   transpose: boolean,
 ): [number, number] {
   const [ar, ac] = toScanFrame(alphaRow, alphaCol, rotation, transpose);
+  gradientRows(ALL_PARAMETERS, ar, ac, basisRow, basisCol);
   let sr = 0;
   let sc = 0;
-  for (const p of parameters(5)) {
-    const v = coefficients[p.name];
+  for (let j = 0; j < ALL_PARAMETERS.length; j++) {
+    const v = coefficients[ALL_PARAMETERS[j].name];
     if (!v) continue;
-    const [gr, gc] = gradientBasis(p, ar, ac);
-    sr += v * gr;
-    sc += v * gc;
+    sr += v * basisRow[j];
+    sc += v * basisCol[j];
   }
   return [sr, sc];
 }

@@ -151,6 +151,19 @@ describe('tcBF on a simulated weak phase object (300 kV, 15 mrad, 32 x 32 scan, 
     expect(result.fit.orders.map((o) => o.order)).toEqual([1, 2]);
   });
 
+  it('refuses invalid options with a typed error', async () => {
+    for (const bad of [
+      { step: 0 },
+      { lambda: Number.NaN },
+      { factor: 64 },
+      { factor: 1.5 },
+      { maxOrder: 6 },
+      { trials: 0 },
+    ]) {
+      await expect(run(base, 6, bad)).rejects.toSatisfy((e) => isStemflowError(e, 'invalid'));
+    }
+  });
+
   it('stops with an aborted error when cancelled', async () => {
     const controller = new AbortController();
     controller.abort();

@@ -9,6 +9,7 @@ import type { TcbfBackend } from './backend.ts';
 import type { BrightFieldPixels } from './bright-field.ts';
 import { type AberrationFit, fitAberrations, modelShift, type ShiftSamples, searchRotation } from './fit.ts';
 import { halfSetFrc, type RingCorrelation } from './frc.ts';
+import { MAX_FFT_LENGTH } from './grid.ts';
 import { phaseFlipTerms } from './kernels/phase-flip.ts';
 import { leastSquares } from './least-squares.ts';
 
@@ -71,6 +72,7 @@ export async function runTcbf(
   if (count !== bf.pixels.length)
     throw new StemflowError('mismatch', 'The backend holds other pixels than the selection.');
   const { rows, cols } = backend;
+  checkOptions(options, rows, cols);
   const timings = {} as Record<TcbfStage, number>;
   let clock = performance.now();
   let traceClock = clock;
@@ -214,6 +216,40 @@ export async function runTcbf(
   };
   stage('reconstruction');
   return result;
+}
+
+/** Refuses options that cannot give a meaningful result, with the reason. */
+function checkOptions(o: TcbfOptions, rows: number, cols: number): void {
+  const bad = (what: string) => {
+    throw new StemflowError('invalid', `tcBF: ${what}.`);
+  };
+  for (const [name, v] of [
+    ['the scan step (Å)', o.step],
+    ['the wavelength (Å)', o.lambda],
+    ['the convergence semi-angle (rad)', o.alpha0],
+    ['the low-pass fraction', o.lowpass ?? 0.5],
+    ['the seed fraction', o.seedFraction ?? 0.25],
+  ] as const) {
+    if (!(Number.isFinite(v) && v > 0)) bad(`${name} must be a positive number, not ${v}`);
+  }
+  const factor = o.factor ?? 2;
+  if (!Number.isInteger(factor) || factor < 1 || Math.max(rows, cols) * factor > MAX_FFT_LENGTH) {
+    bad(
+      `the upsampling factor must be an integer from 1 with ${Math.max(rows, cols)} x factor <= ${MAX_FFT_LENGTH}, not ${factor}`,
+    );
+  }
+  const order = o.maxOrder ?? 5;
+  if (!Number.isInteger(order) || order < 1 || order > 5) bad(`the fit order must be 1 to 5, not ${order}`);
+  const iterations = o.iterations ?? 2;
+  if (!Number.isInteger(iterations) || iterations < 0 || iterations > 20) {
+    bad(`the correlation rounds must be 0 to 20, not ${iterations}`);
+  }
+  const trials = o.trials ?? 200;
+  if (!Number.isInteger(trials) || trials < 1)
+    bad(`the rotation search needs at least one trial, not ${trials}`);
+  const radius = o.radius ?? 4;
+  if (!Number.isInteger(radius) || radius < 1)
+    bad(`the peak search radius must be a positive integer, not ${radius}`);
 }
 
 /** Signed spatial frequency (1/Å) of grid index Q on a rows x cols grid spanning extentR x extentC Å. */
