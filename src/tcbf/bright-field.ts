@@ -1,11 +1,13 @@
 /**
- * Bright-field pixel selection from the mean diffraction pattern (docs/tcbf.md, "Selection"): the disk is the
- * set of pixels at or above `threshold` x the maximum of the mean pattern; its centre is the intensity-weighted
- * centroid and its radius sqrt(area / pi). Selected: unflagged pixels within radius - margin of the centre.
- * Each selected pixel gets its detector angle (rad, detector frame) and 1 / its mean count, used to normalise
- * its virtual image.
+ * Bright-field pixel selection from the mean diffraction pattern (docs/tcbf.md, "Selection"): the disk is found
+ * on the 3x3 median of the pattern (an unflagged hot pixel cannot outshine it): pixels at or above `threshold` x
+ * its maximum; its centre is the intensity-weighted centroid and its radius sqrt(area / pi). Selected: pixels
+ * within radius - margin of the centre that are not flagged, hold counts, and are not hot (a sum above
+ * `hotFactor` x the disk level, the maximum of the median pattern). Each selected pixel gets its detector angle (rad, detector frame) and 1 / its
+ * mean count, used to normalise its virtual image.
  */
 import { StemflowError } from '../errors.ts';
+import { median3x3 } from '../products/detector-geometry.ts';
 
 export interface BrightFieldOptions {
   /** Fraction of the maximum of the mean pattern that belongs to the disk (default 0.5). */
@@ -18,6 +20,8 @@ export interface BrightFieldOptions {
   dTheta?: number;
   /** 1 for pixels flagged by the detector's pixel mask (left out). */
   flagged?: ArrayLike<number> | null;
+  /** Pixels whose sum exceeds hotFactor x the disk level (max of the 3x3 median) are left out (default 2). */
+  hotFactor?: number;
 }
 
 export interface BrightFieldPixels {
@@ -56,8 +60,10 @@ export function selectBrightField(
   if (!(alpha0 > 0))
     throw new StemflowError('invalid', `The convergence angle must be positive, not ${alpha0}.`);
   const value = Float64Array.from({ length: sums.length }, (_, i) => (flagged?.[i] ? 0 : Number(sums[i])));
+  const smooth = median3x3(value, detRows, detCols, flagged ?? undefined).values;
+  const hot = options.hotFactor ?? 2;
   let max = 0;
-  for (const v of value) max = Math.max(max, v);
+  for (const v of smooth) max = Math.max(max, v);
   if (max <= 0) throw new StemflowError('invalid', 'The mean diffraction pattern holds no counts.');
   let area = 0;
   let weight = 0;
@@ -65,7 +71,7 @@ export function selectBrightField(
   let sc = 0;
   for (let r = 0; r < detRows; r++) {
     for (let c = 0; c < detCols; c++) {
-      const v = value[r * detCols + c];
+      const v = smooth[r * detCols + c];
       if (v < threshold * max) continue;
       area++;
       weight += v;
@@ -82,7 +88,8 @@ export function selectBrightField(
   for (let r = 0; r < detRows; r++) {
     for (let c = 0; c < detCols; c++) {
       const i = r * detCols + c;
-      if (!flagged?.[i] && value[i] > 0 && Math.hypot(r - centreRow, c - centreCol) <= limit) chosen.push(i);
+      const usable = !flagged?.[i] && value[i] > 0 && value[i] <= hot * max;
+      if (usable && Math.hypot(r - centreRow, c - centreCol) <= limit) chosen.push(i);
     }
   }
   if (chosen.length < 8) {

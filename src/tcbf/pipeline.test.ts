@@ -69,6 +69,13 @@ describe('tcBF on a simulated weak phase object (300 kV, 15 mrad, 32 x 32 scan, 
     const masked = selectBrightField(base.sums, 64, 64, 1024, { alpha0: 0.015, margin: 6, flagged });
     expect(masked.pixels.length).toBe(100);
     expect(Array.from(masked.pixels)).not.toContain(32 * 64 + 32);
+    // An unflagged hot pixel neither moves the disk nor is selected.
+    const hot = Float64Array.from(base.sums);
+    hot[33 * 64 + 31] *= 50;
+    const withHot = selectBrightField(hot, 64, 64, 1024, { alpha0: 0.015, margin: 6 });
+    expect(withHot.pixels.length).toBe(100);
+    expect(Array.from(withHot.pixels)).not.toContain(33 * 64 + 31);
+    expect(Math.abs(withHot.centreRow - 32)).toBeLessThan(0.05);
   });
 
   it('recovers defocus, two-fold astigmatism and the rotation; phase flipping improves the image', async () => {
