@@ -33,6 +33,9 @@ Usage:
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
       count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4.
+  stemflow bench fit [--scan 512] [--det 192] [--radius 49.3] [--factor 2] [--repeat 3] [--json FILE]
+      tcBF with aberration fitting on a synthetic resident acquisition (~7,645 bright-field pixels): stages
+      timed separately, fitted aberrations checked against the truth.
 `;
 
 export async function main(argv: string[]): Promise<number> {
@@ -143,6 +146,28 @@ export async function main(argv: string[]): Promise<number> {
     }
     if (command === 'bench') {
       const [what, ...args] = rest;
+      if (what === 'fit') {
+        const fitArgs = parseArgs({
+          args,
+          options: {
+            scan: { type: 'string', default: '512' },
+            det: { type: 'string', default: '192' },
+            radius: { type: 'string', default: '49.3' },
+            factor: { type: 'string', default: '2' },
+            repeat: { type: 'string', default: '3' },
+            json: { type: 'string' },
+          },
+        }).values;
+        const { benchFit } = await import('./bench-fit');
+        return await benchFit({
+          scan: Number.parseInt(fitArgs.scan, 10),
+          det: Number.parseInt(fitArgs.det, 10),
+          radius: Number.parseFloat(fitArgs.radius),
+          factor: Number.parseInt(fitArgs.factor, 10),
+          repeat: Number.parseInt(fitArgs.repeat, 10),
+          json: fitArgs.json,
+        });
+      }
       const { values } = parseArgs({
         args,
         options: {
@@ -191,7 +216,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       if (what !== 'load')
         throw new TypeError(
-          `Unknown benchmark ${what ?? '(none)'}; try: stemflow bench load, convert or series`,
+          `Unknown benchmark ${what ?? '(none)'}; try: stemflow bench load, convert, series or fit`,
         );
       const { benchLoad } = await import('./bench');
       const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));

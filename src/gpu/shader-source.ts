@@ -6,11 +6,17 @@
 import bitunshuffle from '../shaders/bitunshuffle.wgsl?raw';
 import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
+import fft from '../shaders/fft.wgsl?raw';
 import residentVirtualImage from '../shaders/resident-virtual-image.wgsl?raw';
 import tansCompare from '../shaders/tans-compare.wgsl?raw';
 import tansEncode from '../shaders/tans-encode.wgsl?raw';
 import tansQuery from '../shaders/tans-query.wgsl?raw';
 import tansStats from '../shaders/tans-stats.wgsl?raw';
+import tcbfGather from '../shaders/tcbf-gather.wgsl?raw';
+import tcbfPeak from '../shaders/tcbf-peak.wgsl?raw';
+import tcbfPhaseFlip from '../shaders/tcbf-phase-flip.wgsl?raw';
+import tcbfShiftSum from '../shaders/tcbf-shift-sum.wgsl?raw';
+import tcbfSpectrumProduct from '../shaders/tcbf-spectrum-product.wgsl?raw';
 import virtualDetector from '../shaders/virtual-detector.wgsl?raw';
 
 export const shaderSource = {
@@ -23,6 +29,12 @@ export const shaderSource = {
   'tans-encode': tansEncode,
   'tans-stats': tansStats,
   'virtual-detector': virtualDetector,
+  fft,
+  'tcbf-gather': tcbfGather,
+  'tcbf-peak': tcbfPeak,
+  'tcbf-phase-flip': tcbfPhaseFlip,
+  'tcbf-shift-sum': tcbfShiftSum,
+  'tcbf-spectrum-product': tcbfSpectrumProduct,
 } as const;
 
 export type ShaderName = keyof typeof shaderSource;

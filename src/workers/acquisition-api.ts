@@ -2,6 +2,10 @@
  * The contract between the UI and the acquisition worker (comlink). The worker exposes an object of this
  * type; tests call the same functions directly. Typed arrays come back transferred.
  */
+import type { TcbfRequest, TcbfResponse } from '../tcbf/acquisition-tcbf';
+import type { TcbfStage } from '../tcbf/pipeline';
+
+export type { TcbfRequest, TcbfResponse, TcbfStage };
 export type SourceDtype = 'uint8' | 'uint16' | 'uint32';
 
 export interface Calibration {
@@ -105,4 +109,12 @@ export interface AcquisitionApi {
   com(mask: Uint8Array, centre: [number, number]): Promise<{ comX: Float64Array; comY: Float64Array }>;
   /** Releases the loaded acquisition. */
   close(): Promise<void>;
+  /**
+   * Tilt-corrected bright field with aberration fitting on the loaded counts (docs/tcbf.md): BF selection,
+   * shifts, the fit to fifth order, the tcBF and phase-flip images. `onProgress` reports each finished stage.
+   * Optional so that test doubles of the API need not implement it; the worker does.
+   */
+  tcbf?(request: TcbfRequest, onProgress?: (stage: TcbfStage) => void): Promise<TcbfResponse>;
+  /** Stops a running tcBF; it rejects with 'aborted'. */
+  cancelTcbf?(): Promise<void>;
 }

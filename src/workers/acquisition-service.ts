@@ -8,6 +8,8 @@ import { FrameStats, flaggedFromMask, unflaggedMask, virtualImage } from '../pro
 import { type AcquisitionSource, DTYPE_BYTES, type FrameArray, viewAs } from '../source/acquisition-source';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import type { InputFile } from '../source/input-file';
+import { type TcbfRequest, type TcbfResponse, tcbfOnFrames, tcbfOnGpu } from '../tcbf/acquisition-tcbf';
+import type { TcbfStage } from '../tcbf/pipeline';
 import type { AcquisitionSummary, LoadProgress, LoadResult } from './acquisition-api';
 
 /** Largest acquisition the CPU path keeps decoded in worker memory. */
@@ -51,6 +53,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
   let controller: AbortController | null = null;
   let context: Promise<GpuContext> | null = null;
   let preference: 'auto' | 'cpu' = 'auto';
+  let tcbfController: AbortController | null = null;
 
   function need(): AcquisitionSource {
     if (!source) throw new StemflowError('invalid', 'No acquisition is open.');
@@ -289,6 +292,36 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       }
       if (!frames) throw new StemflowError('invalid', 'The acquisition is not loaded yet.');
       return comSumsFromFrames(frames, rows, cols, effective, null);
+    },
+
+    /** tcBF with aberration fitting (src/tcbf): on the resident GPU counts, or on the decoded frames. */
+    async tcbf(request: TcbfRequest, onProgress?: (stage: TcbfStage) => void): Promise<TcbfResponse> {
+      const src = need();
+      tcbfController?.abort();
+      const ctrl = new AbortController();
+      tcbfController = ctrl;
+      const shape = { scan: src.summary.scan, detector: src.summary.detector };
+      if (gpuState) {
+        gpuState.ctx.throwIfFailed();
+        const { load } = gpuState;
+        return tcbfOnGpu(
+          gpuState.ctx.device,
+          load.plan.resident,
+          load.resident,
+          load.dpSums,
+          shape,
+          flagged,
+          request,
+          ctrl.signal,
+          onProgress,
+        );
+      }
+      if (!frames) throw new StemflowError('invalid', 'The acquisition is not loaded yet.');
+      return tcbfOnFrames(frames, shape, flagged, request, ctrl.signal, onProgress);
+    },
+
+    async cancelTcbf(): Promise<void> {
+      tcbfController?.abort();
     },
 
     async close(): Promise<void> {

@@ -34,6 +34,11 @@ export const api: AcquisitionApi = {
     return transfer({ comX, comY }, [comX.buffer, comY.buffer]);
   },
   close: () => service.close(),
+  tcbf: async (request, onProgress) => {
+    const r = await service.tcbf(request, onProgress);
+    return transfer(r, [r.tcbf.buffer, r.phaseFlip.buffer]);
+  },
+  cancelTcbf: () => service.cancelTcbf(),
 };
 
 expose(api);

@@ -1,5 +1,5 @@
 import { proxy, type Remote, wrap } from 'comlink';
-import type { AcquisitionApi, LoadProgress } from './acquisition-api';
+import type { AcquisitionApi, LoadProgress, TcbfStage } from './acquisition-api';
 
 let remote: Remote<AcquisitionApi> | null = null;
 let failure: Promise<never> | null = null;
@@ -46,6 +46,14 @@ export function acquisitionClient(): AcquisitionApi {
     cancel: () => guarded(r.cancel()),
     com: (mask, centre) => guarded(r.com(mask, centre)),
     close: () => guarded(r.close()),
+    tcbf: (request, onProgress) =>
+      guarded(
+        (r as unknown as Remote<Required<AcquisitionApi>>).tcbf(
+          request,
+          onProgress ? proxy((stage: TcbfStage) => onProgress(stage)) : undefined,
+        ),
+      ),
+    cancelTcbf: () => guarded((r as unknown as Remote<Required<AcquisitionApi>>).cancelTcbf()),
   };
   return client;
 }

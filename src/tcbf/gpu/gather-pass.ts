@@ -1,0 +1,79 @@
+/**
+ * GPU pass: normalised bright-field images from the resident rows (src/shaders/tcbf-gather.wgsl; CPU twin
+ * src/tcbf/kernels/gather.ts). One dispatch per run of images that share a resident buffer and a spectra buffer.
+ */
+import { checkBindable, encodeChunks } from '../../gpu/chunked-dispatch.ts';
+import type { ElemSize } from '../../gpu/resident-layout.ts';
+import { shaderSource } from '../../gpu/shader-source.ts';
+import { structLayout } from '../../gpu/uniform-layout.ts';
+import { computePipeline, threadChunks } from './dispatch.ts';
+
+const layout = structLayout(shaderSource['tcbf-gather'], 'Params');
+const WORKGROUP = 256;
+
+export interface GatherRun {
+  /** The resident buffer holding the run's pixels, and its first pixel. */
+  resident: GPUBuffer;
+  rowFirstPixel: number;
+  wordsPerPixel: number;
+  /** Images [listStart, listStart + count) of the bright-field list. */
+  listStart: number;
+  count: number;
+  /** Spectra buffer and the list index of its first image (even: buffers hold whole slots). */
+  out: GPUBuffer;
+  outFirst: number;
+}
+
+export interface GatherShared {
+  /** u32 detector pixel per image; f32 1/mean per image; f32 taper rows then cols. */
+  pixels: GPUBuffer;
+  invMean: GPUBuffer;
+  taper: GPUBuffer;
+  scanRows: number;
+  scanCols: number;
+  rows: number;
+  cols: number;
+  /** Images in the whole list. */
+  total: number;
+}
+
+export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
+  const pipeline = computePipeline(device, 'tcbf-gather', {
+    ELEM_BYTES: elemSize,
+    WORKGROUP_SIZE: WORKGROUP,
+  });
+  return {
+    encode(encoder: GPUCommandEncoder, shared: GatherShared, run: GatherRun): GPUBuffer {
+      checkBindable(device, run.resident, 'resident');
+      checkBindable(device, run.out, 'spectra');
+      const hw = shared.rows * shared.cols;
+      return encodeChunks(
+        encoder,
+        {
+          device,
+          pipeline,
+          layout,
+          label: 'tcbf-gather',
+          bindings: [
+            { binding: 1, resource: { buffer: run.resident } },
+            { binding: 2, resource: { buffer: shared.pixels } },
+            { binding: 3, resource: { buffer: shared.invMean } },
+            { binding: 4, resource: { buffer: shared.taper } },
+            { binding: 5, resource: { buffer: run.out } },
+          ],
+        },
+        threadChunks(device, run.count * hw, WORKGROUP, {
+          list_start: run.listStart,
+          row_first_pixel: run.rowFirstPixel,
+          words_per_pixel: run.wordsPerPixel,
+          scan_rows: shared.scanRows,
+          scan_cols: shared.scanCols,
+          rows: shared.rows,
+          cols: shared.cols,
+          out_first: run.outFirst,
+          list_total: shared.total,
+        }),
+      );
+    },
+  };
+}
