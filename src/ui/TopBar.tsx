@@ -6,6 +6,7 @@ import { COLORMAPS } from './colormaps';
 import { formatBytes, formatCount, formatShape } from './format';
 import { SeriesPanel } from './series/SeriesPanel';
 import { acquisitionStore, useAcquisition, useView } from './stores';
+import { TcbfPanel } from './tcbf/TcbfPanel';
 
 /** App name, the Open files button, the acquisition summary and the display preferences. */
 export function TopBar() {
@@ -47,6 +48,7 @@ export function TopBar() {
       />
       <ArchiveDialog />
       <SeriesPanel />
+      <TcbfPanel />
       {summary ? (
         <div className="summary" data-testid="summary">
           <span className="acq-name" title={summary.files.map((f) => f.name).join('\n')}>
