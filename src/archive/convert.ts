@@ -29,15 +29,28 @@ import type { Values } from './tans-stats';
 
 export interface CodecParams {
   recordFrames: number;
+  /** Lanes per frame; 0 = automatic (lanesPerFrameFor). */
   lanesPerFrame: number;
   tableLog: number;
   classes: number;
   blockFrames: number;
 }
 
+/** Pixels per lane the automatic lane count aims at (192 x 192 detectors get 16 lanes a frame). */
+export const AUTO_LANE_PIXELS = 2304;
+
+/**
+ * Lanes per frame: `requested` when given (> 0), else about one lane per AUTO_LANE_PIXELS pixels (short lanes
+ * decode queries faster; each lane costs a 4-byte offset and its final state, which small detectors feel).
+ */
+export function lanesPerFrameFor(pixels: number, requested: number): number {
+  const n = requested > 0 ? requested : Math.round(pixels / AUTO_LANE_PIXELS);
+  return Math.max(1, Math.min(n, 1024, pixels));
+}
+
 export const DEFAULT_CODEC: CodecParams = {
   recordFrames: 16384,
-  lanesPerFrame: 4,
+  lanesPerFrame: 0,
   tableLog: 11,
   classes: 32,
   blockFrames: 256,
@@ -190,7 +203,7 @@ export async function convertArchive(
           `${input.name}: the scan ${s.scan.join('x')} does not match ${source.frameCount} frames.`,
         );
       }
-      const geometry = laneGeometry(pixels, Math.min(codec.lanesPerFrame, pixels));
+      const geometry = laneGeometry(pixels, lanesPerFrameFor(pixels, codec.lanesPerFrame));
       const records = Math.ceil(frameCount / codec.recordFrames);
       const tokens = tokenCount(DTYPE_BITS[dtype]);
       const classMaps = new Uint8Array(records * pixels);

@@ -9,7 +9,13 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { open, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type CodecParams, convertArchive, DEFAULT_CODEC, viewValues } from '../archive/convert';
+import {
+  type CodecParams,
+  convertArchive,
+  DEFAULT_CODEC,
+  lanesPerFrameFor,
+  viewValues,
+} from '../archive/convert';
 import { type GpuEncoderTimings, gpuRecordEncoder } from '../archive/gpu-encoder';
 import { verifyAcquisitionGpu } from '../archive/gpu-verify';
 import { laneGeometry } from '../archive/lanes';
@@ -186,7 +192,7 @@ async function profileStages(
   const [rows, cols] = source.summary.detector;
   const params = {
     dtype: 'uint16' as const,
-    geometry: laneGeometry(rows * cols, codec.lanesPerFrame),
+    geometry: laneGeometry(rows * cols, lanesPerFrameFor(rows * cols, codec.lanesPerFrame)),
     cols,
     tableLog: codec.tableLog,
     classes: codec.classes,

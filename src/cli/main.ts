@@ -17,7 +17,7 @@ Usage:
       The exact audit, the SHA-256 of the default BF/ABF/ADF virtual images, of the frame totals and of
       the summed diffraction pattern; WebGPU (default) and the CPU twins print the same numbers.
   stemflow convert FILES... [--acquisition NAME FILES...]... --out DIR [--backend webgpu|cpu]
-          [--record 16384] [--lanes 4] [--classes 32] [--table-log 11] [--scan ROWSxCOLS] [--json]
+          [--record 16384] [--lanes N] [--classes 32] [--table-log 11] [--scan ROWSxCOLS] [--json]
       Writes a lossless tANS archive (docs/archive-format.md) of one or more acquisitions into the new
       folder DIR (never replaces one; temporaries are removed on failure).
   stemflow verify ARCHIVE FILES... [--acquisition NAME FILES...]... [--backend webgpu|cpu] [--json]
@@ -27,7 +27,7 @@ Usage:
                     [--variants wg128,wg64-stage8,...] [--pool]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
-  stemflow bench series [--scan 512] [--det 192] [--count N] [--budget GIB] [--lanes 4] [--repeat 3] [--json FILE]
+  stemflow bench series [--scan 512] [--det 192] [--count N] [--budget GIB] [--lanes N] [--repeat 3] [--json FILE]
       Converts a synthetic acquisition into an archive, loads it encoded onto the GPU as N acquisitions of a
       series (as many as the budget admits) and times mask gestures over all of them (median, p95).
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--json FILE]
