@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { annulus, disk, regionContains } from '../products/detector-geometry';
+import {
+  composeMask,
+  extendStroke,
+  type MaskLayer,
+  shapeLayer,
+  strokeLayer,
+} from '../products/detector-layers';
 import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
 import { createAcquisitionStore, fileList, scanCentre, scanIndex } from './acquisition-store';
 
@@ -289,5 +296,47 @@ describe('acquisition store', () => {
     expect(fileList(['a', 'b', 'c', 'd', 'e'].map((name) => ({ name })))).toBe('a, b, c and 2 more');
     expect(scanIndex({ scan: [4, 6] }, { row: 2, col: 3 })).toBe(15);
     expect(scanCentre({ scan: [5, 7] })).toEqual({ row: 2, col: 3 });
+  });
+
+  it('combines shapes and brush strokes into the mask, and the image follows each edit exactly', async () => {
+    const { api } = fakeApi();
+    const store = createAcquisitionStore(() => api);
+    await store.getState().openFiles([file('demo_master.h5')]);
+    const s = store.getState();
+    const primary = s.regions!.bf;
+    const expectImage = async (layers: MaskLayer[]) => {
+      await store.getState().virtualSettled();
+      const now = store.getState();
+      const mask = composeMask(primary, layers, 16, 16);
+      expect(now.masks!.bf).toEqual(mask);
+      expect(now.imageMasks.bf).toBe(now.masks!.bf);
+      const frame = await api.frame(5);
+      let sum = 0;
+      for (let p = 1; p < 256; p++) if (mask[p]) sum += frame[p];
+      expect(now.virtualImages.bf![5]).toBe(sum);
+    };
+    // Subtract the centre of the BF disk: a hole.
+    const hole = shapeLayer(disk(7, 8, 1), 'subtract');
+    expect(store.getState().addLayer(hole)).toBe(0);
+    expect(store.getState().selectedLayer).toBe(0);
+    await expectImage([hole]);
+    // Edit the selected shape (a layer), not the primary region.
+    const bigger = { ...hole, region: disk(7, 8, 2) };
+    await store.getState().setSelectedRegion(bigger.region);
+    expect(store.getState().regions!.bf).toBe(primary);
+    await expectImage([bigger]);
+    // A brush stroke adds a corner; removing the hole keeps the stroke.
+    const stroke = extendStroke(strokeLayer('add', 1, [[1, 1]]), 4, 1);
+    expect(store.getState().addLayer(stroke)).toBe(1);
+    expect(store.getState().selectedLayer).toBe(0);
+    await expectImage([bigger, stroke]);
+    await store.getState().removeLayer(0);
+    expect(store.getState().selectedLayer).toBe(-1);
+    await expectImage([stroke]);
+    // Other detectors are untouched; the preset removes the layers.
+    expect(store.getState().layers.adf).toEqual([]);
+    await store.getState().applyPreset('bf');
+    expect(store.getState().layers.bf).toEqual([]);
+    await expectImage([]);
   });
 });

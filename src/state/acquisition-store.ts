@@ -1,13 +1,10 @@
 import { createStore } from 'zustand/vanilla';
-import {
-  type DefaultGeometry,
-  type DetectorRegion,
-  defaultGeometry,
-  regionMask,
-} from '../products/detector-geometry';
+import { type DefaultGeometry, type DetectorRegion, defaultGeometry } from '../products/detector-geometry';
+import { composeMask, type MaskLayer } from '../products/detector-layers';
 import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
+import { createDetectorEdit, type DetectorEditActions, NO_LAYERS } from './detector-edit';
 import { describeError } from './error-message';
-import { DETECTOR_MODES, type DetectorMode, presetRegion, presetRegions, sameRegion } from './mask-edit';
+import { type DetectorMode, presetRegions } from './mask-edit';
 import { type PreferenceStorage, recentScan, rememberScan } from './scan-shape';
 
 export type { DetectorMode } from './mask-edit';
@@ -47,7 +44,7 @@ export interface LoadedData {
   geometry: DefaultGeometry;
 }
 
-export interface AcquisitionState {
+export interface AcquisitionState extends DetectorEditActions {
   phase: LoadPhase;
   /** What is being fetched or opened, for the status line. */
   activity: string | null;
@@ -64,6 +61,10 @@ export interface AcquisitionState {
    * leaves out flagged pixels). Null until a load finishes. */
   regions: Record<DetectorMode, DetectorRegion> | null;
   masks: Record<DetectorMode, Uint8Array> | null;
+  /** Each detector's layers after its primary region (shapes added or subtracted, brush strokes). */
+  layers: Record<DetectorMode, MaskLayer[]>;
+  /** The shape the handles edit: -1 the primary region, else an index into the current layers. */
+  selectedLayer: number;
   /** The latest virtual image of each detector and the mask it was computed from (exact integer sums). */
   virtualImages: Partial<Record<DetectorMode, Float64Array>>;
   imageMasks: Partial<Record<DetectorMode, Uint8Array>>;
@@ -80,10 +81,6 @@ export interface AcquisitionState {
   /** Picks a scan position and fetches its frame. */
   pick(position: ScanPosition): Promise<void>;
   setDetectorMode(mode: DetectorMode): Promise<void>;
-  /** Sets a detector's region; its virtual image follows (throttled, always ending with the last region). */
-  setRegion(mode: DetectorMode, region: DetectorRegion): Promise<void>;
-  /** Restores a detector's preset from the default geometry and selects it. */
-  applyPreset(mode: DetectorMode): Promise<void>;
   /** Moves the picked position by whole scan pixels (clamped). */
   movePick(dRow: number, dCol: number): Promise<void>;
   /** Resolves when the virtual image of the current detector matches its mask. */
@@ -125,6 +122,8 @@ const idle = {
   detectorMode: 'bf' as DetectorMode,
   regions: null,
   masks: null,
+  layers: NO_LAYERS,
+  selectedLayer: -1,
   virtualImages: {},
   imageMasks: {},
   virtualBusy: false,
@@ -223,6 +222,7 @@ export function createAcquisitionStore(
 
     return {
       ...idle,
+      ...createDetectorEdit(set, get, refreshReporting),
 
       async openFrom(label, fetchFiles) {
         const token = ++requested;
@@ -273,6 +273,8 @@ export function createAcquisitionStore(
           frame: null,
           regions: null,
           masks: null,
+          layers: NO_LAYERS,
+          selectedLayer: -1,
           imageMasks: {},
         });
         try {
@@ -303,9 +305,9 @@ export function createAcquisitionStore(
             },
             regions,
             masks: {
-              bf: regionMask(regions.bf, rows, cols),
-              abf: regionMask(regions.abf, rows, cols),
-              adf: regionMask(regions.adf, rows, cols),
+              bf: composeMask(regions.bf, [], rows, cols),
+              abf: composeMask(regions.abf, [], rows, cols),
+              adf: composeMask(regions.adf, [], rows, cols),
             },
             progress: { framesDone: summary.frameCount, frameCount: summary.frameCount },
           });
@@ -352,26 +354,8 @@ export function createAcquisitionStore(
       },
 
       async setDetectorMode(mode) {
-        set({ detectorMode: mode });
+        set({ detectorMode: mode, selectedLayer: -1 });
         await refreshReporting();
-      },
-
-      async setRegion(mode, region) {
-        const { summary, regions, masks } = get();
-        if (!summary || !regions || !masks || !DETECTOR_MODES.includes(mode)) return;
-        if (sameRegion(regions[mode], region)) return refreshReporting();
-        const [rows, cols] = summary.detector;
-        set({
-          regions: { ...regions, [mode]: region },
-          masks: { ...masks, [mode]: regionMask(region, rows, cols) },
-        });
-        await refreshReporting();
-      },
-
-      async applyPreset(mode) {
-        const { data } = get();
-        set({ detectorMode: mode });
-        if (data) await get().setRegion(mode, presetRegion(mode, data.geometry));
       },
 
       async movePick(dRow, dCol) {

@@ -1,6 +1,8 @@
 import { useCallback, useMemo, useState } from 'react';
 import { type DetectorRegion, maskOutline } from '../products/detector-geometry';
+import { extendStroke, strokeLayer } from '../products/detector-layers';
 import type { PatternView } from '../state/acquisition-store';
+import { selectedRegion } from '../state/detector-edit';
 import { dragRegion, grab, type Handle, mradPerPixel, regionHandles } from '../state/mask-edit';
 import { formatCount } from './format';
 import {
@@ -10,6 +12,7 @@ import {
   type OverlayTransform,
   type PixelPosition,
 } from './ImageCanvas';
+import { LayerBar, MradPresets } from './LayerBar';
 import { MaskEditor } from './MaskEditor';
 import { Segmented } from './Segmented';
 import { acquisitionStore, useAcquisition, useView } from './stores';
@@ -28,7 +31,30 @@ const CURSORS: Record<Handle['field'], string> = {
   r: 'ew-resize',
   inner: 'ew-resize',
   outer: 'ew-resize',
+  corner: 'nwse-resize',
 };
+
+/** The shapes of the current detector that a press can grab: the primary region (-1) and shape layers. */
+function grabbable(
+  s: ReturnType<typeof acquisitionStore.getState>,
+): { index: number; region: DetectorRegion }[] {
+  const primary = s.regions?.[s.detectorMode];
+  const out = primary ? [{ index: -1, region: primary }] : [];
+  s.layers[s.detectorMode].forEach((layer, index) => {
+    if (layer.kind === 'shape') out.push({ index, region: layer.region });
+  });
+  // The selected shape first: where shapes overlap, the one being edited wins.
+  return out.sort((a, b) => Number(b.index === s.selectedLayer) - Number(a.index === s.selectedLayer));
+}
+
+/** What a press at p grabs: a handle or the inside of a shape (selected first), or null. */
+function grabAt(p: ImagePoint, reach: number) {
+  for (const shape of grabbable(acquisitionStore.getState())) {
+    const field = grab(shape.region, p.x, p.y, reach);
+    if (field) return { ...shape, field };
+  }
+  return null;
+}
 
 /**
  * The diffraction frame at the picked position (or the summed/mean pattern) with the virtual detector drawn
@@ -40,7 +66,11 @@ export function DetectorPanel() {
   const frame = useAcquisition((s) => s.frame);
   const view = useAcquisition((s) => s.patternView);
   const mode = useAcquisition((s) => s.detectorMode);
-  const region = useAcquisition((s) => s.regions?.[s.detectorMode] ?? null);
+  const region = useAcquisition(selectedRegion);
+  const layers = useAcquisition((s) => s.layers[s.detectorMode]);
+  const primary = useAcquisition((s) => s.regions?.[s.detectorMode] ?? null);
+  const tool = useView((s) => s.detectorTool);
+  const brush = useView((s) => s.brushRadius);
   const mask = useAcquisition((s) => s.masks?.[s.detectorMode] ?? null);
   const colormap = useView((s) => s.colormap);
   const contrast = useView((s) => s.contrast);
@@ -69,33 +99,56 @@ export function DetectorPanel() {
     for (let i = 0; i < mask.length; i++) if (mask[i] && !data.pixelMask[i]) n++;
     return n;
   }, [mask, data]);
+  const shapes = useMemo(() => {
+    const out: DetectorRegion[] = primary ? [primary] : [];
+    for (const layer of layers) if (layer.kind === 'shape') out.push(layer.region);
+    return out;
+  }, [primary, layers]);
   const overlay = useCallback(
     (ctx: CanvasRenderingContext2D, t: OverlayTransform) => {
       if (!outline || !region) return;
-      drawRegion(ctx, t, outline, region);
+      drawRegion(ctx, t, outline, shapes, tool === 'edit' ? region : null);
     },
-    [outline, region],
+    [outline, region, shapes, tool],
   );
 
   const onDragStart = useCallback(
     (p: ImagePoint, pixelsPerCss: number): DragHandler | null => {
-      if (!region) return null;
-      const field = grab(region, p.x, p.y, REACH_CSS * pixelsPerCss);
-      if (!field) return null;
-      const start = region;
+      const store = acquisitionStore.getState();
+      if (!store.regions) return null;
+      if (tool !== 'edit') {
+        // A brush stroke: a new layer that grows with the pointer (points filled in along the path).
+        let stroke = strokeLayer(tool === 'paint' ? 'add' : 'subtract', brush, [[p.x, p.y]]);
+        const index = store.addLayer(stroke);
+        const apply = (to: ImagePoint) => {
+          stroke = extendStroke(stroke, to.x, to.y);
+          void acquisitionStore.getState().setLayer(index, stroke);
+        };
+        return { move: apply, end: apply };
+      }
+      const grabbed = grabAt(p, REACH_CSS * pixelsPerCss);
+      if (!grabbed) return null;
+      store.selectLayer(grabbed.index);
+      const { index, field, region: start } = grabbed;
       const editing = mode;
-      const apply = (to: ImagePoint) =>
-        void acquisitionStore.getState().setRegion(editing, dragRegion(start, field, p, to, rows, cols));
+      const apply = (to: ImagePoint) => {
+        const next = dragRegion(start, field, p, to, rows, cols);
+        const s = acquisitionStore.getState();
+        const layer = s.layers[editing][index];
+        if (index < 0) void s.setRegion(editing, next);
+        else if (layer?.kind === 'shape') void s.setLayer(index, { ...layer, region: next });
+      };
       return { move: apply, end: apply };
     },
-    [region, mode, rows, cols],
+    [mode, rows, cols, tool, brush],
   );
   const cursorAt = useCallback(
     (p: ImagePoint, pixelsPerCss: number) => {
-      const field = region ? grab(region, p.x, p.y, REACH_CSS * pixelsPerCss) : null;
-      return field ? CURSORS[field] : null;
+      if (tool !== 'edit') return 'cell';
+      const grabbed = grabAt(p, REACH_CSS * pixelsPerCss);
+      return grabbed ? CURSORS[grabbed.field] : null;
     },
-    [region],
+    [tool],
   );
 
   const picked = useAcquisition((s) => s.picked);
@@ -151,6 +204,8 @@ export function DetectorPanel() {
           covered={covered}
         />
       ) : null}
+      <LayerBar />
+      <MradPresets mradPerPixel={mrad} />
       <ImageCanvas
         values={values}
         rows={rows}
@@ -199,7 +254,8 @@ function drawRegion(
   ctx: CanvasRenderingContext2D,
   t: OverlayTransform,
   outline: Float32Array,
-  region: DetectorRegion,
+  shapes: DetectorRegion[],
+  selected: DetectorRegion | null,
 ) {
   // The exact pixel coverage (edges of covered pixels; pixel centres at integers, edges at +-0.5).
   ctx.strokeStyle = '#4fd1ff';
@@ -210,17 +266,30 @@ function drawRegion(
     ctx.lineTo(t.x(outline[i + 2]), t.y(outline[i + 3]));
   }
   ctx.stroke();
-  // The ideal circles, dashed.
-  const radii = region.kind === 'disk' ? [region.r] : [region.inner, region.outer];
+  // The ideal shapes, dashed (the selected one brighter).
   ctx.setLineDash([4 * t.dpr, 4 * t.dpr]);
-  ctx.strokeStyle = 'rgba(255, 255, 255, 0.6)';
   ctx.lineWidth = t.dpr;
-  for (const r of radii) {
+  for (const shape of shapes) {
+    ctx.strokeStyle = shape === selected ? 'rgba(255, 255, 255, 0.8)' : 'rgba(255, 255, 255, 0.4)';
     ctx.beginPath();
-    ctx.arc(t.x(region.cx), t.y(region.cy), r * t.scale, 0, 2 * Math.PI);
+    if (shape.kind === 'rect') {
+      ctx.rect(
+        t.x(shape.cx - shape.w / 2),
+        t.y(shape.cy - shape.h / 2),
+        shape.w * t.scale,
+        shape.h * t.scale,
+      );
+    } else {
+      for (const r of shape.kind === 'disk' ? [shape.r] : [shape.inner, shape.outer]) {
+        ctx.moveTo(t.x(shape.cx) + r * t.scale, t.y(shape.cy));
+        ctx.arc(t.x(shape.cx), t.y(shape.cy), r * t.scale, 0, 2 * Math.PI);
+      }
+    }
     ctx.stroke();
   }
   ctx.setLineDash([]);
+  if (!selected) return;
+  const region = selected;
   // Handles: squares on the circles, a cross at the centre.
   const size = 4.5 * t.dpr;
   ctx.lineWidth = 1.5 * t.dpr;

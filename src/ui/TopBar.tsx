@@ -103,7 +103,8 @@ export function TopBar() {
           className="keys"
           title={
             'Keyboard: B / A / D select the BF / ABF / ADF detector (Shift restores its preset); L toggles log on ' +
-            'the virtual image (Shift+L on the detector); arrow keys move the picked position (Shift: 10). ' +
+            'the virtual image (Shift+L on the detector); arrow keys move the picked position (Shift: 10); ' +
+            'V / P / E: drag shapes, paint or erase detector pixels. ' +
             'Wheel zooms, middle button or Shift+drag pans, double-click fits.'
           }
         >

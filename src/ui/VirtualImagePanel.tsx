@@ -108,6 +108,7 @@ export function VirtualImagePanel() {
   const mode = useAcquisition((s) => s.detectorMode);
   const image = useAcquisition((s) => s.virtualImages[s.detectorMode] ?? null);
   const region = useAcquisition((s) => s.regions?.[s.detectorMode] ?? null);
+  const layerCount = useAcquisition((s) => s.layers[s.detectorMode].length);
   const picked = useAcquisition((s) => s.picked);
   const colormap = useView((s) => s.colormap);
   const contrast = useView((s) => s.contrast);
@@ -170,6 +171,7 @@ export function VirtualImagePanel() {
         summary: s.summary!,
         mode: s.detectorMode,
         region,
+        layers: s.layers[s.detectorMode],
         mask,
         pixelMask: s.data!.pixelMask,
         geometry: s.data!.geometry,
@@ -237,7 +239,9 @@ export function VirtualImagePanel() {
         />
       </header>
       <div className="panel-sub" data-testid="virtual-detector">
-        {region ? `${mode.toUpperCase()} ${describeRegion(region)}` : '\u00a0'}
+        {region
+          ? `${mode.toUpperCase()} ${describeRegion(region)}${layerCount ? ` + ${layerCount} layer${layerCount > 1 ? 's' : ''}` : ''}`
+          : '\u00a0'}
       </div>
       <ImageCanvas
         ref={canvas}

@@ -26,6 +26,8 @@ export interface StemflowTestHook {
     virtualBusy: boolean;
     virtualCurrent: boolean;
   };
+  /** The current detector's layers (shapes and brush strokes after its region) and the selected one. */
+  layers(): { layers: unknown[]; selected: number };
   /** The view preferences (colormap, contrast, percentiles, scales). */
   view(): {
     colormap: string;
@@ -87,6 +89,10 @@ export function installTestHook(
         virtualCurrent:
           !!s.masks && s.imageMasks[s.detectorMode] === s.masks[s.detectorMode] && !s.virtualBusy,
       };
+    },
+    layers: () => {
+      const s = store.getState();
+      return { layers: JSON.parse(JSON.stringify(s.layers[s.detectorMode])), selected: s.selectedLayer };
     },
     view: () => {
       const v = view.getState();
