@@ -35,6 +35,8 @@ export interface StemflowTestHook {
     percentiles: number[];
     detectorScale: string;
     virtualScale: string;
+    detectorTool: string;
+    brushRadius: number;
   };
   /** Resolves when the virtual image matches the current detector's mask. */
   virtualSettled(): Promise<void>;
@@ -102,6 +104,8 @@ export function installTestHook(
         percentiles: [...v.percentiles],
         detectorScale: v.detectorScale,
         virtualScale: v.virtualScale,
+        detectorTool: v.detectorTool,
+        brushRadius: v.brushRadius,
       };
     },
     virtualSettled: () => store.getState().virtualSettled(),
