@@ -108,6 +108,18 @@ function fakeApi(options: { delays?: Record<string, number>; failLoad?: boolean 
       throw new Error('not used here');
     },
     async cancel() {},
+    async regionSum(region) {
+      const { summary, frames } = need();
+      calls.push('regionSum');
+      await wait('regionSum');
+      const out = new Float64Array(pixels);
+      for (let row = region.row0; row <= region.row1; row++)
+        for (let col = region.col0; col <= region.col1; col++) {
+          const i = row * summary.scan[1] + col;
+          for (let p = 0; p < pixels; p++) out[p] += frames[i * pixels + p];
+        }
+      return out;
+    },
     async close() {
       current = null;
     },
@@ -338,5 +350,25 @@ describe('acquisition store', () => {
     await store.getState().applyPreset('bf');
     expect(store.getState().layers.bf).toEqual([]);
     await expectImage([]);
+  });
+
+  it('sums the pattern over a picked scan region, and a later pick of a position shows its frame', async () => {
+    const { api } = fakeApi();
+    const store = createAcquisitionStore(() => api);
+    await store.getState().openFiles([file('demo_master.h5')]);
+    const region = { row0: 1, row1: 2, col0: 3, col1: 5 };
+    await store.getState().pickRegion(region);
+    const s = store.getState();
+    expect(s.patternView).toBe('region');
+    expect(s.regionPattern?.region).toEqual(region);
+    const frames = makeFrames(24);
+    const expected = new Float64Array(256);
+    for (const i of [9, 10, 11, 15, 16, 17]) for (let p = 0; p < 256; p++) expected[p] += frames[i * 256 + p];
+    expect(s.regionPattern?.values).toEqual(expected);
+    // The flagged pixel is summed too (6 x 65535), like a frame shows it.
+    expect(s.regionPattern?.values[0]).toBe(6 * 65535);
+    await store.getState().pick({ row: 0, col: 0 });
+    expect(store.getState().patternView).toBe('frame');
+    expect(store.getState().frame?.index).toBe(0);
   });
 });

@@ -1,6 +1,7 @@
 import { createStore } from 'zustand/vanilla';
 import { type DefaultGeometry, type DetectorRegion, defaultGeometry } from '../products/detector-geometry';
 import { composeMask, type MaskLayer } from '../products/detector-layers';
+import type { ScanRegion } from '../products/region-sum';
 import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
 import { createDetectorEdit, type DetectorEditActions, NO_LAYERS } from './detector-edit';
 import { describeError } from './error-message';
@@ -14,7 +15,7 @@ export type { DetectorMode } from './mask-edit';
  * and the virtual detector. The worker is injected (`api`), so the store runs in Node tests with a fake.
  */
 export type LoadPhase = 'idle' | 'fetching' | 'opening' | 'loading' | 'ready' | 'error';
-export type PatternView = 'frame' | 'sum' | 'mean';
+export type PatternView = 'frame' | 'region' | 'sum' | 'mean';
 export type FrameValues = Uint8Array | Uint16Array | Uint32Array;
 
 export interface ScanPosition {
@@ -72,6 +73,9 @@ export interface AcquisitionState extends DetectorEditActions {
   virtualBusy: boolean;
   picked: ScanPosition | null;
   frame: { index: number; values: FrameValues } | null;
+  /** A rectangle of scan positions picked on the virtual image, and its summed pattern (exact) once read. */
+  scanRegion: ScanRegion | null;
+  regionPattern: { region: ScanRegion; values: Float64Array } | null;
   patternView: PatternView;
 
   /** Fetches files (e.g. the demo) and opens them. */
@@ -80,6 +84,8 @@ export interface AcquisitionState extends DetectorEditActions {
   openFiles(files: File[], scan?: [number, number]): Promise<void>;
   /** Picks a scan position and fetches its frame. */
   pick(position: ScanPosition): Promise<void>;
+  /** Picks a rectangle of scan positions and shows the pattern summed over it. */
+  pickRegion(region: ScanRegion): Promise<void>;
   setDetectorMode(mode: DetectorMode): Promise<void>;
   /** Moves the picked position by whole scan pixels (clamped). */
   movePick(dRow: number, dCol: number): Promise<void>;
@@ -129,6 +135,8 @@ const idle = {
   virtualBusy: false,
   picked: null,
   frame: null,
+  scanRegion: null,
+  regionPattern: null,
   patternView: 'frame' as PatternView,
 };
 
@@ -271,6 +279,8 @@ export function createAcquisitionStore(
           virtualImages: {},
           picked: centre,
           frame: null,
+          scanRegion: null,
+          regionPattern: null,
           regions: null,
           masks: null,
           layers: NO_LAYERS,
@@ -345,11 +355,26 @@ export function createAcquisitionStore(
         if (!summary) return;
         const row = Math.min(Math.max(0, Math.floor(position.row)), summary.scan[0] - 1);
         const col = Math.min(Math.max(0, Math.floor(position.col)), summary.scan[1] - 1);
-        set({ picked: { row, col } });
+        set({
+          picked: { row, col },
+          patternView: get().patternView === 'region' ? 'frame' : get().patternView,
+        });
         try {
           await showFrame(scanIndex(summary, { row, col }), active);
         } catch (e) {
           set({ error: describeError(e, `Could not read the frame at row ${row}, column ${col}`) });
+        }
+      },
+
+      async pickRegion(region) {
+        const token = active;
+        const request = ++frameRequest;
+        set({ scanRegion: region, patternView: 'region' });
+        try {
+          const values = await api().regionSum(region);
+          if (request === frameRequest && token === active) set({ regionPattern: { region, values } });
+        } catch (e) {
+          set({ error: describeError(e, 'Could not sum the frames of the scan region') });
         }
       },
 

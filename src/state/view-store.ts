@@ -20,6 +20,9 @@ export interface ViewState {
   detectorTool: DetectorTool;
   /** Brush radius in detector pixels (pixels whose centre lies within it are painted). */
   brushRadius: number;
+  /** Real-space distance between scan positions in nm, typed by the user (the files do not give it). */
+  scanStepNm: number | null;
+  setScanStep(nm: number | null): void;
   setDetectorTool(tool: DetectorTool): void;
   setBrushRadius(radius: number): void;
   setColormap(colormap: ColormapChoice): void;
@@ -51,6 +54,8 @@ export function createViewStore() {
     virtualScale: 'linear',
     detectorTool: 'edit',
     brushRadius: 2,
+    scanStepNm: null,
+    setScanStep: (nm) => set({ scanStepNm: nm !== null && Number.isFinite(nm) && nm > 0 ? nm : null }),
     setDetectorTool: (detectorTool) => set({ detectorTool }),
     setBrushRadius: (radius) => {
       if (Number.isFinite(radius) && radius >= 0 && radius <= 1024) set({ brushRadius: quantize(radius) });

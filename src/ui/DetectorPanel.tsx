@@ -15,10 +15,16 @@ import {
 import { LayerBar, MradPresets } from './LayerBar';
 import { MaskEditor } from './MaskEditor';
 import { Segmented } from './Segmented';
+import { drawScaleBar } from './scale-bar';
 import { acquisitionStore, useAcquisition, useView } from './stores';
 
 const VIEWS: { view: PatternView; label: string; title: string }[] = [
   { view: 'frame', label: 'Frame', title: 'The diffraction frame at the picked scan position' },
+  {
+    view: 'region',
+    label: 'Region',
+    title: 'The sum of the frames in the scan rectangle dragged on the virtual image (exact)',
+  },
   { view: 'sum', label: 'Sum', title: 'The sum of all frames' },
   { view: 'mean', label: 'Mean', title: 'The mean of all frames' },
 ];
@@ -64,6 +70,10 @@ export function DetectorPanel() {
   const summary = useAcquisition((s) => s.summary);
   const data = useAcquisition((s) => s.data);
   const frame = useAcquisition((s) => s.frame);
+  const scanRegion = useAcquisition((s) => s.scanRegion);
+  const regionPattern = useAcquisition((s) =>
+    s.regionPattern && s.regionPattern.region === s.scanRegion ? s.regionPattern.values : null,
+  );
   const view = useAcquisition((s) => s.patternView);
   const mode = useAcquisition((s) => s.detectorMode);
   const region = useAcquisition(selectedRegion);
@@ -83,6 +93,7 @@ export function DetectorPanel() {
     [colormap, contrast, scale, percentiles],
   );
   const [rows, cols] = summary?.detector ?? [0, 0];
+  const mrad = summary ? mradPerPixel(summary.calibration) : null;
   const frameCount = summary?.frameCount ?? 0;
 
   const mean = useMemo(
@@ -90,7 +101,13 @@ export function DetectorPanel() {
     [data, view, frameCount],
   );
   const values: ArrayLike<number> | null =
-    view === 'frame' ? (frame?.values ?? null) : view === 'sum' ? (data?.sumDiffraction ?? null) : mean;
+    view === 'frame'
+      ? (frame?.values ?? null)
+      : view === 'region'
+        ? regionPattern
+        : view === 'sum'
+          ? (data?.sumDiffraction ?? null)
+          : mean;
 
   const outline = useMemo(() => (mask ? maskOutline(mask, rows, cols) : null), [mask, rows, cols]);
   const covered = useMemo(() => {
@@ -106,10 +123,11 @@ export function DetectorPanel() {
   }, [primary, layers]);
   const overlay = useCallback(
     (ctx: CanvasRenderingContext2D, t: OverlayTransform) => {
+      if (mrad) drawScaleBar(ctx, t, mrad, 'mrad');
       if (!outline || !region) return;
       drawRegion(ctx, t, outline, shapes, tool === 'edit' ? region : null);
     },
-    [outline, region, shapes, tool],
+    [outline, region, shapes, tool, mrad],
   );
 
   const onDragStart = useCallback(
@@ -157,13 +175,16 @@ export function DetectorPanel() {
       ? frame && picked
         ? `frame ${frame.index} · scan row ${picked.row}, col ${picked.col}`
         : '\u00a0'
-      : view === 'sum'
-        ? `sum of ${frameCount} frames`
-        : `mean of ${frameCount} frames`;
+      : view === 'region'
+        ? scanRegion
+          ? `sum of ${(scanRegion.row1 - scanRegion.row0 + 1) * (scanRegion.col1 - scanRegion.col0 + 1)} frames · scan rows ${scanRegion.row0}–${scanRegion.row1}, cols ${scanRegion.col0}–${scanRegion.col1}`
+          : 'drag a rectangle on the virtual image'
+        : view === 'sum'
+          ? `sum of ${frameCount} frames`
+          : `mean of ${frameCount} frames`;
 
   const at = hover ? hover.row * cols + hover.col : -1;
   const flagged = at >= 0 && data ? data.pixelMask[at] === 1 : false;
-  const mrad = summary ? mradPerPixel(summary.calibration) : null;
   const inside = hover && region ? hoverRadius(region, hover) : null;
 
   return (
@@ -218,7 +239,9 @@ export function DetectorPanel() {
         cursorAt={cursorAt}
         testId="detector-canvas"
         label="Detector"
-        emptyText={summary ? 'Loading…' : 'No data'}
+        emptyText={
+          !summary ? 'No data' : view === 'region' && !scanRegion ? 'No scan region picked' : 'Loading…'
+        }
       />
       <div className="readout" data-testid="detector-readout">
         {hover && values ? (

@@ -37,6 +37,7 @@ export interface StemflowTestHook {
     virtualScale: string;
     detectorTool: string;
     brushRadius: number;
+    scanStepNm: number | null;
   };
   /** Resolves when the virtual image matches the current detector's mask. */
   virtualSettled(): Promise<void>;
@@ -54,6 +55,8 @@ export interface StemflowTestHook {
   sumDiffraction(): number[] | null;
   /** The frame shown in the detector panel. */
   shownFrame(): { index: number; values: number[] } | null;
+  /** The picked scan region and its summed pattern, once read. */
+  regionPattern(): { region: unknown; values: number[] } | null;
   /** Any frame, read through the worker. */
   frame(index: number): Promise<number[]>;
   gpu(): ReturnType<typeof probeWebGpu>;
@@ -106,6 +109,7 @@ export function installTestHook(
         virtualScale: v.virtualScale,
         detectorTool: v.detectorTool,
         brushRadius: v.brushRadius,
+        scanStepNm: v.scanStepNm,
       };
     },
     virtualSettled: () => store.getState().virtualSettled(),
@@ -132,6 +136,10 @@ export function installTestHook(
     shownFrame: () => {
       const f = store.getState().frame;
       return f ? { index: f.index, values: Array.from(f.values) } : null;
+    },
+    regionPattern: () => {
+      const r = store.getState().regionPattern;
+      return r ? { region: r.region, values: Array.from(r.values) } : null;
     },
     frame: async (index) => Array.from(await api().frame(index)),
     gpu: probeWebGpu,

@@ -103,6 +103,11 @@ export interface AcquisitionApi {
    * exact integers on both paths.
    */
   com(mask: Uint8Array, centre: [number, number]): Promise<{ comX: Float64Array; comY: Float64Array }>;
+  /**
+   * The diffraction pattern summed over the scan rectangle rows row0..row1, columns col0..col1 (inclusive):
+   * exact integer sums per detector pixel (flagged pixels included, like a frame) as float64.
+   */
+  regionSum(region: { row0: number; row1: number; col0: number; col1: number }): Promise<Float64Array>;
   /** Releases the loaded acquisition. */
   close(): Promise<void>;
 }

@@ -5,6 +5,7 @@ import { StemflowError, throwIfAborted } from '../errors';
 import { acquireDevice, type GpuContext } from '../gpu/device';
 import { type ComSums, comBitMasks, combineBits, comImages, comSumsFromFrames } from '../products/com';
 import { FrameStats, flaggedFromMask, unflaggedMask, virtualImage } from '../products/frame-stats';
+import { addFrames, checkRegion, regionRuns, type ScanRegion } from '../products/region-sum';
 import { type AcquisitionSource, DTYPE_BYTES, type FrameArray, viewAs } from '../source/acquisition-source';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import type { InputFile } from '../source/input-file';
@@ -242,6 +243,26 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       const size = src.frameBytes / DTYPE_BYTES[src.summary.dtype];
       if (frames) return frames.slice(index * size, (index + 1) * size);
       return viewAs(await src.readFrames(index, 1), src.summary.dtype);
+    },
+
+    /**
+     * The diffraction pattern summed over a rectangle of scan positions (every pixel, flagged ones included,
+     * like a frame), exact: one contiguous read per scan row, from worker memory or decoded from the files.
+     */
+    async regionSum(region: ScanRegion, signal?: AbortSignal): Promise<Float64Array> {
+      const src = need();
+      const { dtype, detector, scan } = src.summary;
+      checkRegion(region, scan, 2 ** (8 * DTYPE_BYTES[dtype]) - 1);
+      const pixels = detector[0] * detector[1];
+      const sums = new Float64Array(pixels);
+      for (const [first, count] of regionRuns(region, scan[1])) {
+        throwIfAborted(signal);
+        const run = frames
+          ? frames.subarray(first * pixels, (first + count) * pixels)
+          : viewAs(await src.readFrames(first, count, signal), dtype);
+        addFrames(sums, run, count, pixels);
+      }
+      return sums;
     },
 
     async virtualImage(mask: Uint8Array): Promise<Float64Array> {

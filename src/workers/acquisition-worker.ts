@@ -33,6 +33,10 @@ export const api: AcquisitionApi = {
     const { comX, comY } = await service.com(mask, centre);
     return transfer({ comX, comY }, [comX.buffer, comY.buffer]);
   },
+  regionSum: async (region) => {
+    const sums = await service.regionSum(region);
+    return transfer(sums, [sums.buffer]);
+  },
   close: () => service.close(),
 };
 

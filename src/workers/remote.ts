@@ -45,6 +45,7 @@ export function acquisitionClient(): AcquisitionApi {
     setBackend: (preference) => guarded(r.setBackend(preference)),
     cancel: () => guarded(r.cancel()),
     com: (mask, centre) => guarded(r.com(mask, centre)),
+    regionSum: (region) => guarded(r.regionSum(region)),
     close: () => guarded(r.close()),
   };
   return client;
