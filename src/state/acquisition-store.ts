@@ -80,8 +80,13 @@ export interface AcquisitionState extends DetectorEditActions {
 
   /** Fetches files (e.g. the demo) and opens them. */
   openFrom(label: string, fetchFiles: () => Promise<File[]>): Promise<void>;
-  /** Opens and loads files, then shows the BF image and the frame at the scan centre. */
-  openFiles(files: File[], scan?: [number, number]): Promise<void>;
+  /**
+   * Opens and loads files, then shows the BF image and the frame at the scan centre. `dataset` picks one of
+   * a single file's candidate datasets.
+   */
+  openFiles(files: File[], scan?: [number, number], dataset?: string): Promise<void>;
+  /** Opens another candidate dataset of the open single file. */
+  chooseDataset(path: string): Promise<void>;
   /** Picks a scan position and fetches its frame. */
   pick(position: ScanPosition): Promise<void>;
   /** Picks a rectangle of scan positions and shows the pattern summed over it. */
@@ -155,6 +160,8 @@ export function createAcquisitionStore(
   /** Phase and start time of the acquisition the worker holds, restored when a later open fails. */
   let activePhase: LoadPhase = 'idle';
   let activeStartedAt: number | null = null;
+  /** The files of the acquisition the worker holds (opened again to pick another dataset). */
+  let activeFiles: File[] = [];
 
   return createStore<AcquisitionState>()((set, get) => {
     /** After a failed open, fall back to what was shown before (the worker keeps it). */
@@ -245,7 +252,13 @@ export function createAcquisitionStore(
         if (token === requested) await get().openFiles(files);
       },
 
-      async openFiles(files, scan) {
+      async chooseDataset(path) {
+        const { summary } = get();
+        if (!summary?.datasets?.some((d) => d.path === path) || summary.files[0]?.dataset === path) return;
+        await get().openFiles(activeFiles, undefined, path);
+      },
+
+      async openFiles(files, scan, dataset) {
         const token = ++requested;
         if (files.length === 0) {
           failOpen(token, 'No files were given.');
@@ -254,7 +267,7 @@ export function createAcquisitionStore(
         set({ phase: 'opening', activity: fileList(files), error: null, startedAt: clock() });
         let summary: AcquisitionSummary;
         const opened = openQueue.then(() =>
-          token === requested ? api().open(files, scan) : Promise.reject(new Error('superseded')),
+          token === requested ? api().open(files, scan, dataset) : Promise.reject(new Error('superseded')),
         );
         openQueue = opened.catch(() => {});
         try {
@@ -265,6 +278,7 @@ export function createAcquisitionStore(
         }
         if (token !== requested) return;
         active = token;
+        activeFiles = files;
         activeStartedAt = get().startedAt;
         // The files do not say the scan shape: use the user's last choice for this frame count, if any.
         const remembered = summary.scanFromMetadata ? null : recentScan(preferences, summary.frameCount);

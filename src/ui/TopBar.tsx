@@ -1,13 +1,13 @@
-import { useRef } from 'react';
 import { factorisations } from '../state/scan-shape';
 import { PERCENTILE_CHOICES } from '../state/view-store';
+import type { AcquisitionSummary } from '../workers/acquisition-api';
 import { COLORMAPS } from './colormaps';
 import { formatBytes, formatCount, formatShape } from './format';
+import { OpenButtons } from './OpenButtons';
 import { acquisitionStore, useAcquisition, useView } from './stores';
 
 /** App name, the Open files button, the acquisition summary and the display preferences. */
 export function TopBar() {
-  const input = useRef<HTMLInputElement>(null);
   const summary = useAcquisition((s) => s.summary);
   const data = useAcquisition((s) => s.data);
   const colormap = useView((s) => s.colormap);
@@ -22,33 +22,17 @@ export function TopBar() {
     else setPercentiles(value.split('-').map(Number) as [number, number]);
   }
 
-  function onFiles(event: React.ChangeEvent<HTMLInputElement>) {
-    const files = Array.from(event.currentTarget.files ?? []);
-    event.currentTarget.value = ''; // the same files can be chosen again
-    if (files.length > 0) void acquisitionStore.getState().openFiles(files);
-  }
-
   return (
     <header className="top-bar">
       <div className="brand">stemflow</div>
-      <button type="button" className="primary" onClick={() => input.current?.click()}>
-        Open files…
-      </button>
-      <input
-        ref={input}
-        type="file"
-        multiple
-        accept=".h5,.hdf5,.hdf,.nxs"
-        hidden
-        data-testid="file-input"
-        onChange={onFiles}
-      />
+      <OpenButtons />
       {summary ? (
         <div className="summary" data-testid="summary">
           <span className="acq-name" title={summary.files.map((f) => f.name).join('\n')}>
             {summary.name}
           </span>
           <ScanChoice summary={summary} />
+          {summary.datasets && summary.datasets.length > 1 ? <DatasetChoice summary={summary} /> : null}
           <Chip label="detector" value={formatShape(summary.detector)} />
           <Chip label="dtype" value={summary.dtype} />
           <Chip label="compression" value={summary.compression} />
@@ -149,6 +133,27 @@ function ScanChoice({
         ))}
       </select>
       {summary.scanFromMetadata ? '' : ' (guessed)'}
+    </label>
+  );
+}
+
+/** The dataset shown, among the 3D/4D datasets of a single file that holds several. */
+function DatasetChoice({ summary }: { summary: AcquisitionSummary }) {
+  return (
+    <label className="chip" data-testid="chip-dataset" title="This file holds several 3D/4D datasets">
+      <span className="chip-label">dataset</span>{' '}
+      <select
+        aria-label="Dataset"
+        data-testid="dataset-select"
+        value={summary.files[0]?.dataset}
+        onChange={(e) => void acquisitionStore.getState().chooseDataset(e.currentTarget.value)}
+      >
+        {summary.datasets!.map((d) => (
+          <option key={d.path} value={d.path}>
+            {d.path} ({d.shape.join('×')} {d.dtype})
+          </option>
+        ))}
+      </select>
     </label>
   );
 }

@@ -42,6 +42,11 @@ export interface AcquisitionSummary {
   /** Number of flagged pixels in the pixel mask (0 when no mask exists). */
   flaggedPixels: number;
   calibration: Calibration;
+  /**
+   * The 3D/4D integer datasets of a single HDF5 file (largest first), when it holds more than one: the user
+   * may open another of them (`open(files, scan, dataset)`).
+   */
+  datasets?: { path: string; shape: number[]; dtype: string }[];
 }
 
 export interface LoadProgress {
@@ -77,8 +82,11 @@ export interface LoadResult {
 }
 
 export interface AcquisitionApi {
-  /** Indexes dropped files (ARINA master + shards, shards alone, or one HDF5 file). */
-  open(files: File[], scan?: [number, number]): Promise<AcquisitionSummary>;
+  /**
+   * Indexes dropped files (ARINA master + shards, shards alone, or one HDF5 file); `dataset` picks one of a
+   * single file's candidate datasets (default: the largest).
+   */
+  open(files: File[], scan?: [number, number], dataset?: string): Promise<AcquisitionSummary>;
   /** Decodes every frame once (exact), keeps the counts, returns the audit and the summed pattern. */
   load(onProgress?: (p: LoadProgress) => void): Promise<LoadResult>;
   /** The pixel mask: 1 where the detector flagged the pixel. Length detector rows x cols. */

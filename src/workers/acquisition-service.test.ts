@@ -106,4 +106,21 @@ describe('acquisition service (the worker logic, run in Node)', () => {
     expect(outside.message).toMatch(/outside the/);
     await service.close();
   });
+
+  it('lists the candidate datasets of a single file and opens the one asked for', async () => {
+    const oracle = loadOracle().files['gzip_u16_32.h5'].datasets;
+    const service = createAcquisitionService();
+    const open = async (dataset?: string) =>
+      service.openInputs([await nodeInput(fixture('gzip_u16_32.h5'))], undefined, dataset);
+    const first = await open();
+    expect(first.datasets?.map((d) => d.path).sort()).toEqual(['/gzip', '/gzip_shuffle']);
+    expect(first.datasets?.[0]).toMatchObject({ shape: [16, 32, 32], dtype: expect.any(String) });
+    const chosen = await open('/gzip_shuffle');
+    expect(chosen.files[0].dataset).toBe('/gzip_shuffle');
+    const result = await service.load();
+    expect(Array.from(result.frameTotals)).toEqual(oracle['/gzip_shuffle'].frame_sums);
+    // A file with one candidate lists none.
+    expect((await service.openInputs([await nodeInput(fixture('raw_u16_32.h5'))])).datasets).toBeUndefined();
+    await service.close();
+  });
 });

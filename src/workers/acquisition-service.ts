@@ -7,6 +7,7 @@ import { type ComSums, comBitMasks, combineBits, comImages, comSumsFromFrames } 
 import { FrameStats, flaggedFromMask, unflaggedMask, virtualImage } from '../products/frame-stats';
 import { addFrames, checkRegion, regionRuns, type ScanRegion } from '../products/region-sum';
 import { type AcquisitionSource, DTYPE_BYTES, type FrameArray, viewAs } from '../source/acquisition-source';
+import { classifyFile } from '../source/classify';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import type { InputFile } from '../source/input-file';
 import type { AcquisitionSummary, LoadProgress, LoadResult } from './acquisition-api';
@@ -32,6 +33,14 @@ interface GpuState {
   imager: VirtualImager;
   /** Live updates: each new mask reads only the pixels that changed since the previous one. */
   session: MaskSession;
+}
+
+/** The candidate datasets of a single file, when it holds several (metadata only; none on failure). */
+async function otherDatasets(summary: AcquisitionSummary, inputs: InputFile[]) {
+  if (summary.kind !== 'single' || inputs.length !== 1) return {};
+  const role = await classifyFile(inputs[0]).catch(() => null);
+  if (role?.kind !== 'single' || role.candidates.length < 2) return {};
+  return { datasets: role.candidates.map(({ path, shape, dtype }) => ({ path, shape, dtype })) };
 }
 
 /**
@@ -177,7 +186,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       await source?.close();
       source = next;
       flagged = flaggedFromMask(next.pixelMask);
-      return next.summary;
+      return { ...next.summary, ...(await otherDatasets(next.summary, inputs)) };
     },
 
     async load(onProgress?: (p: LoadProgress) => void): Promise<LoadResult> {

@@ -10,7 +10,7 @@ const service = createAcquisitionService({
 });
 
 export const api: AcquisitionApi = {
-  open: (files, scan) => service.openInputs(files.map(browserInput), scan),
+  open: (files, scan, dataset) => service.openInputs(files.map(browserInput), scan, dataset),
   load: async (onProgress) => {
     const result = await service.load(onProgress);
     return transfer(result, [result.sumDiffraction.buffer, result.frameTotals.buffer]);

@@ -37,7 +37,7 @@ export function acquisitionClient(): AcquisitionApi {
   if (client) return client;
   const r = acquisitionRemote();
   client = {
-    open: (files, scan) => guarded(r.open(files, scan)),
+    open: (files, scan, dataset) => guarded(r.open(files, scan, dataset)),
     load: (onProgress) => guarded(r.load(onProgress ? proxy((p: LoadProgress) => onProgress(p)) : undefined)),
     pixelMask: () => guarded(r.pixelMask()),
     frame: (index) => guarded<Uint8Array | Uint16Array | Uint32Array>(r.frame(index)),
