@@ -108,6 +108,11 @@ function fakeApi(options: { delays?: Record<string, number>; failLoad?: boolean 
       throw new Error('not used here');
     },
     async cancel() {},
+    async setMemoryBudget() {},
+    async injectFault() {},
+    async gpuMemory() {
+      return { buffers: 0, bytes: 0 };
+    },
     async regionSum(region) {
       const { summary, frames } = need();
       calls.push('regionSum');
@@ -370,5 +375,19 @@ describe('acquisition store', () => {
     await store.getState().pick({ row: 0, col: 0 });
     expect(store.getState().patternView).toBe('frame');
     expect(store.getState().frame?.index).toBe(0);
+  });
+
+  it('forgets the acquisition when the worker dies, says so, and opens again afterwards', async () => {
+    const { api } = fakeApi({ delays: { virtualImage: 30 } });
+    const store = createAcquisitionStore(() => api);
+    await store.getState().openFiles([file('demo_master.h5')]);
+    store.getState().workerLost('The acquisition worker stopped.');
+    expect(store.getState()).toMatchObject({ phase: 'error', summary: null, data: null, regions: null });
+    expect(store.getState().error).toBe(
+      'The acquisition worker stopped. A new worker was started; open the files again.',
+    );
+    await store.getState().openFiles([file('small_master.h5')]);
+    expect(store.getState()).toMatchObject({ phase: 'ready', error: null });
+    expect(store.getState().summary?.scan).toEqual([2, 3]);
   });
 });

@@ -102,6 +102,8 @@ export interface AcquisitionState extends DetectorEditActions {
   /** Stops the running load (within one batch); the previous acquisition is not restored. */
   cancelLoad(): Promise<void>;
   clearError(): void;
+  /** The worker died (it restarts empty): forget the acquisition and say so; the app stays usable. */
+  workerLost(message: string): void;
 }
 
 export type AcquisitionStore = ReturnType<typeof createAcquisitionStore>;
@@ -413,6 +415,16 @@ export function createAcquisitionStore(
 
       clearError() {
         set({ error: null });
+      },
+
+      workerLost(message) {
+        // Whatever was in flight belonged to the dead worker: make every pending answer stale.
+        requested++;
+        active = requested;
+        activePhase = 'idle';
+        activeStartedAt = null;
+        activeFiles = [];
+        set({ ...idle, phase: 'error', error: `${message} A new worker was started; open the files again.` });
       },
     };
   });

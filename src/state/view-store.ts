@@ -20,6 +20,9 @@ export interface ViewState {
   detectorTool: DetectorTool;
   /** Brush radius in detector pixels (pixels whose centre lies within it are painted). */
   brushRadius: number;
+  /** Memory a load may use (bytes; GPU and CPU paths), null for the defaults (the device's limits). */
+  memoryBudget: number | null;
+  setMemoryBudget(bytes: number | null): void;
   /** Real-space distance between scan positions in nm, typed by the user (the files do not give it). */
   scanStepNm: number | null;
   setScanStep(nm: number | null): void;
@@ -54,6 +57,9 @@ export function createViewStore() {
     virtualScale: 'linear',
     detectorTool: 'edit',
     brushRadius: 2,
+    memoryBudget: null,
+    setMemoryBudget: (bytes) =>
+      set({ memoryBudget: bytes !== null && Number.isFinite(bytes) && bytes > 0 ? bytes : null }),
     scanStepNm: null,
     setScanStep: (nm) => set({ scanStepNm: nm !== null && Number.isFinite(nm) && nm > 0 ? nm : null }),
     setDetectorTool: (detectorTool) => set({ detectorTool }),

@@ -1,4 +1,5 @@
 import { useRef } from 'react';
+import { fetchDemoFiles } from './demo';
 import { acquisitionFiles, directoryPicker, filesFromHandle } from './folder-input';
 import { acquisitionStore } from './stores';
 
@@ -61,6 +62,16 @@ export function OpenButtons() {
         title="Open the HDF5 files of a folder (an ARINA master with its data files, or one HDF5 file)"
       >
         Open folder…
+      </button>
+      <button
+        type="button"
+        onClick={() =>
+          void acquisitionStore.getState().openFrom('the demo acquisition', () => fetchDemoFiles())
+        }
+        data-testid="open-demo"
+        title="Open the demo acquisition shipped with the app (48 x 48 scan, 96 x 96 detector)"
+      >
+        Demo
       </button>
       <input
         ref={input}

@@ -1,6 +1,7 @@
 import { factorisations } from '../state/scan-shape';
 import { PERCENTILE_CHOICES } from '../state/view-store';
 import type { AcquisitionSummary } from '../workers/acquisition-api';
+import { acquisitionClient } from '../workers/remote';
 import { COLORMAPS } from './colormaps';
 import { formatBytes, formatCount, formatShape } from './format';
 import { OpenButtons } from './OpenButtons';
@@ -83,6 +84,7 @@ export function TopBar() {
             <option value="minmax">min–max</option>
           </select>
         </label>
+        <BudgetChoice />
         <span
           className="keys"
           title={
@@ -133,6 +135,49 @@ function ScanChoice({
         ))}
       </select>
       {summary.scanFromMetadata ? '' : ' (guessed)'}
+    </label>
+  );
+}
+
+const MIB = 1024 ** 2;
+const BUDGETS: [string, number | null][] = [
+  ['device limits', null],
+  ['16 MiB', 16 * MIB],
+  ['64 MiB', 64 * MIB],
+  ['256 MiB', 256 * MIB],
+  ['1 GiB', 1024 * MIB],
+  ['4 GiB', 4096 * MIB],
+  ['16 GiB', 16384 * MIB],
+];
+
+/**
+ * The memory a load may use (GPU buffers, or worker memory on the CPU path): a load that does not fit is
+ * refused before anything is allocated, and the message gives the numbers. Applies from the next load.
+ */
+function BudgetChoice() {
+  const budget = useView((s) => s.memoryBudget);
+  const setBudget = useView((s) => s.setMemoryBudget);
+  return (
+    <label title="Memory the next load may use; a load that does not fit is refused before allocation">
+      memory{' '}
+      <select
+        aria-label="Memory budget"
+        data-testid="budget-select"
+        value={String(budget)}
+        onChange={(e) => {
+          const value = e.currentTarget.value === 'null' ? null : Number(e.currentTarget.value);
+          setBudget(value);
+          void acquisitionClient()
+            .setMemoryBudget(value)
+            .catch((error) => acquisitionStore.setState({ error: String(error) }));
+        }}
+      >
+        {BUDGETS.map(([label, bytes]) => (
+          <option key={label} value={String(bytes)}>
+            {label}
+          </option>
+        ))}
+      </select>
     </label>
   );
 }

@@ -2,6 +2,7 @@ import type { DetectorRegion } from '../products/detector-geometry';
 import type { AcquisitionStore } from '../state/acquisition-store';
 import type { ViewStore } from '../state/view-store';
 import type { AcquisitionApi, AcquisitionSummary } from '../workers/acquisition-api';
+import { stopWorker } from '../workers/remote';
 import { probeWebGpu } from './GpuNotice';
 import { viewStore } from './stores';
 
@@ -55,6 +56,14 @@ export interface StemflowTestHook {
   sumDiffraction(): number[] | null;
   /** The frame shown in the detector panel. */
   shownFrame(): { index: number; values: number[] } | null;
+  /** Where the counts live and why the CPU path was taken, if it was. */
+  backend(): { backend: string; fallbackReason: string | null } | null;
+  /** Fault injection and accounting (issue 8). */
+  faults: {
+    stopWorker(): void;
+    inject(fault: 'gpu-out-of-memory' | 'read-failure' | 'none'): Promise<void>;
+    gpuMemory(): Promise<{ buffers: number; bytes: number }>;
+  };
   /** The picked scan region and its summed pattern, once read. */
   regionPattern(): { region: unknown; values: number[] } | null;
   /** Any frame, read through the worker. */
@@ -136,6 +145,15 @@ export function installTestHook(
     shownFrame: () => {
       const f = store.getState().frame;
       return f ? { index: f.index, values: Array.from(f.values) } : null;
+    },
+    backend: () => {
+      const d = store.getState().data;
+      return d ? { backend: d.backend, fallbackReason: d.fallbackReason } : null;
+    },
+    faults: {
+      stopWorker: () => stopWorker('The acquisition worker stopped (test).'),
+      inject: (fault) => api().injectFault(fault),
+      gpuMemory: () => api().gpuMemory(),
     },
     regionPattern: () => {
       const r = store.getState().regionPattern;

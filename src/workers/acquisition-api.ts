@@ -116,6 +116,18 @@ export interface AcquisitionApi {
    * exact integer sums per detector pixel (flagged pixels included, like a frame) as float64.
    */
   regionSum(region: { row0: number; row1: number; col0: number; col1: number }): Promise<Float64Array>;
+  /**
+   * The memory the next load may use (bytes; GPU and CPU paths), null for the defaults. A load that does not
+   * fit is refused before allocation with a 'budget' error giving the numbers.
+   */
+  setMemoryBudget(bytes: number | null): Promise<void>;
+  /**
+   * Test hooks of issue 8: arm a fault ('gpu-out-of-memory': the next GPU load's allocation reports out of
+   * memory; 'read-failure': files opened from now on fail their reads after the metadata; 'none').
+   */
+  injectFault(fault: 'gpu-out-of-memory' | 'read-failure' | 'none'): Promise<void>;
+  /** GPU buffers the worker holds now and their bytes (to check that a failure released everything). */
+  gpuMemory(): Promise<{ buffers: number; bytes: number }>;
   /** Releases the loaded acquisition. */
   close(): Promise<void>;
 }
