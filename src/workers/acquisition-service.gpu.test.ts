@@ -89,6 +89,7 @@ describe('acquisition service on WebGPU (the worker logic with a GPU)', () => {
       expect(loaded.buffers).toBeGreaterThan(0);
       await service.close();
       const empty = await service.gpuMemory();
+      expect(empty).toEqual({ buffers: 0, bytes: 0 });
       await service.openInputs(await Promise.all(arinaPaths.map(nodeInput)));
       await service.injectFault('gpu-out-of-memory');
       const r = await service.load();
