@@ -1,8 +1,9 @@
 import { createStore } from 'zustand/vanilla';
-import { type DefaultGeometry, type DetectorRegion, defaultGeometry } from '../products/detector-geometry';
+import { type DetectorRegion, defaultGeometry } from '../products/detector-geometry';
 import { composeMask, type MaskLayer } from '../products/detector-layers';
 import type { ScanRegion } from '../products/region-sum';
 import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
+import { fileList, type LoadedData, type ScanPosition, scanCentre, scanIndex } from './acquisition-data';
 import { createDetectorEdit, type DetectorEditActions, NO_LAYERS } from './detector-edit';
 import { describeError } from './error-message';
 import { type DetectorMode, presetRegions } from './mask-edit';
@@ -18,32 +19,7 @@ export type LoadPhase = 'idle' | 'fetching' | 'opening' | 'loading' | 'ready' | 
 export type PatternView = 'frame' | 'region' | 'sum' | 'mean';
 export type FrameValues = Uint8Array | Uint16Array | Uint32Array;
 
-export interface ScanPosition {
-  row: number;
-  col: number;
-}
-
-/** Everything computed once per loaded acquisition. */
-export interface LoadedData {
-  sumDiffraction: Float64Array;
-  frameTotals: Float64Array;
-  /** 1 where the detector flagged the pixel. */
-  pixelMask: Uint8Array;
-  maxCount: number;
-  countAbove255: number;
-  /** Worker wall time of the decode, in ms. */
-  loadMs: number;
-  /** Where the counts live, the memory plan (GPU path) and why the CPU path was taken, if it was. */
-  backend: 'webgpu' | 'cpu';
-  memory: string[];
-  adapter: string | null;
-  fallbackReason: string | null;
-  /** GPU bytes the counts occupy, and the load's peak (GPU path). */
-  residentBytes: number | null;
-  peakBytes: number | null;
-  /** The default geometry, from which the BF/ABF/ADF presets come. */
-  geometry: DefaultGeometry;
-}
+export { fileList, type LoadedData, type ScanPosition, scanCentre, scanIndex } from './acquisition-data';
 
 export interface AcquisitionState extends DetectorEditActions {
   phase: LoadPhase;
@@ -107,21 +83,6 @@ export interface AcquisitionState extends DetectorEditActions {
 }
 
 export type AcquisitionStore = ReturnType<typeof createAcquisitionStore>;
-
-export function scanIndex(summary: Pick<AcquisitionSummary, 'scan'>, p: ScanPosition): number {
-  return p.row * summary.scan[1] + p.col;
-}
-
-export function scanCentre(summary: Pick<AcquisitionSummary, 'scan'>): ScanPosition {
-  return { row: Math.floor(summary.scan[0] / 2), col: Math.floor(summary.scan[1] / 2) };
-}
-
-export function fileList(files: { name: string }[]): string {
-  const names = files.map((f) => f.name);
-  return names.length <= 3
-    ? names.join(', ')
-    : `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`;
-}
 
 const idle = {
   phase: 'idle' as LoadPhase,
