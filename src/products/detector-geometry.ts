@@ -36,7 +36,16 @@ export interface Annulus {
   outer: number;
 }
 
-export type DetectorRegion = Disk | Annulus;
+/** An axis-aligned rectangle: centre (cx, cy), full width w and height h in detector pixels. */
+export interface Rect {
+  kind: 'rect';
+  cx: number;
+  cy: number;
+  w: number;
+  h: number;
+}
+
+export type DetectorRegion = Disk | Annulus | Rect;
 
 export function disk(cx: number, cy: number, r: number): Disk {
   return { kind: 'disk', cx: quantize(cx), cy: quantize(cy), r: quantize(Math.max(0, r)) };
@@ -50,6 +59,21 @@ export function annulus(cx: number, cy: number, inner: number, outer: number): A
     inner: quantize(Math.max(0, inner)),
     outer: quantize(Math.max(0, outer)),
   };
+}
+
+export function rect(cx: number, cy: number, w: number, h: number): Rect {
+  return {
+    kind: 'rect',
+    cx: quantize(cx),
+    cy: quantize(cy),
+    w: quantize(Math.max(0, w)),
+    h: quantize(Math.max(0, h)),
+  };
+}
+
+/** True when pixel (row, col)'s centre lies in the rectangle (edges included); exact for quantized values. */
+export function insideRect(row: number, col: number, r: Rect): boolean {
+  return 2 * Math.abs(col - r.cx) <= r.w && 2 * Math.abs(row - r.cy) <= r.h;
 }
 
 /** Squared distance from pixel (row, col)'s centre to (cx, cy); exact for quantized centres. */
@@ -66,6 +90,7 @@ export function insideCircle(row: number, col: number, cx: number, cy: number, r
 
 export function regionContains(region: DetectorRegion, row: number, col: number): boolean {
   if (region.kind === 'disk') return insideCircle(row, col, region.cx, region.cy, region.r);
+  if (region.kind === 'rect') return insideRect(row, col, region);
   return (
     insideCircle(row, col, region.cx, region.cy, region.outer) &&
     !insideCircle(row, col, region.cx, region.cy, region.inner)

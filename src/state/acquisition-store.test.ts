@@ -1,5 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { annulus, disk, regionContains } from '../products/detector-geometry';
+import {
+  composeMask,
+  extendStroke,
+  type MaskLayer,
+  shapeLayer,
+  strokeLayer,
+} from '../products/detector-layers';
 import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
 import { createAcquisitionStore, fileList, scanCentre, scanIndex } from './acquisition-store';
 
@@ -101,6 +108,23 @@ function fakeApi(options: { delays?: Record<string, number>; failLoad?: boolean 
       throw new Error('not used here');
     },
     async cancel() {},
+    async setMemoryBudget() {},
+    async injectFault() {},
+    async gpuMemory() {
+      return { buffers: 0, bytes: 0 };
+    },
+    async regionSum(region) {
+      const { summary, frames } = need();
+      calls.push('regionSum');
+      await wait('regionSum');
+      const out = new Float64Array(pixels);
+      for (let row = region.row0; row <= region.row1; row++)
+        for (let col = region.col0; col <= region.col1; col++) {
+          const i = row * summary.scan[1] + col;
+          for (let p = 0; p < pixels; p++) out[p] += frames[i * pixels + p];
+        }
+      return out;
+    },
     async close() {
       current = null;
     },
@@ -289,5 +313,81 @@ describe('acquisition store', () => {
     expect(fileList(['a', 'b', 'c', 'd', 'e'].map((name) => ({ name })))).toBe('a, b, c and 2 more');
     expect(scanIndex({ scan: [4, 6] }, { row: 2, col: 3 })).toBe(15);
     expect(scanCentre({ scan: [5, 7] })).toEqual({ row: 2, col: 3 });
+  });
+
+  it('combines shapes and brush strokes into the mask, and the image follows each edit exactly', async () => {
+    const { api } = fakeApi();
+    const store = createAcquisitionStore(() => api);
+    await store.getState().openFiles([file('demo_master.h5')]);
+    const s = store.getState();
+    const primary = s.regions!.bf;
+    const expectImage = async (layers: MaskLayer[]) => {
+      await store.getState().virtualSettled();
+      const now = store.getState();
+      const mask = composeMask(primary, layers, 16, 16);
+      expect(now.masks!.bf).toEqual(mask);
+      expect(now.imageMasks.bf).toBe(now.masks!.bf);
+      const frame = await api.frame(5);
+      let sum = 0;
+      for (let p = 1; p < 256; p++) if (mask[p]) sum += frame[p];
+      expect(now.virtualImages.bf![5]).toBe(sum);
+    };
+    // Subtract the centre of the BF disk: a hole.
+    const hole = shapeLayer(disk(7, 8, 1), 'subtract');
+    expect(store.getState().addLayer(hole)).toBe(0);
+    expect(store.getState().selectedLayer).toBe(0);
+    await expectImage([hole]);
+    // Edit the selected shape (a layer), not the primary region.
+    const bigger = { ...hole, region: disk(7, 8, 2) };
+    await store.getState().setSelectedRegion(bigger.region);
+    expect(store.getState().regions!.bf).toBe(primary);
+    await expectImage([bigger]);
+    // A brush stroke adds a corner; removing the hole keeps the stroke.
+    const stroke = extendStroke(strokeLayer('add', 1, [[1, 1]]), 4, 1);
+    expect(store.getState().addLayer(stroke)).toBe(1);
+    expect(store.getState().selectedLayer).toBe(0);
+    await expectImage([bigger, stroke]);
+    await store.getState().removeLayer(0);
+    expect(store.getState().selectedLayer).toBe(-1);
+    await expectImage([stroke]);
+    // Other detectors are untouched; the preset removes the layers.
+    expect(store.getState().layers.adf).toEqual([]);
+    await store.getState().applyPreset('bf');
+    expect(store.getState().layers.bf).toEqual([]);
+    await expectImage([]);
+  });
+
+  it('sums the pattern over a picked scan region, and a later pick of a position shows its frame', async () => {
+    const { api } = fakeApi();
+    const store = createAcquisitionStore(() => api);
+    await store.getState().openFiles([file('demo_master.h5')]);
+    const region = { row0: 1, row1: 2, col0: 3, col1: 5 };
+    await store.getState().pickRegion(region);
+    const s = store.getState();
+    expect(s.patternView).toBe('region');
+    expect(s.regionPattern?.region).toEqual(region);
+    const frames = makeFrames(24);
+    const expected = new Float64Array(256);
+    for (const i of [9, 10, 11, 15, 16, 17]) for (let p = 0; p < 256; p++) expected[p] += frames[i * 256 + p];
+    expect(s.regionPattern?.values).toEqual(expected);
+    // The flagged pixel is summed too (6 x 65535), like a frame shows it.
+    expect(s.regionPattern?.values[0]).toBe(6 * 65535);
+    await store.getState().pick({ row: 0, col: 0 });
+    expect(store.getState().patternView).toBe('frame');
+    expect(store.getState().frame?.index).toBe(0);
+  });
+
+  it('forgets the acquisition when the worker dies, says so, and opens again afterwards', async () => {
+    const { api } = fakeApi({ delays: { virtualImage: 30 } });
+    const store = createAcquisitionStore(() => api);
+    await store.getState().openFiles([file('demo_master.h5')]);
+    store.getState().workerLost('The acquisition worker stopped.');
+    expect(store.getState()).toMatchObject({ phase: 'error', summary: null, data: null, regions: null });
+    expect(store.getState().error).toBe(
+      'The acquisition worker stopped. A new worker was started; open the files again.',
+    );
+    await store.getState().openFiles([file('small_master.h5')]);
+    expect(store.getState()).toMatchObject({ phase: 'ready', error: null });
+    expect(store.getState().summary?.scan).toEqual([2, 3]);
   });
 });

@@ -1,13 +1,12 @@
 import { createStore } from 'zustand/vanilla';
-import {
-  type DefaultGeometry,
-  type DetectorRegion,
-  defaultGeometry,
-  regionMask,
-} from '../products/detector-geometry';
+import { type DetectorRegion, defaultGeometry } from '../products/detector-geometry';
+import { composeMask, type MaskLayer } from '../products/detector-layers';
+import type { ScanRegion } from '../products/region-sum';
 import type { AcquisitionApi, AcquisitionSummary, LoadProgress } from '../workers/acquisition-api';
+import { fileList, type LoadedData, type ScanPosition, scanCentre, scanIndex } from './acquisition-data';
+import { createDetectorEdit, type DetectorEditActions, NO_LAYERS } from './detector-edit';
 import { describeError } from './error-message';
-import { DETECTOR_MODES, type DetectorMode, presetRegion, presetRegions, sameRegion } from './mask-edit';
+import { type DetectorMode, presetRegions } from './mask-edit';
 import { type PreferenceStorage, recentScan, rememberScan } from './scan-shape';
 
 export type { DetectorMode } from './mask-edit';
@@ -17,37 +16,12 @@ export type { DetectorMode } from './mask-edit';
  * and the virtual detector. The worker is injected (`api`), so the store runs in Node tests with a fake.
  */
 export type LoadPhase = 'idle' | 'fetching' | 'opening' | 'loading' | 'ready' | 'error';
-export type PatternView = 'frame' | 'sum' | 'mean';
+export type PatternView = 'frame' | 'region' | 'sum' | 'mean';
 export type FrameValues = Uint8Array | Uint16Array | Uint32Array;
 
-export interface ScanPosition {
-  row: number;
-  col: number;
-}
+export { fileList, type LoadedData, type ScanPosition, scanCentre, scanIndex } from './acquisition-data';
 
-/** Everything computed once per loaded acquisition. */
-export interface LoadedData {
-  sumDiffraction: Float64Array;
-  frameTotals: Float64Array;
-  /** 1 where the detector flagged the pixel. */
-  pixelMask: Uint8Array;
-  maxCount: number;
-  countAbove255: number;
-  /** Worker wall time of the decode, in ms. */
-  loadMs: number;
-  /** Where the counts live, the memory plan (GPU path) and why the CPU path was taken, if it was. */
-  backend: 'webgpu' | 'cpu';
-  memory: string[];
-  adapter: string | null;
-  fallbackReason: string | null;
-  /** GPU bytes the counts occupy, and the load's peak (GPU path). */
-  residentBytes: number | null;
-  peakBytes: number | null;
-  /** The default geometry, from which the BF/ABF/ADF presets come. */
-  geometry: DefaultGeometry;
-}
-
-export interface AcquisitionState {
+export interface AcquisitionState extends DetectorEditActions {
   phase: LoadPhase;
   /** What is being fetched or opened, for the status line. */
   activity: string | null;
@@ -64,6 +38,10 @@ export interface AcquisitionState {
    * leaves out flagged pixels). Null until a load finishes. */
   regions: Record<DetectorMode, DetectorRegion> | null;
   masks: Record<DetectorMode, Uint8Array> | null;
+  /** Each detector's layers after its primary region (shapes added or subtracted, brush strokes). */
+  layers: Record<DetectorMode, MaskLayer[]>;
+  /** The shape the handles edit: -1 the primary region, else an index into the current layers. */
+  selectedLayer: number;
   /** The latest virtual image of each detector and the mask it was computed from (exact integer sums). */
   virtualImages: Partial<Record<DetectorMode, Float64Array>>;
   imageMasks: Partial<Record<DetectorMode, Uint8Array>>;
@@ -71,19 +49,25 @@ export interface AcquisitionState {
   virtualBusy: boolean;
   picked: ScanPosition | null;
   frame: { index: number; values: FrameValues } | null;
+  /** A rectangle of scan positions picked on the virtual image, and its summed pattern (exact) once read. */
+  scanRegion: ScanRegion | null;
+  regionPattern: { region: ScanRegion; values: Float64Array } | null;
   patternView: PatternView;
 
   /** Fetches files (e.g. the demo) and opens them. */
   openFrom(label: string, fetchFiles: () => Promise<File[]>): Promise<void>;
-  /** Opens and loads files, then shows the BF image and the frame at the scan centre. */
-  openFiles(files: File[], scan?: [number, number]): Promise<void>;
+  /**
+   * Opens and loads files, then shows the BF image and the frame at the scan centre. `dataset` picks one of
+   * a single file's candidate datasets.
+   */
+  openFiles(files: File[], scan?: [number, number], dataset?: string): Promise<void>;
+  /** Opens another candidate dataset of the open single file. */
+  chooseDataset(path: string): Promise<void>;
   /** Picks a scan position and fetches its frame. */
   pick(position: ScanPosition): Promise<void>;
+  /** Picks a rectangle of scan positions and shows the pattern summed over it. */
+  pickRegion(region: ScanRegion): Promise<void>;
   setDetectorMode(mode: DetectorMode): Promise<void>;
-  /** Sets a detector's region; its virtual image follows (throttled, always ending with the last region). */
-  setRegion(mode: DetectorMode, region: DetectorRegion): Promise<void>;
-  /** Restores a detector's preset from the default geometry and selects it. */
-  applyPreset(mode: DetectorMode): Promise<void>;
   /** Moves the picked position by whole scan pixels (clamped). */
   movePick(dRow: number, dCol: number): Promise<void>;
   /** Resolves when the virtual image of the current detector matches its mask. */
@@ -94,24 +78,11 @@ export interface AcquisitionState {
   /** Stops the running load (within one batch); the previous acquisition is not restored. */
   cancelLoad(): Promise<void>;
   clearError(): void;
+  /** The worker died (it restarts empty): forget the acquisition and say so; the app stays usable. */
+  workerLost(message: string): void;
 }
 
 export type AcquisitionStore = ReturnType<typeof createAcquisitionStore>;
-
-export function scanIndex(summary: Pick<AcquisitionSummary, 'scan'>, p: ScanPosition): number {
-  return p.row * summary.scan[1] + p.col;
-}
-
-export function scanCentre(summary: Pick<AcquisitionSummary, 'scan'>): ScanPosition {
-  return { row: Math.floor(summary.scan[0] / 2), col: Math.floor(summary.scan[1] / 2) };
-}
-
-export function fileList(files: { name: string }[]): string {
-  const names = files.map((f) => f.name);
-  return names.length <= 3
-    ? names.join(', ')
-    : `${names.slice(0, 3).join(', ')} and ${names.length - 3} more`;
-}
 
 const idle = {
   phase: 'idle' as LoadPhase,
@@ -125,11 +96,15 @@ const idle = {
   detectorMode: 'bf' as DetectorMode,
   regions: null,
   masks: null,
+  layers: NO_LAYERS,
+  selectedLayer: -1,
   virtualImages: {},
   imageMasks: {},
   virtualBusy: false,
   picked: null,
   frame: null,
+  scanRegion: null,
+  regionPattern: null,
   patternView: 'frame' as PatternView,
 };
 
@@ -148,6 +123,8 @@ export function createAcquisitionStore(
   /** Phase and start time of the acquisition the worker holds, restored when a later open fails. */
   let activePhase: LoadPhase = 'idle';
   let activeStartedAt: number | null = null;
+  /** The files of the acquisition the worker holds (opened again to pick another dataset). */
+  let activeFiles: File[] = [];
 
   return createStore<AcquisitionState>()((set, get) => {
     /** After a failed open, fall back to what was shown before (the worker keeps it). */
@@ -223,6 +200,7 @@ export function createAcquisitionStore(
 
     return {
       ...idle,
+      ...createDetectorEdit(set, get, refreshReporting),
 
       async openFrom(label, fetchFiles) {
         const token = ++requested;
@@ -237,7 +215,13 @@ export function createAcquisitionStore(
         if (token === requested) await get().openFiles(files);
       },
 
-      async openFiles(files, scan) {
+      async chooseDataset(path) {
+        const { summary } = get();
+        if (!summary?.datasets?.some((d) => d.path === path) || summary.files[0]?.dataset === path) return;
+        await get().openFiles(activeFiles, undefined, path);
+      },
+
+      async openFiles(files, scan, dataset) {
         const token = ++requested;
         if (files.length === 0) {
           failOpen(token, 'No files were given.');
@@ -246,7 +230,7 @@ export function createAcquisitionStore(
         set({ phase: 'opening', activity: fileList(files), error: null, startedAt: clock() });
         let summary: AcquisitionSummary;
         const opened = openQueue.then(() =>
-          token === requested ? api().open(files, scan) : Promise.reject(new Error('superseded')),
+          token === requested ? api().open(files, scan, dataset) : Promise.reject(new Error('superseded')),
         );
         openQueue = opened.catch(() => {});
         try {
@@ -257,6 +241,7 @@ export function createAcquisitionStore(
         }
         if (token !== requested) return;
         active = token;
+        activeFiles = files;
         activeStartedAt = get().startedAt;
         // The files do not say the scan shape: use the user's last choice for this frame count, if any.
         const remembered = summary.scanFromMetadata ? null : recentScan(preferences, summary.frameCount);
@@ -271,8 +256,12 @@ export function createAcquisitionStore(
           virtualImages: {},
           picked: centre,
           frame: null,
+          scanRegion: null,
+          regionPattern: null,
           regions: null,
           masks: null,
+          layers: NO_LAYERS,
+          selectedLayer: -1,
           imageMasks: {},
         });
         try {
@@ -303,9 +292,9 @@ export function createAcquisitionStore(
             },
             regions,
             masks: {
-              bf: regionMask(regions.bf, rows, cols),
-              abf: regionMask(regions.abf, rows, cols),
-              adf: regionMask(regions.adf, rows, cols),
+              bf: composeMask(regions.bf, [], rows, cols),
+              abf: composeMask(regions.abf, [], rows, cols),
+              adf: composeMask(regions.adf, [], rows, cols),
             },
             progress: { framesDone: summary.frameCount, frameCount: summary.frameCount },
           });
@@ -343,7 +332,10 @@ export function createAcquisitionStore(
         if (!summary) return;
         const row = Math.min(Math.max(0, Math.floor(position.row)), summary.scan[0] - 1);
         const col = Math.min(Math.max(0, Math.floor(position.col)), summary.scan[1] - 1);
-        set({ picked: { row, col } });
+        set({
+          picked: { row, col },
+          patternView: get().patternView === 'region' ? 'frame' : get().patternView,
+        });
         try {
           await showFrame(scanIndex(summary, { row, col }), active);
         } catch (e) {
@@ -351,27 +343,21 @@ export function createAcquisitionStore(
         }
       },
 
+      async pickRegion(region) {
+        const token = active;
+        const request = ++frameRequest;
+        set({ scanRegion: region, patternView: 'region' });
+        try {
+          const values = await api().regionSum(region);
+          if (request === frameRequest && token === active) set({ regionPattern: { region, values } });
+        } catch (e) {
+          set({ error: describeError(e, 'Could not sum the frames of the scan region') });
+        }
+      },
+
       async setDetectorMode(mode) {
-        set({ detectorMode: mode });
+        set({ detectorMode: mode, selectedLayer: -1 });
         await refreshReporting();
-      },
-
-      async setRegion(mode, region) {
-        const { summary, regions, masks } = get();
-        if (!summary || !regions || !masks || !DETECTOR_MODES.includes(mode)) return;
-        if (sameRegion(regions[mode], region)) return refreshReporting();
-        const [rows, cols] = summary.detector;
-        set({
-          regions: { ...regions, [mode]: region },
-          masks: { ...masks, [mode]: regionMask(region, rows, cols) },
-        });
-        await refreshReporting();
-      },
-
-      async applyPreset(mode) {
-        const { data } = get();
-        set({ detectorMode: mode });
-        if (data) await get().setRegion(mode, presetRegion(mode, data.geometry));
       },
 
       async movePick(dRow, dCol) {
@@ -390,6 +376,16 @@ export function createAcquisitionStore(
 
       clearError() {
         set({ error: null });
+      },
+
+      workerLost(message) {
+        // Whatever was in flight belonged to the dead worker: make every pending answer stale.
+        requested++;
+        active = requested;
+        activePhase = 'idle';
+        activeStartedAt = null;
+        activeFiles = [];
+        set({ ...idle, phase: 'error', error: `${message} A new worker was started; open the files again.` });
       },
     };
   });

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { annulus, defaultGeometry, disk, quantize } from '../products/detector-geometry';
+import { annulus, defaultGeometry, disk, quantize, rect } from '../products/detector-geometry';
 import {
+  calibratedPresets,
   dragRegion,
   fieldValue,
   grab,
@@ -80,5 +81,40 @@ describe('mask editing', () => {
   it('converts pixels to mrad when calibration exists', () => {
     expect(mradPerPixel({})).toBeNull();
     expect(mradPerPixel({ detectorPixelSize: [75e-6, 75e-6], detectorDistance: 0.15 })).toBeCloseTo(0.5, 12);
+  });
+
+  it('edits rectangles: fields, corner handle, drag and grab', () => {
+    const r = rect(10, 8, 4, 6);
+    expect(regionFields(r)).toEqual(['cx', 'cy', 'w', 'h']);
+    expect(fieldValue(r, 'w')).toBe(4);
+    expect(fieldValue(r, 'h')).toBe(6);
+    expect(withField(r, 'w', 7.3, 32, 32)).toEqual(rect(10, 8, quantize(7.3), 6));
+    expect(withField(r, 'h', -3, 32, 32)).toEqual(rect(10, 8, 4, 0));
+    expect(regionHandles(r)).toEqual([
+      { field: 'corner', x: 12, y: 11 },
+      { field: 'centre', x: 10, y: 8 },
+    ]);
+    expect(grab(r, 12.2, 11.1, 1)).toBe('corner');
+    expect(grab(r, 9, 6, 0.5)).toBe('centre');
+    expect(grab(r, 13, 8, 0.5)).toBeNull();
+    // Dragging the corner sets the size symmetric about the centre (1/8-pixel snap).
+    expect(dragRegion(r, 'corner', { x: 12, y: 11 }, { x: 15.06, y: 9 }, 32, 32)).toEqual(
+      rect(10, 8, 10.125, 2),
+    );
+    expect(dragRegion(r, 'centre', { x: 10, y: 8 }, { x: 11, y: 7 }, 32, 32)).toEqual(rect(11, 7, 4, 6));
+    expect(sameRegion(r, rect(10, 8, 4, 6))).toBe(true);
+    expect(sameRegion(r, rect(10, 8, 4, 5))).toBe(false);
+  });
+
+  it('makes BF/ABF/ADF presets from the convergence semi-angle in mrad', () => {
+    // 0.5 mrad per pixel, alpha 10 mrad: BF r = 20 px, ABF 10..20 px, ADF 30..60 px.
+    const p = calibratedPresets(10, 0.5, { cx: 95.5, cy: 96 });
+    expect(p).toEqual({
+      bf: disk(95.5, 96, 20),
+      abf: annulus(95.5, 96, 10, 20),
+      adf: annulus(95.5, 96, 30, 60),
+    });
+    expect(calibratedPresets(0, 0.5, { cx: 0, cy: 0 })).toBeNull();
+    expect(calibratedPresets(10, Number.NaN, { cx: 0, cy: 0 })).toBeNull();
   });
 });

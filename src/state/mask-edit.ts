@@ -6,6 +6,8 @@ import {
   type Disk,
   disk,
   quantize,
+  type Rect,
+  rect,
 } from '../products/detector-geometry';
 
 /**
@@ -17,7 +19,7 @@ export type DetectorMode = 'bf' | 'abf' | 'adf';
 export const DETECTOR_MODES: DetectorMode[] = ['bf', 'abf', 'adf'];
 
 /** Which number of a region a handle or an input changes. */
-export type RegionField = 'cx' | 'cy' | 'r' | 'inner' | 'outer';
+export type RegionField = 'cx' | 'cy' | 'r' | 'inner' | 'outer' | 'w' | 'h';
 
 /** BF: the default disk. ABF: half to full BF radius. ADF: the default annulus (1.5x to 3x BF, clamped). */
 export function presetRegion(mode: DetectorMode, g: DefaultGeometry): DetectorRegion {
@@ -32,11 +34,13 @@ export function presetRegions(g: DefaultGeometry): Record<DetectorMode, Detector
 
 /** The fields a region has, in the order they are shown. */
 export function regionFields(region: DetectorRegion): RegionField[] {
+  if (region.kind === 'rect') return ['cx', 'cy', 'w', 'h'];
   return region.kind === 'disk' ? ['cx', 'cy', 'r'] : ['cx', 'cy', 'inner', 'outer'];
 }
 
 export function fieldValue(region: DetectorRegion, field: RegionField): number {
   if (field === 'cx' || field === 'cy') return region[field];
+  if (region.kind === 'rect') return field === 'h' ? region.h : region.w;
   if (region.kind === 'disk') return region.r;
   return field === 'inner' ? region.inner : region.outer;
 }
@@ -65,6 +69,11 @@ export function withField(
   let { cx, cy } = region;
   if (field === 'cx') cx = clamp(value, -0.5, cols - 0.5);
   if (field === 'cy') cy = clamp(value, -0.5, rows - 0.5);
+  if (region.kind === 'rect') {
+    const w = field === 'w' ? clamp(value, 0, 2 * limit) : region.w;
+    const h = field === 'h' ? clamp(value, 0, 2 * limit) : region.h;
+    return rect(cx, cy, w, h);
+  }
   if (region.kind === 'disk') {
     const r = field === 'r' ? clamp(value, 0, limit) : region.r;
     return disk(cx, cy, r);
@@ -85,9 +94,12 @@ export function withCentre(region: DetectorRegion, cx: number, cy: number, rows:
   return withField(withField(region, 'cx', cx, rows, cols), 'cy', cy, rows, cols);
 }
 
-/** A draggable handle: the centre, or a radius (drawn east of the centre, on its circle). */
+/**
+ * A draggable handle: the centre, a radius (drawn east of the centre, on its circle) or a rectangle's
+ * lower right corner (dragging it sets the size, symmetric about the centre).
+ */
 export interface Handle {
-  field: 'centre' | 'r' | 'inner' | 'outer';
+  field: 'centre' | 'r' | 'inner' | 'outer' | 'corner';
   x: number;
   y: number;
 }
@@ -95,6 +107,8 @@ export interface Handle {
 export function regionHandles(region: DetectorRegion): Handle[] {
   const { cx, cy } = region;
   const centre: Handle = { field: 'centre', x: cx, y: cy };
+  if (region.kind === 'rect')
+    return [{ field: 'corner', x: cx + region.w / 2, y: cy + region.h / 2 }, centre];
   if (region.kind === 'disk') return [{ field: 'r', x: cx + region.r, y: cy }, centre];
   // The inner handle sits on the inner circle at 45 degrees below east, so the two radius handles never
   // overlap even when the radii are close.
@@ -118,6 +132,7 @@ export function grab(region: DetectorRegion, x: number, y: number, reach: number
     }
   }
   if (best) return best;
+  if (region.kind === 'rect') return rectContainsPoint(region, x, y) ? 'centre' : null;
   const d = Math.hypot(x - region.cx, y - region.cy);
   const circles: [Handle['field'], number][] =
     region.kind === 'disk'
@@ -136,6 +151,10 @@ export function grab(region: DetectorRegion, x: number, y: number, reach: number
   if (best) return best;
   const inside = region.kind === 'disk' ? d <= region.r : d <= region.outer;
   return inside ? 'centre' : null;
+}
+
+function rectContainsPoint(r: Rect, x: number, y: number): boolean {
+  return 2 * Math.abs(x - r.cx) <= r.w && 2 * Math.abs(y - r.cy) <= r.h;
 }
 
 /** Drag values snap to 1/8 pixel: a readable grid that lies on the exact 1/256 grid. */
@@ -160,12 +179,19 @@ export function dragRegion(
     const cy = snapDrag(start.cy + to.y - from.y);
     return withCentre(start, cx, cy, rows, cols);
   }
+  if (start.kind === 'rect') {
+    const w = snapDrag(2 * Math.abs(to.x - start.cx));
+    const h = snapDrag(2 * Math.abs(to.y - start.cy));
+    return withField(withField(start, 'w', w, rows, cols), 'h', h, rows, cols);
+  }
+  if (field === 'corner') return start;
   const r = snapDrag(Math.hypot(to.x - start.cx, to.y - start.cy));
   return withField(start, field, r, rows, cols);
 }
 
 export function describeRegion(region: DetectorRegion): string {
   const at = `centre (x ${region.cx.toFixed(2)}, y ${region.cy.toFixed(2)})`;
+  if (region.kind === 'rect') return `rectangle ${region.w.toFixed(2)} × ${region.h.toFixed(2)} px, ${at}`;
   return region.kind === 'disk'
     ? `disk r ≤ ${region.r.toFixed(2)} px, ${at}`
     : `annulus ${region.inner.toFixed(2)} < r ≤ ${region.outer.toFixed(2)} px, ${at}`;
@@ -174,6 +200,7 @@ export function describeRegion(region: DetectorRegion): string {
 export function sameRegion(a: DetectorRegion, b: DetectorRegion): boolean {
   if (a.kind !== b.kind || a.cx !== b.cx || a.cy !== b.cy) return false;
   if (a.kind === 'disk') return a.r === (b as Disk).r;
+  if (a.kind === 'rect') return a.w === (b as Rect).w && a.h === (b as Rect).h;
   return a.inner === (b as Annulus).inner && a.outer === (b as Annulus).outer;
 }
 
@@ -189,4 +216,28 @@ export function mradPerPixel(calibration: {
   const distance = calibration.detectorDistance;
   if (!size || !distance || !(size > 0) || !(distance > 0)) return null;
   return (size / distance) * 1000;
+}
+
+/** The semi-angle ratios of the calibrated presets, in units of the convergence semi-angle alpha. */
+export const MRAD_PRESET_RATIOS: Record<DetectorMode, [number, number]> = {
+  bf: [0, 1],
+  abf: [0.5, 1],
+  adf: [1.5, 3],
+};
+
+/**
+ * BF/ABF/ADF from the convergence semi-angle `alphaMrad` and the detector's angular sampling: BF collects
+ * 0..alpha, ABF alpha/2..alpha, ADF 1.5 alpha..3 alpha (the ratios of the default geometry), each centred on
+ * `centre` (the measured beam centre). Radii in pixels are semi-angle / mrad per pixel, quantized.
+ */
+export function calibratedPresets(
+  alphaMrad: number,
+  mradPerPx: number,
+  centre: { cx: number; cy: number },
+): Record<DetectorMode, DetectorRegion> | null {
+  if (!(alphaMrad > 0) || !(mradPerPx > 0) || !Number.isFinite(alphaMrad)) return null;
+  const px = (ratio: number) => (ratio * alphaMrad) / mradPerPx;
+  const ring = (mode: DetectorMode) =>
+    annulus(centre.cx, centre.cy, px(MRAD_PRESET_RATIOS[mode][0]), px(MRAD_PRESET_RATIOS[mode][1]));
+  return { bf: disk(centre.cx, centre.cy, px(1)), abf: ring('abf'), adf: ring('adf') };
 }

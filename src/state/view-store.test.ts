@@ -42,4 +42,14 @@ describe('view store', () => {
     store.getState().toggleVirtualScale();
     expect(store.getState().virtualScale).toBe('linear');
   });
+
+  it('keeps the brush radius on the 1/256 grid and refuses nonsense', () => {
+    const store = createViewStore();
+    expect(store.getState().brushRadius).toBe(2);
+    store.getState().setBrushRadius(3.3);
+    expect(store.getState().brushRadius).toBe(3.30078125);
+    store.getState().setBrushRadius(-1);
+    store.getState().setBrushRadius(Number.NaN);
+    expect(store.getState().brushRadius).toBe(3.30078125);
+  });
 });

@@ -2,6 +2,7 @@ import { useCallback, useEffect } from 'react';
 import { DetectorPanel } from './DetectorPanel';
 import { demoWanted, fetchDemoFiles } from './demo';
 import { GpuNotice } from './GpuNotice';
+import { openFolderFiles } from './OpenButtons';
 import { StatusLine } from './StatusLine';
 import { acquisitionStore, viewStore } from './stores';
 import { TopBar } from './TopBar';
@@ -20,7 +21,11 @@ function openDemoOnce() {
 
 export function App() {
   const onFiles = useCallback((files: File[]) => void acquisitionStore.getState().openFiles(files), []);
-  const dragging = useFileDrop(onFiles);
+  const onFolder = useCallback((files: File[], error?: unknown) => {
+    if (error) acquisitionStore.setState({ error: `Could not read the dropped folder: ${String(error)}` });
+    else openFolderFiles(files);
+  }, []);
+  const dragging = useFileDrop(onFiles, onFolder);
   useEffect(openDemoOnce, []);
   useKeyboard(acquisitionStore, viewStore);
 
@@ -36,7 +41,7 @@ export function App() {
       {dragging ? (
         <div className="drop-overlay" data-testid="drop-overlay">
           <div className="drop-message">
-            Drop an ARINA/EIGER master file with its data shards, or one HDF5 file
+            Drop an ARINA/EIGER master file with its data shards, their folder, or one HDF5 file
           </div>
         </div>
       ) : null}

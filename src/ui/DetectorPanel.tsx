@@ -1,6 +1,8 @@
 import { useCallback, useMemo, useState } from 'react';
 import { type DetectorRegion, maskOutline } from '../products/detector-geometry';
+import { extendStroke, strokeLayer } from '../products/detector-layers';
 import type { PatternView } from '../state/acquisition-store';
+import { selectedRegion } from '../state/detector-edit';
 import { dragRegion, grab, type Handle, mradPerPixel, regionHandles } from '../state/mask-edit';
 import { formatCount } from './format';
 import {
@@ -10,12 +12,19 @@ import {
   type OverlayTransform,
   type PixelPosition,
 } from './ImageCanvas';
+import { LayerBar, MradPresets } from './LayerBar';
 import { MaskEditor } from './MaskEditor';
 import { Segmented } from './Segmented';
+import { drawScaleBar } from './scale-bar';
 import { acquisitionStore, useAcquisition, useView } from './stores';
 
 const VIEWS: { view: PatternView; label: string; title: string }[] = [
   { view: 'frame', label: 'Frame', title: 'The diffraction frame at the picked scan position' },
+  {
+    view: 'region',
+    label: 'Region',
+    title: 'The sum of the frames in the scan rectangle dragged on the virtual image (exact)',
+  },
   { view: 'sum', label: 'Sum', title: 'The sum of all frames' },
   { view: 'mean', label: 'Mean', title: 'The mean of all frames' },
 ];
@@ -28,7 +37,30 @@ const CURSORS: Record<Handle['field'], string> = {
   r: 'ew-resize',
   inner: 'ew-resize',
   outer: 'ew-resize',
+  corner: 'nwse-resize',
 };
+
+/** The shapes of the current detector that a press can grab: the primary region (-1) and shape layers. */
+function grabbable(
+  s: ReturnType<typeof acquisitionStore.getState>,
+): { index: number; region: DetectorRegion }[] {
+  const primary = s.regions?.[s.detectorMode];
+  const out = primary ? [{ index: -1, region: primary }] : [];
+  s.layers[s.detectorMode].forEach((layer, index) => {
+    if (layer.kind === 'shape') out.push({ index, region: layer.region });
+  });
+  // The selected shape first: where shapes overlap, the one being edited wins.
+  return out.sort((a, b) => Number(b.index === s.selectedLayer) - Number(a.index === s.selectedLayer));
+}
+
+/** What a press at p grabs: a handle or the inside of a shape (selected first), or null. */
+function grabAt(p: ImagePoint, reach: number) {
+  for (const shape of grabbable(acquisitionStore.getState())) {
+    const field = grab(shape.region, p.x, p.y, reach);
+    if (field) return { ...shape, field };
+  }
+  return null;
+}
 
 /**
  * The diffraction frame at the picked position (or the summed/mean pattern) with the virtual detector drawn
@@ -38,9 +70,17 @@ export function DetectorPanel() {
   const summary = useAcquisition((s) => s.summary);
   const data = useAcquisition((s) => s.data);
   const frame = useAcquisition((s) => s.frame);
+  const scanRegion = useAcquisition((s) => s.scanRegion);
+  const regionPattern = useAcquisition((s) =>
+    s.regionPattern && s.regionPattern.region === s.scanRegion ? s.regionPattern.values : null,
+  );
   const view = useAcquisition((s) => s.patternView);
   const mode = useAcquisition((s) => s.detectorMode);
-  const region = useAcquisition((s) => s.regions?.[s.detectorMode] ?? null);
+  const region = useAcquisition(selectedRegion);
+  const layers = useAcquisition((s) => s.layers[s.detectorMode]);
+  const primary = useAcquisition((s) => s.regions?.[s.detectorMode] ?? null);
+  const tool = useView((s) => s.detectorTool);
+  const brush = useView((s) => s.brushRadius);
   const mask = useAcquisition((s) => s.masks?.[s.detectorMode] ?? null);
   const colormap = useView((s) => s.colormap);
   const contrast = useView((s) => s.contrast);
@@ -53,6 +93,7 @@ export function DetectorPanel() {
     [colormap, contrast, scale, percentiles],
   );
   const [rows, cols] = summary?.detector ?? [0, 0];
+  const mrad = summary ? mradPerPixel(summary.calibration) : null;
   const frameCount = summary?.frameCount ?? 0;
 
   const mean = useMemo(
@@ -60,7 +101,13 @@ export function DetectorPanel() {
     [data, view, frameCount],
   );
   const values: ArrayLike<number> | null =
-    view === 'frame' ? (frame?.values ?? null) : view === 'sum' ? (data?.sumDiffraction ?? null) : mean;
+    view === 'frame'
+      ? (frame?.values ?? null)
+      : view === 'region'
+        ? regionPattern
+        : view === 'sum'
+          ? (data?.sumDiffraction ?? null)
+          : mean;
 
   const outline = useMemo(() => (mask ? maskOutline(mask, rows, cols) : null), [mask, rows, cols]);
   const covered = useMemo(() => {
@@ -69,33 +116,57 @@ export function DetectorPanel() {
     for (let i = 0; i < mask.length; i++) if (mask[i] && !data.pixelMask[i]) n++;
     return n;
   }, [mask, data]);
+  const shapes = useMemo(() => {
+    const out: DetectorRegion[] = primary ? [primary] : [];
+    for (const layer of layers) if (layer.kind === 'shape') out.push(layer.region);
+    return out;
+  }, [primary, layers]);
   const overlay = useCallback(
     (ctx: CanvasRenderingContext2D, t: OverlayTransform) => {
+      if (mrad) drawScaleBar(ctx, t, mrad, 'mrad');
       if (!outline || !region) return;
-      drawRegion(ctx, t, outline, region);
+      drawRegion(ctx, t, outline, shapes, tool === 'edit' ? region : null);
     },
-    [outline, region],
+    [outline, region, shapes, tool, mrad],
   );
 
   const onDragStart = useCallback(
     (p: ImagePoint, pixelsPerCss: number): DragHandler | null => {
-      if (!region) return null;
-      const field = grab(region, p.x, p.y, REACH_CSS * pixelsPerCss);
-      if (!field) return null;
-      const start = region;
+      const store = acquisitionStore.getState();
+      if (!store.regions) return null;
+      if (tool !== 'edit') {
+        // A brush stroke: a new layer that grows with the pointer (points filled in along the path).
+        let stroke = strokeLayer(tool === 'paint' ? 'add' : 'subtract', brush, [[p.x, p.y]]);
+        const index = store.addLayer(stroke);
+        const apply = (to: ImagePoint) => {
+          stroke = extendStroke(stroke, to.x, to.y);
+          void acquisitionStore.getState().setLayer(index, stroke);
+        };
+        return { move: apply, end: apply };
+      }
+      const grabbed = grabAt(p, REACH_CSS * pixelsPerCss);
+      if (!grabbed) return null;
+      store.selectLayer(grabbed.index);
+      const { index, field, region: start } = grabbed;
       const editing = mode;
-      const apply = (to: ImagePoint) =>
-        void acquisitionStore.getState().setRegion(editing, dragRegion(start, field, p, to, rows, cols));
+      const apply = (to: ImagePoint) => {
+        const next = dragRegion(start, field, p, to, rows, cols);
+        const s = acquisitionStore.getState();
+        const layer = s.layers[editing][index];
+        if (index < 0) void s.setRegion(editing, next);
+        else if (layer?.kind === 'shape') void s.setLayer(index, { ...layer, region: next });
+      };
       return { move: apply, end: apply };
     },
-    [region, mode, rows, cols],
+    [mode, rows, cols, tool, brush],
   );
   const cursorAt = useCallback(
     (p: ImagePoint, pixelsPerCss: number) => {
-      const field = region ? grab(region, p.x, p.y, REACH_CSS * pixelsPerCss) : null;
-      return field ? CURSORS[field] : null;
+      if (tool !== 'edit') return 'cell';
+      const grabbed = grabAt(p, REACH_CSS * pixelsPerCss);
+      return grabbed ? CURSORS[grabbed.field] : null;
     },
-    [region],
+    [tool],
   );
 
   const picked = useAcquisition((s) => s.picked);
@@ -104,13 +175,16 @@ export function DetectorPanel() {
       ? frame && picked
         ? `frame ${frame.index} · scan row ${picked.row}, col ${picked.col}`
         : '\u00a0'
-      : view === 'sum'
-        ? `sum of ${frameCount} frames`
-        : `mean of ${frameCount} frames`;
+      : view === 'region'
+        ? scanRegion
+          ? `sum of ${(scanRegion.row1 - scanRegion.row0 + 1) * (scanRegion.col1 - scanRegion.col0 + 1)} frames · scan rows ${scanRegion.row0}–${scanRegion.row1}, cols ${scanRegion.col0}–${scanRegion.col1}`
+          : 'drag a rectangle on the virtual image'
+        : view === 'sum'
+          ? `sum of ${frameCount} frames`
+          : `mean of ${frameCount} frames`;
 
   const at = hover ? hover.row * cols + hover.col : -1;
   const flagged = at >= 0 && data ? data.pixelMask[at] === 1 : false;
-  const mrad = summary ? mradPerPixel(summary.calibration) : null;
   const inside = hover && region ? hoverRadius(region, hover) : null;
 
   return (
@@ -151,6 +225,8 @@ export function DetectorPanel() {
           covered={covered}
         />
       ) : null}
+      <LayerBar />
+      <MradPresets mradPerPixel={mrad} />
       <ImageCanvas
         values={values}
         rows={rows}
@@ -163,7 +239,9 @@ export function DetectorPanel() {
         cursorAt={cursorAt}
         testId="detector-canvas"
         label="Detector"
-        emptyText={summary ? 'Loading…' : 'No data'}
+        emptyText={
+          !summary ? 'No data' : view === 'region' && !scanRegion ? 'No scan region picked' : 'Loading…'
+        }
       />
       <div className="readout" data-testid="detector-readout">
         {hover && values ? (
@@ -199,7 +277,8 @@ function drawRegion(
   ctx: CanvasRenderingContext2D,
   t: OverlayTransform,
   outline: Float32Array,
-  region: DetectorRegion,
+  shapes: DetectorRegion[],
+  selected: DetectorRegion | null,
 ) {
   // The exact pixel coverage (edges of covered pixels; pixel centres at integers, edges at +-0.5).
   ctx.strokeStyle = '#4fd1ff';
@@ -210,17 +289,30 @@ function drawRegion(
     ctx.lineTo(t.x(outline[i + 2]), t.y(outline[i + 3]));
   }
   ctx.stroke();
-  // The ideal circles, dashed.
-  const radii = region.kind === 'disk' ? [region.r] : [region.inner, region.outer];
+  // The ideal shapes, dashed (the selected one brighter).
   ctx.setLineDash([4 * t.dpr, 4 * t.dpr]);
-  ctx.strokeStyle = 'rgba(255, 255, 255, 0.6)';
   ctx.lineWidth = t.dpr;
-  for (const r of radii) {
+  for (const shape of shapes) {
+    ctx.strokeStyle = shape === selected ? 'rgba(255, 255, 255, 0.8)' : 'rgba(255, 255, 255, 0.4)';
     ctx.beginPath();
-    ctx.arc(t.x(region.cx), t.y(region.cy), r * t.scale, 0, 2 * Math.PI);
+    if (shape.kind === 'rect') {
+      ctx.rect(
+        t.x(shape.cx - shape.w / 2),
+        t.y(shape.cy - shape.h / 2),
+        shape.w * t.scale,
+        shape.h * t.scale,
+      );
+    } else {
+      for (const r of shape.kind === 'disk' ? [shape.r] : [shape.inner, shape.outer]) {
+        ctx.moveTo(t.x(shape.cx) + r * t.scale, t.y(shape.cy));
+        ctx.arc(t.x(shape.cx), t.y(shape.cy), r * t.scale, 0, 2 * Math.PI);
+      }
+    }
     ctx.stroke();
   }
   ctx.setLineDash([]);
+  if (!selected) return;
+  const region = selected;
   // Handles: squares on the circles, a cross at the centre.
   const size = 4.5 * t.dpr;
   ctx.lineWidth = 1.5 * t.dpr;

@@ -1,16 +1,17 @@
-import { useRef } from 'react';
 import { factorisations } from '../state/scan-shape';
 import { PERCENTILE_CHOICES } from '../state/view-store';
+import type { AcquisitionSummary } from '../workers/acquisition-api';
+import { acquisitionClient } from '../workers/remote';
 import { ArchiveDialog } from './archive/ArchiveDialog';
 import { COLORMAPS } from './colormaps';
 import { formatBytes, formatCount, formatShape } from './format';
+import { OpenButtons } from './OpenButtons';
 import { SeriesPanel } from './series/SeriesPanel';
 import { acquisitionStore, useAcquisition, useView } from './stores';
 import { TcbfPanel } from './tcbf/TcbfPanel';
 
 /** App name, the Open files button, the acquisition summary and the display preferences. */
 export function TopBar() {
-  const input = useRef<HTMLInputElement>(null);
   const summary = useAcquisition((s) => s.summary);
   const data = useAcquisition((s) => s.data);
   const colormap = useView((s) => s.colormap);
@@ -25,27 +26,10 @@ export function TopBar() {
     else setPercentiles(value.split('-').map(Number) as [number, number]);
   }
 
-  function onFiles(event: React.ChangeEvent<HTMLInputElement>) {
-    const files = Array.from(event.currentTarget.files ?? []);
-    event.currentTarget.value = ''; // the same files can be chosen again
-    if (files.length > 0) void acquisitionStore.getState().openFiles(files);
-  }
-
   return (
     <header className="top-bar">
       <div className="brand">stemflow</div>
-      <button type="button" className="primary" onClick={() => input.current?.click()}>
-        Open files…
-      </button>
-      <input
-        ref={input}
-        type="file"
-        multiple
-        accept=".h5,.hdf5,.hdf,.nxs"
-        hidden
-        data-testid="file-input"
-        onChange={onFiles}
-      />
+      <OpenButtons />
       <ArchiveDialog />
       <SeriesPanel />
       <TcbfPanel />
@@ -55,6 +39,7 @@ export function TopBar() {
             {summary.name}
           </span>
           <ScanChoice summary={summary} />
+          {summary.datasets && summary.datasets.length > 1 ? <DatasetChoice summary={summary} /> : null}
           <Chip label="detector" value={formatShape(summary.detector)} />
           <Chip label="dtype" value={summary.dtype} />
           <Chip label="compression" value={summary.compression} />
@@ -105,11 +90,13 @@ export function TopBar() {
             <option value="minmax">min–max</option>
           </select>
         </label>
+        <BudgetChoice />
         <span
           className="keys"
           title={
             'Keyboard: B / A / D select the BF / ABF / ADF detector (Shift restores its preset); L toggles log on ' +
-            'the virtual image (Shift+L on the detector); arrow keys move the picked position (Shift: 10). ' +
+            'the virtual image (Shift+L on the detector); arrow keys move the picked position (Shift: 10); ' +
+            'V / P / E: drag shapes, paint or erase detector pixels. ' +
             'Wheel zooms, middle button or Shift+drag pans, double-click fits.'
           }
         >
@@ -154,6 +141,70 @@ function ScanChoice({
         ))}
       </select>
       {summary.scanFromMetadata ? '' : ' (guessed)'}
+    </label>
+  );
+}
+
+const MIB = 1024 ** 2;
+const BUDGETS: [string, number | null][] = [
+  ['device limits', null],
+  ['16 MiB', 16 * MIB],
+  ['64 MiB', 64 * MIB],
+  ['256 MiB', 256 * MIB],
+  ['1 GiB', 1024 * MIB],
+  ['4 GiB', 4096 * MIB],
+  ['16 GiB', 16384 * MIB],
+];
+
+/**
+ * The memory a load may use (GPU buffers, or worker memory on the CPU path): a load that does not fit is
+ * refused before anything is allocated, and the message gives the numbers. Applies from the next load.
+ */
+function BudgetChoice() {
+  const budget = useView((s) => s.memoryBudget);
+  const setBudget = useView((s) => s.setMemoryBudget);
+  return (
+    <label title="Memory the next load may use; a load that does not fit is refused before allocation">
+      memory{' '}
+      <select
+        aria-label="Memory budget"
+        data-testid="budget-select"
+        value={String(budget)}
+        onChange={(e) => {
+          const value = e.currentTarget.value === 'null' ? null : Number(e.currentTarget.value);
+          setBudget(value);
+          void acquisitionClient()
+            .setMemoryBudget(value)
+            .catch((error) => acquisitionStore.setState({ error: String(error) }));
+        }}
+      >
+        {BUDGETS.map(([label, bytes]) => (
+          <option key={label} value={String(bytes)}>
+            {label}
+          </option>
+        ))}
+      </select>
+    </label>
+  );
+}
+
+/** The dataset shown, among the 3D/4D datasets of a single file that holds several. */
+function DatasetChoice({ summary }: { summary: AcquisitionSummary }) {
+  return (
+    <label className="chip" data-testid="chip-dataset" title="This file holds several 3D/4D datasets">
+      <span className="chip-label">dataset</span>{' '}
+      <select
+        aria-label="Dataset"
+        data-testid="dataset-select"
+        value={summary.files[0]?.dataset}
+        onChange={(e) => void acquisitionStore.getState().chooseDataset(e.currentTarget.value)}
+      >
+        {summary.datasets!.map((d) => (
+          <option key={d.path} value={d.path}>
+            {d.path} ({d.shape.join('×')} {d.dtype})
+          </option>
+        ))}
+      </select>
     </label>
   );
 }

@@ -1,5 +1,6 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { integrateDpc } from '../products/idpc';
+import { normalizeRegion, type ScanRegion } from '../products/region-sum';
 import { type DetectorMode, describeRegion } from '../state/mask-edit';
 import { acquisitionClient } from '../workers/remote';
 import {
@@ -13,12 +14,15 @@ import {
 import { formatCount } from './format';
 import { Histogram } from './Histogram';
 import {
+  type DragHandler,
   ImageCanvas,
   type ImageCanvasHandle,
+  type ImagePoint,
   type OverlayTransform,
   type PixelPosition,
 } from './ImageCanvas';
 import { Segmented } from './Segmented';
+import { drawScaleBar } from './scale-bar';
 import { acquisitionStore, useAcquisition, useView } from './stores';
 
 const MODES: { mode: DetectorMode; label: string; title: string }[] = [
@@ -108,11 +112,15 @@ export function VirtualImagePanel() {
   const mode = useAcquisition((s) => s.detectorMode);
   const image = useAcquisition((s) => s.virtualImages[s.detectorMode] ?? null);
   const region = useAcquisition((s) => s.regions?.[s.detectorMode] ?? null);
+  const layerCount = useAcquisition((s) => s.layers[s.detectorMode].length);
   const picked = useAcquisition((s) => s.picked);
+  const scanRegion = useAcquisition((s) => s.scanRegion);
+  const [selecting, setSelecting] = useState<ScanRegion | null>(null);
   const colormap = useView((s) => s.colormap);
   const contrast = useView((s) => s.contrast);
   const percentiles = useView((s) => s.percentiles);
   const scale = useView((s) => s.virtualScale);
+  const scanStep = useView((s) => s.scanStepNm);
   const setScale = useView((s) => s.setVirtualScale);
   const [hover, setHover] = useState<PixelPosition | null>(null);
   const [window, setWindow] = useState<[number, number] | null>(null);
@@ -130,6 +138,21 @@ export function VirtualImagePanel() {
 
   const overlay = useCallback(
     (ctx: CanvasRenderingContext2D, t: OverlayTransform) => {
+      if (scanStep) drawScaleBar(ctx, t, scanStep, 'nm');
+      const box = selecting ?? scanRegion;
+      if (box) {
+        // Pixel edges lie half a pixel from the centres of the first and last rows and columns.
+        ctx.strokeStyle = '#ffd24f';
+        ctx.lineWidth = 1.5 * t.dpr;
+        ctx.setLineDash(selecting ? [4 * t.dpr, 3 * t.dpr] : []);
+        ctx.strokeRect(
+          t.x(box.col0 - 0.5),
+          t.y(box.row0 - 0.5),
+          (box.col1 - box.col0 + 1) * t.scale,
+          (box.row1 - box.row0 + 1) * t.scale,
+        );
+        ctx.setLineDash([]);
+      }
       if (!picked) return;
       const x = t.x(picked.col);
       const y = t.y(picked.row);
@@ -148,8 +171,31 @@ export function VirtualImagePanel() {
       ctx.stroke();
       ctx.strokeRect(x - gap, y - gap, 2 * gap, 2 * gap);
     },
-    [picked],
+    [picked, scanRegion, selecting, scanStep],
   );
+
+  // A press picks a scan position; a drag picks the rectangle of positions it spans (summed pattern).
+  const onDragStart = useCallback((p: ImagePoint): DragHandler | null => {
+    const scan = acquisitionStore.getState().summary?.scan;
+    if (!scan) return null;
+    const at = (q: ImagePoint) => ({ row: Math.floor(q.y + 0.5), col: Math.floor(q.x + 0.5) });
+    const start = at(p);
+    return {
+      move: (q) => setSelecting(normalizeRegion(start, at(q), scan)),
+      end: (q) => {
+        setSelecting(null);
+        const end = at(q);
+        const store = acquisitionStore.getState();
+        if (end.row === start.row && end.col === start.col) {
+          if (start.row >= 0 && start.row < scan[0] && start.col >= 0 && start.col < scan[1])
+            void store.pick(start);
+          return;
+        }
+        const region = normalizeRegion(start, end, scan);
+        if (region) void store.pickRegion(region);
+      },
+    };
+  }, []);
 
   const shown = hover ?? picked;
   const value = shown && shownImage ? shownImage[shown.row * cols + shown.col] : null;
@@ -170,6 +216,7 @@ export function VirtualImagePanel() {
         summary: s.summary!,
         mode: s.detectorMode,
         region,
+        layers: s.layers[s.detectorMode],
         mask,
         pixelMask: s.data!.pixelMask,
         geometry: s.data!.geometry,
@@ -237,7 +284,9 @@ export function VirtualImagePanel() {
         />
       </header>
       <div className="panel-sub" data-testid="virtual-detector">
-        {region ? `${mode.toUpperCase()} ${describeRegion(region)}` : '\u00a0'}
+        {region
+          ? `${mode.toUpperCase()} ${describeRegion(region)}${layerCount ? ` + ${layerCount} layer${layerCount > 1 ? 's' : ''}` : ''}`
+          : '\u00a0'}
       </div>
       <ImageCanvas
         ref={canvas}
@@ -247,6 +296,7 @@ export function VirtualImagePanel() {
         settings={settings}
         overlay={overlay}
         onPick={pickIt}
+        onDragStart={onDragStart}
         onHover={setHover}
         onRendered={setWindow}
         testId="virtual-canvas"
@@ -274,6 +324,7 @@ export function VirtualImagePanel() {
       </div>
       <div className="tools">
         <Histogram values={shownImage} scale={scale} window={window} testId="virtual-histogram" />
+        <ScanStepField />
         <span>export</span>
         {(
           [
@@ -303,5 +354,38 @@ export function VirtualImagePanel() {
         ) : null}
       </div>
     </section>
+  );
+}
+
+/** The scan step (nm between scan positions) for the scale bar; the files do not record it. */
+function ScanStepField() {
+  const step = useView((s) => s.scanStepNm);
+  const setStep = useView((s) => s.setScanStep);
+  const [draft, setDraft] = useState<string | null>(null);
+  const commit = () => {
+    if (draft !== null) setStep(draft.trim() === '' ? null : Number(draft));
+    setDraft(null);
+  };
+  return (
+    <label className="field" title="Distance between scan positions in nm, for the scale bar (empty: no bar)">
+      step{' '}
+      <input
+        type="text"
+        inputMode="decimal"
+        className="step-input"
+        value={draft ?? (step === null ? '' : String(step))}
+        placeholder="nm"
+        onChange={(e) => setDraft(e.currentTarget.value)}
+        onBlur={commit}
+        onKeyDown={(e) => {
+          if (e.key === 'Enter') commit();
+          else if (e.key === 'Escape') setDraft(null);
+          e.stopPropagation();
+        }}
+        aria-label="Scan step in nm"
+        data-testid="scan-step"
+      />{' '}
+      nm
+    </label>
   );
 }

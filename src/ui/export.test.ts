@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { decodeNpy } from '../io/npy';
-import { annulus, defaultGeometry, regionMask } from '../products/detector-geometry';
+import { annulus, defaultGeometry, disk, rect, regionMask } from '../products/detector-geometry';
+import { composeMask, extendStroke, shapeLayer, strokeLayer } from '../products/detector-layers';
 import type { AcquisitionSummary } from '../workers/acquisition-api';
 import {
   detectorRecord,
@@ -76,5 +77,31 @@ describe('exports', () => {
     expect(parsed.image).toMatchObject({ shape: [2, 3], min: 0, max: 2 ** 32 - 1 });
     expect(parsed.createdAt).toBe('1970-01-01T00:00:00.000Z');
     expect(parsed.calibration.detectorDistance).toBe(0.15);
+  });
+
+  it('records the layers so that composeMask reproduces the mask from the JSON alone', () => {
+    const sum = new Float64Array(64).fill(1);
+    const geometry = defaultGeometry(sum, 8, 8);
+    const region = disk(4, 4, 3);
+    const layers = [
+      shapeLayer(rect(4, 4, 2, 2), 'subtract'),
+      extendStroke(strokeLayer('add', 0.75, [[0, 7]]), 3, 7),
+    ];
+    const mask = composeMask(region, layers, 8, 8);
+    const record = detectorRecord({
+      summary,
+      mode: 'bf',
+      region,
+      layers,
+      mask,
+      pixelMask: new Uint8Array(64),
+      geometry,
+      image,
+      display: { colormap: 'gray', scale: 'linear', contrast: 'minmax' },
+      backend: 'cpu',
+    });
+    const parsed = JSON.parse(JSON.stringify(record));
+    expect(composeMask(parsed.detector.region, parsed.detector.layers, 8, 8)).toEqual(mask);
+    expect(parsed.detector.coveredPixels).toBe(29 - 9 + 4);
   });
 });

@@ -2,6 +2,7 @@ import { encodeNpy } from '../io/npy';
 import { encodeTiff } from '../io/tiff';
 import type { DefaultGeometry } from '../products/detector-geometry';
 import { countCovered, type DetectorRegion } from '../products/detector-geometry';
+import type { MaskLayer } from '../products/detector-layers';
 import { type DetectorMode, mradPerPixel, presetRegion } from '../state/mask-edit';
 import type { AcquisitionSummary } from '../workers/acquisition-api';
 import type { DisplaySettings } from './image-mapping';
@@ -57,10 +58,18 @@ export function virtualImageTiffF32(
   return { bytes: encodeTiff(out, scan[0], scan[1], description), exact };
 }
 
+const COVERAGE: Record<DetectorRegion['kind'], string> = {
+  disk: 'a pixel is covered when the distance from its centre to (cx, cy) is <= r',
+  annulus: 'a pixel is covered when the distance from its centre to (cx, cy) is > inner and <= outer',
+  rect: 'a pixel is covered when its centre satisfies 2 |x - cx| <= w and 2 |y - cy| <= h',
+};
+
 export interface DetectorRecordInput {
   summary: AcquisitionSummary;
   mode: DetectorMode;
   region: DetectorRegion;
+  /** Layers after the primary region (shapes added or subtracted, brush strokes), in order. */
+  layers?: MaskLayer[];
   mask: Uint8Array;
   pixelMask: Uint8Array;
   geometry: DefaultGeometry;
@@ -76,7 +85,11 @@ export function detectorRecord(input: DetectorRecordInput, createdAt = new Date(
   for (let i = 0; i < mask.length; i++) if (mask[i] && !pixelMask[i]) coveredUnflagged++;
   const mrad = mradPerPixel(summary.calibration);
   const radii: Record<string, number> =
-    region.kind === 'disk' ? { r: region.r } : { inner: region.inner, outer: region.outer };
+    region.kind === 'disk'
+      ? { r: region.r }
+      : region.kind === 'annulus'
+        ? { inner: region.inner, outer: region.outer }
+        : {};
   let stats: { sum: number; min: number; max: number } | null = null;
   if (image && image.length > 0) {
     let sum = 0;
@@ -108,10 +121,11 @@ export function detectorRecord(input: DetectorRecordInput, createdAt = new Date(
       mode,
       region,
       units: 'detector pixels; pixel (row, col) has its centre at x = col, y = row',
-      coverage:
-        region.kind === 'disk'
-          ? 'a pixel is covered when the distance from its centre to (cx, cy) is <= r'
-          : 'a pixel is covered when the distance from its centre to (cx, cy) is > inner and <= outer',
+      coverage: COVERAGE[region.kind],
+      layers: input.layers ?? [],
+      layerRule:
+        'layers apply in order after the region: "add" covers, "subtract" uncovers; a shape layer covers the ' +
+        'pixels of its region, a brush stroke those whose centre lies within radius of one of its points',
       grid: 'centre and radii are multiples of 1/256 pixel',
       flaggedPolicy: 'pixels flagged in the detector pixel mask are left out of every sum',
       coveredPixels: countCovered(mask),

@@ -2,6 +2,7 @@ import type { DetectorRegion } from '../products/detector-geometry';
 import type { AcquisitionStore } from '../state/acquisition-store';
 import type { ViewStore } from '../state/view-store';
 import type { AcquisitionApi, AcquisitionSummary } from '../workers/acquisition-api';
+import { stopWorker } from '../workers/remote';
 import { probeWebGpu } from './GpuNotice';
 import { viewStore } from './stores';
 
@@ -26,6 +27,8 @@ export interface StemflowTestHook {
     virtualBusy: boolean;
     virtualCurrent: boolean;
   };
+  /** The current detector's layers (shapes and brush strokes after its region) and the selected one. */
+  layers(): { layers: unknown[]; selected: number };
   /** The view preferences (colormap, contrast, percentiles, scales). */
   view(): {
     colormap: string;
@@ -33,6 +36,9 @@ export interface StemflowTestHook {
     percentiles: number[];
     detectorScale: string;
     virtualScale: string;
+    detectorTool: string;
+    brushRadius: number;
+    scanStepNm: number | null;
   };
   /** Resolves when the virtual image matches the current detector's mask. */
   virtualSettled(): Promise<void>;
@@ -50,6 +56,16 @@ export interface StemflowTestHook {
   sumDiffraction(): number[] | null;
   /** The frame shown in the detector panel. */
   shownFrame(): { index: number; values: number[] } | null;
+  /** Where the counts live and why the CPU path was taken, if it was. */
+  backend(): { backend: string; fallbackReason: string | null } | null;
+  /** Fault injection and accounting (issue 8). */
+  faults: {
+    stopWorker(): void;
+    inject(fault: 'gpu-out-of-memory' | 'read-failure' | 'none'): Promise<void>;
+    gpuMemory(): Promise<{ buffers: number; bytes: number }>;
+  };
+  /** The picked scan region and its summed pattern, once read. */
+  regionPattern(): { region: unknown; values: number[] } | null;
   /** Any frame, read through the worker. */
   frame(index: number): Promise<number[]>;
   gpu(): ReturnType<typeof probeWebGpu>;
@@ -88,6 +104,10 @@ export function installTestHook(
           !!s.masks && s.imageMasks[s.detectorMode] === s.masks[s.detectorMode] && !s.virtualBusy,
       };
     },
+    layers: () => {
+      const s = store.getState();
+      return { layers: JSON.parse(JSON.stringify(s.layers[s.detectorMode])), selected: s.selectedLayer };
+    },
     view: () => {
       const v = view.getState();
       return {
@@ -96,6 +116,9 @@ export function installTestHook(
         percentiles: [...v.percentiles],
         detectorScale: v.detectorScale,
         virtualScale: v.virtualScale,
+        detectorTool: v.detectorTool,
+        brushRadius: v.brushRadius,
+        scanStepNm: v.scanStepNm,
       };
     },
     virtualSettled: () => store.getState().virtualSettled(),
@@ -122,6 +145,19 @@ export function installTestHook(
     shownFrame: () => {
       const f = store.getState().frame;
       return f ? { index: f.index, values: Array.from(f.values) } : null;
+    },
+    backend: () => {
+      const d = store.getState().data;
+      return d ? { backend: d.backend, fallbackReason: d.fallbackReason } : null;
+    },
+    faults: {
+      stopWorker: () => stopWorker('The acquisition worker stopped (test).'),
+      inject: (fault) => api().injectFault(fault),
+      gpuMemory: () => api().gpuMemory(),
+    },
+    regionPattern: () => {
+      const r = store.getState().regionPattern;
+      return r ? { region: r.region, values: Array.from(r.values) } : null;
     },
     frame: async (index) => Array.from(await api().frame(index)),
     gpu: probeWebGpu,

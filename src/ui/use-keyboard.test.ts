@@ -40,4 +40,15 @@ describe('keyboard shortcuts', () => {
     expect(handleKey(key('x'), store, view)).toBe(false);
     expect(handleKey(key('b', { ctrlKey: true }), store, view)).toBe(false);
   });
+
+  it('chooses the detector tool with V / P / E', () => {
+    const { store } = fakeAcquisition();
+    const view = createViewStore();
+    expect(handleKey(key('p'), store, view)).toBe(true);
+    expect(view.getState().detectorTool).toBe('paint');
+    handleKey(key('e'), store, view);
+    expect(view.getState().detectorTool).toBe('erase');
+    handleKey(key('v'), store, view);
+    expect(view.getState().detectorTool).toBe('edit');
+  });
 });

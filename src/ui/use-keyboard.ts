@@ -5,7 +5,8 @@ import type { ViewStore } from '../state/view-store';
 /**
  * What a key does (DOM-free apart from the event's fields): B / A / D select the BF / ABF / ADF detector,
  * Shift + B / A / D restore its preset, L toggles the virtual image's log scale (Shift + L the detector's),
- * arrow keys move the picked scan position (Shift: by 10). Returns false for keys it leaves alone.
+ * arrow keys move the picked scan position (Shift: by 10), V / P / E choose the detector tool (shapes, paint,
+ * erase). Returns false for keys it leaves alone.
  */
 export function handleKey(
   e: { key: string; shiftKey: boolean; ctrlKey: boolean; metaKey: boolean; altKey: boolean },
@@ -19,6 +20,11 @@ export function handleKey(
   if (modes[key]) {
     if (!a.regions) return true;
     void (e.shiftKey ? a.applyPreset(modes[key]) : a.setDetectorMode(modes[key]));
+    return true;
+  }
+  const tools: Record<string, 'edit' | 'paint' | 'erase'> = { v: 'edit', p: 'paint', e: 'erase' };
+  if (tools[key] && !e.shiftKey) {
+    view.getState().setDetectorTool(tools[key]);
     return true;
   }
   if (key === 'l') {

@@ -46,6 +46,11 @@ export interface AcquisitionSummary {
   /** Number of flagged pixels in the pixel mask (0 when no mask exists). */
   flaggedPixels: number;
   calibration: Calibration;
+  /**
+   * The 3D/4D integer datasets of a single HDF5 file (largest first), when it holds more than one: the user
+   * may open another of them (`open(files, scan, dataset)`).
+   */
+  datasets?: { path: string; shape: number[]; dtype: string }[];
 }
 
 export interface LoadProgress {
@@ -81,8 +86,11 @@ export interface LoadResult {
 }
 
 export interface AcquisitionApi {
-  /** Indexes dropped files (ARINA master + shards, shards alone, or one HDF5 file). */
-  open(files: File[], scan?: [number, number]): Promise<AcquisitionSummary>;
+  /**
+   * Indexes dropped files (ARINA master + shards, shards alone, or one HDF5 file); `dataset` picks one of a
+   * single file's candidate datasets (default: the largest).
+   */
+  open(files: File[], scan?: [number, number], dataset?: string): Promise<AcquisitionSummary>;
   /** Decodes every frame once (exact), keeps the counts, returns the audit and the summed pattern. */
   load(onProgress?: (p: LoadProgress) => void): Promise<LoadResult>;
   /** The pixel mask: 1 where the detector flagged the pixel. Length detector rows x cols. */
@@ -107,6 +115,23 @@ export interface AcquisitionApi {
    * exact integers on both paths.
    */
   com(mask: Uint8Array, centre: [number, number]): Promise<{ comX: Float64Array; comY: Float64Array }>;
+  /**
+   * The diffraction pattern summed over the scan rectangle rows row0..row1, columns col0..col1 (inclusive):
+   * exact integer sums per detector pixel (flagged pixels included, like a frame) as float64.
+   */
+  regionSum(region: { row0: number; row1: number; col0: number; col1: number }): Promise<Float64Array>;
+  /**
+   * The memory the next load may use (bytes; GPU and CPU paths), null for the defaults. A load that does not
+   * fit is refused before allocation with a 'budget' error giving the numbers.
+   */
+  setMemoryBudget(bytes: number | null): Promise<void>;
+  /**
+   * Test hooks of issue 8: arm a fault ('gpu-out-of-memory': the next GPU load's allocation reports out of
+   * memory; 'read-failure': files opened from now on fail their reads after the metadata; 'none').
+   */
+  injectFault(fault: 'gpu-out-of-memory' | 'read-failure' | 'none'): Promise<void>;
+  /** GPU buffers the worker holds now and their bytes (to check that a failure released everything). */
+  gpuMemory(): Promise<{ buffers: number; bytes: number }>;
   /** Releases the loaded acquisition. */
   close(): Promise<void>;
   /**

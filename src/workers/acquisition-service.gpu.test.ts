@@ -77,4 +77,48 @@ describe('acquisition service on WebGPU (the worker logic with a GPU)', () => {
     expect(r.fallbackReason).toMatch(/bitshuffle\/LZ4 chunks only/);
     await service.close();
   });
+
+  withGpu(
+    'an injected out-of-memory releases every buffer and hands the load to the CPU path, exactly',
+    async () => {
+      const service = createAcquisitionService({ gpu: nodeGpu(), gpuBatchFrames: 64 });
+      await service.openInputs(await Promise.all(arinaPaths.map(nodeInput)));
+      const first = await service.load();
+      expect(first.backend).toBe('webgpu');
+      const loaded = await service.gpuMemory();
+      expect(loaded.buffers).toBeGreaterThan(0);
+      await service.close();
+      const empty = await service.gpuMemory();
+      expect(empty).toEqual({ buffers: 0, bytes: 0 });
+      await service.openInputs(await Promise.all(arinaPaths.map(nodeInput)));
+      await service.injectFault('gpu-out-of-memory');
+      const r = await service.load();
+      expect(r.backend).toBe('cpu');
+      expect(r.fallbackReason).toMatch(/The GPU ran out of memory allocating the load .*injected fault/);
+      expect(await service.gpuMemory()).toEqual(empty);
+      expect(Array.from(r.frameTotals)).toEqual(arina.unflagged.frame_sums);
+      // The fault was one-shot: the next load is on the GPU again.
+      expect((await service.load()).backend).toBe('webgpu');
+      await service.close();
+      expect(await service.gpuMemory()).toEqual(empty);
+    },
+  );
+
+  withGpu('a memory budget refuses a load on both paths before allocation, with the numbers', async () => {
+    const service = createAcquisitionService({ gpu: nodeGpu(), gpuBatchFrames: 64 });
+    await service.openInputs(await Promise.all(arinaPaths.map(nodeInput)));
+    await service.setMemoryBudget(512 * 1024);
+    const e = await service.load().catch((x) => x);
+    expect(isStemflowError(e, 'budget')).toBe(true);
+    expect(e.message).toMatch(
+      /1\.05 MiB of counts, more than the 0\.50 MiB .*; the GPU path refused it too: /,
+    );
+    expect(await service.gpuMemory()).toEqual({ buffers: 0, bytes: 0 });
+    await expect(service.setMemoryBudget(-1)).rejects.toThrow(/positive number of bytes/);
+    await service.setMemoryBudget(null);
+    const r = await service.load();
+    expect(r.backend).toBe('webgpu');
+    expect(Array.from(r.frameTotals)).toEqual(arina.unflagged.frame_sums);
+    await service.close();
+  });
 });

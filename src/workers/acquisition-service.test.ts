@@ -78,4 +78,49 @@ describe('acquisition service (the worker logic, run in Node)', () => {
     expect(result.maxCount).toBe(demo.unflagged.max);
     await service.close();
   });
+
+  it('sums the frames of a scan region exactly, from the files before the load and from memory after', async () => {
+    const service = createAcquisitionService();
+    const summary = await service.openInputs(await Promise.all(arinaPaths.map(nodeInput)));
+    const [, scanCols] = summary.scan;
+    const region = { row0: 1, row1: 3, col0: 2, col1: 4 };
+    const expected = new Float64Array(96 * 96);
+    for (let row = 1; row <= 3; row++)
+      for (let col = 2; col <= 4; col++) {
+        const frame = await service.frame(row * scanCols + col);
+        for (let p = 0; p < frame.length; p++) expected[p] += frame[p];
+      }
+    expect(await service.regionSum(region)).toEqual(expected);
+    await service.load();
+    expect(await service.regionSum(region)).toEqual(expected);
+    // One position is its frame; the whole scan is the sum of every frame (flagged pixels included).
+    expect(Array.from(await service.regionSum({ row0: 0, row1: 0, col0: 0, col1: 0 }))).toEqual(
+      Array.from(await service.frame(0)),
+    );
+    const all = await service.regionSum({ row0: 0, row1: summary.scan[0] - 1, col0: 0, col1: scanCols - 1 });
+    expect(all.reduce((a, b) => a + b, 0)).toBe(arina.frame_sums.reduce((a, b) => a + b, 0));
+    const outside = await service
+      .regionSum({ row0: 0, row1: summary.scan[0], col0: 0, col1: 0 })
+      .catch((e) => e);
+    expect(isStemflowError(outside, 'invalid')).toBe(true);
+    expect(outside.message).toMatch(/outside the/);
+    await service.close();
+  });
+
+  it('lists the candidate datasets of a single file and opens the one asked for', async () => {
+    const oracle = loadOracle().files['gzip_u16_32.h5'].datasets;
+    const service = createAcquisitionService();
+    const open = async (dataset?: string) =>
+      service.openInputs([await nodeInput(fixture('gzip_u16_32.h5'))], undefined, dataset);
+    const first = await open();
+    expect(first.datasets?.map((d) => d.path).sort()).toEqual(['/gzip', '/gzip_shuffle']);
+    expect(first.datasets?.[0]).toMatchObject({ shape: [16, 32, 32], dtype: expect.any(String) });
+    const chosen = await open('/gzip_shuffle');
+    expect(chosen.files[0].dataset).toBe('/gzip_shuffle');
+    const result = await service.load();
+    expect(Array.from(result.frameTotals)).toEqual(oracle['/gzip_shuffle'].frame_sums);
+    // A file with one candidate lists none.
+    expect((await service.openInputs([await nodeInput(fixture('raw_u16_32.h5'))])).datasets).toBeUndefined();
+    await service.close();
+  });
 });

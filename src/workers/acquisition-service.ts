@@ -1,16 +1,19 @@
 import { type GpuLoad, loadPasses, loadToGpu } from '../compute/gpu-load';
 import { createVirtualImager, type VirtualImager } from '../compute/gpu-products';
 import { createMaskSession, type MaskSession } from '../compute/mask-session';
-import { StemflowError, throwIfAborted } from '../errors';
+import { isStemflowError, StemflowError, throwIfAborted } from '../errors';
 import { acquireDevice, type GpuContext } from '../gpu/device';
 import { type ComSums, comBitMasks, combineBits, comImages, comSumsFromFrames } from '../products/com';
 import { FrameStats, flaggedFromMask, unflaggedMask, virtualImage } from '../products/frame-stats';
+import { addFrames, checkRegion, regionRuns, type ScanRegion } from '../products/region-sum';
 import { type AcquisitionSource, DTYPE_BYTES, type FrameArray, viewAs } from '../source/acquisition-source';
+import { classifyFile } from '../source/classify';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import type { InputFile } from '../source/input-file';
 import { type TcbfRequest, type TcbfResponse, tcbfOnFrames, tcbfOnGpu } from '../tcbf/acquisition-tcbf';
 import type { TcbfStage } from '../tcbf/pipeline';
 import type { AcquisitionSummary, LoadProgress, LoadResult } from './acquisition-api';
+import { type BufferAccount, type Fault, injectOutOfMemory, trackDeviceBuffers } from './faults';
 
 /** Largest acquisition the CPU path keeps decoded in worker memory. */
 export const CPU_BUDGET_BYTES = 2 * 1024 ** 3;
@@ -35,6 +38,14 @@ interface GpuState {
   session: MaskSession;
 }
 
+/** The candidate datasets of a single file, when it holds several (metadata only; none on failure). */
+async function otherDatasets(summary: AcquisitionSummary, inputs: InputFile[]) {
+  if (summary.kind !== 'single' || inputs.length !== 1) return {};
+  const role = await classifyFile(inputs[0]).catch(() => null);
+  if (role?.kind !== 'single' || role.candidates.length < 2) return {};
+  return { datasets: role.candidates.map(({ path, shape, dtype }) => ({ path, shape, dtype })) };
+}
+
 /**
  * The acquisition worker's logic, independent of comlink and of how files arrive: the worker wraps it
  * with browser File inputs, tests and the CLI with Node file inputs. One acquisition at a time; opening a
@@ -45,7 +56,11 @@ interface GpuState {
  */
 export function createAcquisitionService(options: ServiceOptions | number = {}) {
   const opts: ServiceOptions = typeof options === 'number' ? { cpuBudgetBytes: options } : options;
-  const budgetBytes = opts.cpuBudgetBytes ?? CPU_BUDGET_BYTES;
+  let budgetBytes = opts.cpuBudgetBytes ?? CPU_BUDGET_BYTES;
+  let gpuBudgetBytes = opts.gpuBudgetBytes;
+  /** A fault to inject at the next GPU load (tests of issue 8). */
+  let pendingFault: Fault = 'none';
+  let account: (() => BufferAccount) | null = null;
   let source: AcquisitionSource | null = null;
   let frames: FrameArray | null = null;
   let gpuState: GpuState | null = null;
@@ -66,7 +81,10 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       const ctx = await context.catch(() => null);
       if (ctx && !ctx.failure()) return ctx;
     }
-    context = acquireDevice(opts.gpu!);
+    context = acquireDevice(opts.gpu!).then((ctx) => {
+      account = trackDeviceBuffers(ctx.device);
+      return ctx;
+    });
     return context;
   }
 
@@ -123,10 +141,14 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
   ) {
     const t0 = performance.now();
     const ctx = await device();
+    if (pendingFault === 'gpu-out-of-memory') {
+      pendingFault = 'none';
+      injectOutOfMemory(ctx.device);
+    }
     let memory: string[] = [];
     const load = await loadToGpu(ctx, src, {
       signal,
-      budgetBytes: opts.gpuBudgetBytes,
+      budgetBytes: gpuBudgetBytes,
       batchFrames: opts.gpuBatchFrames,
       onPlan: (_plan, lines) => {
         memory = lines;
@@ -179,7 +201,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       await source?.close();
       source = next;
       flagged = flaggedFromMask(next.pixelMask);
-      return next.summary;
+      return { ...next.summary, ...(await otherDatasets(next.summary, inputs)) };
     },
 
     async load(onProgress?: (p: LoadProgress) => void): Promise<LoadResult> {
@@ -211,7 +233,12 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       } else if (gpu) {
         fallbackReason = (src.storedCodec as { reason: string }).reason;
       }
-      const { frames: decoded, result } = await loadCpu(src, ctrl.signal, onProgress);
+      const { frames: decoded, result } = await loadCpu(src, ctrl.signal, onProgress).catch((e) => {
+        // Refused by both paths: say why the GPU path did not take it either.
+        if (fallbackReason && isStemflowError(e, 'budget'))
+          throw new StemflowError('budget', `${e.message}; the GPU path refused it too: ${fallbackReason}`);
+        throw e;
+      });
       if (source !== src || ctrl.signal.aborted)
         throw new StemflowError('aborted', 'The load was cancelled.');
       frames = decoded;
@@ -226,6 +253,31 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
           .then((ctx) => loadPasses(ctx.device, 2))
           .catch(() => {});
       }
+    },
+
+    /**
+     * The memory the next load may use, in bytes, on the GPU (resident counts and load buffers) and in worker
+     * memory (CPU path); null restores the defaults (the device's limits; CPU_BUDGET_BYTES). A load that does
+     * not fit is refused before anything is allocated, with the numbers.
+     */
+    async setMemoryBudget(bytes: number | null): Promise<void> {
+      if (bytes !== null && !(Number.isFinite(bytes) && bytes > 0))
+        throw new StemflowError(
+          'invalid',
+          `A memory budget must be a positive number of bytes, not ${bytes}`,
+        );
+      gpuBudgetBytes = bytes ?? opts.gpuBudgetBytes;
+      budgetBytes = bytes ?? opts.cpuBudgetBytes ?? CPU_BUDGET_BYTES;
+    },
+
+    /** Arms a fault for the next GPU load ('gpu-out-of-memory'); file read faults live in the worker's inputs. */
+    async injectFault(fault: Fault): Promise<void> {
+      pendingFault = fault;
+    },
+
+    /** GPU buffers this worker's device holds now (created, not destroyed), and their bytes. */
+    async gpuMemory(): Promise<BufferAccount> {
+      return account?.() ?? { buffers: 0, bytes: 0 };
     },
 
     async cancel(): Promise<void> {
@@ -245,6 +297,26 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       const size = src.frameBytes / DTYPE_BYTES[src.summary.dtype];
       if (frames) return frames.slice(index * size, (index + 1) * size);
       return viewAs(await src.readFrames(index, 1), src.summary.dtype);
+    },
+
+    /**
+     * The diffraction pattern summed over a rectangle of scan positions (every pixel, flagged ones included,
+     * like a frame), exact: one contiguous read per scan row, from worker memory or decoded from the files.
+     */
+    async regionSum(region: ScanRegion, signal?: AbortSignal): Promise<Float64Array> {
+      const src = need();
+      const { dtype, detector, scan } = src.summary;
+      checkRegion(region, scan, 2 ** (8 * DTYPE_BYTES[dtype]) - 1);
+      const pixels = detector[0] * detector[1];
+      const sums = new Float64Array(pixels);
+      for (const [first, count] of regionRuns(region, scan[1])) {
+        throwIfAborted(signal);
+        const run = frames
+          ? frames.subarray(first * pixels, (first + count) * pixels)
+          : viewAs(await src.readFrames(first, count, signal), dtype);
+        addFrames(sums, run, count, pixels);
+      }
+      return sums;
     },
 
     async virtualImage(mask: Uint8Array): Promise<Float64Array> {

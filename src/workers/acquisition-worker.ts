@@ -4,13 +4,21 @@ import type { AcquisitionApi } from './acquisition-api';
 import { createAcquisitionService } from './acquisition-service';
 import { browserInput } from './browser-input';
 
+/** Files opened while set fail their reads after this many (the 'read-failure' fault); null: no fault. */
+let failReadsAfter: number | null = null;
+
 /** The acquisition worker: HDF5 indexing and exact decoding off the main thread. */
 const service = createAcquisitionService({
   gpu: typeof navigator !== 'undefined' ? navigator.gpu : undefined,
 });
 
 export const api: AcquisitionApi = {
-  open: (files, scan) => service.openInputs(files.map(browserInput), scan),
+  open: (files, scan, dataset) =>
+    service.openInputs(
+      files.map((f) => browserInput(f, failReadsAfter)),
+      scan,
+      dataset,
+    ),
   load: async (onProgress) => {
     const result = await service.load(onProgress);
     return transfer(result, [result.sumDiffraction.buffer, result.frameTotals.buffer]);
@@ -33,6 +41,16 @@ export const api: AcquisitionApi = {
     const { comX, comY } = await service.com(mask, centre);
     return transfer({ comX, comY }, [comX.buffer, comY.buffer]);
   },
+  regionSum: async (region) => {
+    const sums = await service.regionSum(region);
+    return transfer(sums, [sums.buffer]);
+  },
+  setMemoryBudget: (bytes) => service.setMemoryBudget(bytes),
+  injectFault: async (fault) => {
+    failReadsAfter = fault === 'read-failure' ? 2 : null;
+    await service.injectFault(fault === 'read-failure' ? 'none' : fault);
+  },
+  gpuMemory: () => service.gpuMemory(),
   close: () => service.close(),
   tcbf: async (request, onProgress) => {
     const r = await service.tcbf(request, onProgress);

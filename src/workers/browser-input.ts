@@ -1,6 +1,7 @@
 import h5wasm from 'h5wasm';
 import { blobSource } from '../io/byte-source';
 import type { InputFile } from '../source/input-file';
+import { failingBlob } from './faults';
 
 let ready: Promise<typeof h5wasm.ready extends Promise<infer M> ? M : never> | null = null;
 let mounts = 0;
@@ -17,14 +18,15 @@ function h5wasmReady() {
 /**
  * An InputFile for a dropped File, inside a worker. h5wasm sees the File through Emscripten's WORKERFS,
  * which reads only the byte ranges the HDF5 library asks for (FileReaderSync on File.slice): a 10 GB file
- * is never loaded whole.
+ * is never loaded whole. With `failReadsAfter`, our own reads fail after that many (fault injection).
  */
-export function browserInput(file: File): InputFile {
+export function browserInput(file: File, failReadsAfter: number | null = null): InputFile {
   let dir: string | null = null;
   return {
     name: file.name,
     size: file.size,
-    bytes: blobSource(file, file.name),
+    // A test fault (issue 8): chunk reads fail after the first few, as when the file goes away mid-load.
+    bytes: blobSource(failReadsAfter === null ? file : failingBlob(file, failReadsAfter), file.name),
     async openMetadata() {
       const module = await h5wasmReady();
       const fs = module.FS as unknown as EmscriptenFs;
