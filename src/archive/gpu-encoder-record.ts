@@ -320,14 +320,16 @@ export interface HostPool {
 /**
  * Host arrays for the records' data words, reused once the converter has written a record (`recycle`):
  * touching fresh memory costs more than the copy itself (H200 host: 100 MB copied from the mapped readback
- * into fresh memory 67-85 ms, into touched memory 19-21 ms). They are SharedArrayBuffers where the platform
- * has them, so a hashing worker (node-hash-pool.ts) reads them without a copy.
+ * into fresh memory 67-85 ms, into touched memory 19-21 ms). In Node they are SharedArrayBuffers, so a hashing
+ * worker (node-hash-pool.ts) reads them without a copy.
  */
 export function createHostPool(keep: number): HostPool {
   const ours = new WeakSet<ArrayBufferLike>();
   const free: Uint32Array[] = [];
+  // Not in browsers (which define `crossOriginIsolated`): WebCrypto and file streams refuse shared memory.
+  const shared = typeof SharedArrayBuffer === 'function' && !('crossOriginIsolated' in globalThis);
   const allocate = (bytes: number): ArrayBufferLike =>
-    typeof SharedArrayBuffer === 'function' ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
+    shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
   return {
     take(words) {
       const i = free.findIndex((a) => a.length >= words);
