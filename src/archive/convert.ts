@@ -1,12 +1,14 @@
 /**
  * The converter: acquisitions in, one archive out (docs/archive-format.md). Records are encoded one after
  * another by a RecordEncoder (the CPU twins here, the GPU passes in gpu-encoder.ts); shards are hashed as
- * they are written; the state .npz and the manifest come last, and the archive is published only when every
- * file is complete. Any failure or cancellation discards the temporaries.
+ * they are written, while the next records are encoded (at most `writesInFlight` shards waiting, so host
+ * memory stays bounded; with the target's `hashParts` the hashing runs off the main thread); the state .npz
+ * and the manifest come last, and the archive is published only when every file is complete. Any failure or
+ * cancellation waits for the writes in flight, then discards the temporaries.
  */
 import { StemflowError, throwIfAborted } from '../errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
-import type { ArchiveTarget, Sha256Factory } from './files';
+import type { ArchiveTarget, ParallelSha256, Sha256Factory } from './files';
 import { MSB_IN_TOKEN, NEIGHBOUR_BUCKETS, SPLIT, tokenCount } from './hybrid-uint';
 import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, laneGeometry } from './lanes';
 import {
@@ -177,9 +179,16 @@ export async function convertArchive(
     onProgress?: (p: ConvertProgress) => void;
     writer?: string;
     now?: () => Date;
+    /**
+     * Shards written and hashed while the next records are encoded (default 2; 0: one after another, hashed
+     * on this thread with `hash`, as a reference).
+     */
+    writesInFlight?: number;
   },
 ): Promise<ConvertResult> {
   const { hash, encoder = cpuRecordEncoder, signal, onProgress } = options;
+  const writesInFlight = Math.max(0, Math.floor(options.writesInFlight ?? 2));
+  const hashParts = writesInFlight > 0 ? target.hashParts : undefined;
   const codec = { ...DEFAULT_CODEC, ...options.codec };
   const files: ManifestFile[] = [];
   const acquisitions: ManifestAcquisition[] = [];
@@ -189,6 +198,17 @@ export async function convertArchive(
   let encodeMs = 0;
   let writeMs = 0;
   const t0 = performance.now();
+  /** Shards being written, oldest first; each settles to its manifest entry. */
+  const writing: { done: Promise<ManifestFile>; report: () => void }[] = [];
+  /** Waits for the oldest shard being written; its progress is reported in record order. */
+  const finishOldest = async () => {
+    const job = writing.shift();
+    if (!job) return;
+    const tw = performance.now();
+    files.push(await job.done);
+    writeMs += performance.now() - tw;
+    job.report();
+  };
   try {
     if (inputs.length === 0) throw new StemflowError('invalid', 'Nothing to convert.');
     for (const [a, input] of inputs.entries()) {
@@ -235,25 +255,27 @@ export async function convertArchive(
         audit.total += rec.audit.total;
         audit.above255 += rec.audit.above255;
         const file = `${prefix}/rec-${String(r).padStart(6, '0')}.tans`;
-        const tw = performance.now();
         const head = encodeShardHead(
           { acquisition: a, record: r, frames, lanesPerFrame: geometry.slices, dataWords: rec.words.length },
           rec.offsets,
         );
         const body = new Uint8Array(rec.words.buffer, rec.words.byteOffset, rec.words.byteLength);
-        files.push(await writeFile(target, file, [head, body], hash));
-        encoder.recycle?.(rec);
-        writeMs += performance.now() - tw;
         archiveBytes += head.byteLength + body.byteLength;
         rawBytes += frames * pixels * (DTYPE_BITS[dtype] / 8);
         manifestRecords.push({ file, firstFrame, frames });
-        onProgress?.({
-          acquisition: a,
-          framesDone: firstFrame + frames,
-          frameCount,
-          bytesWritten: archiveBytes,
+        const bytesWritten = archiveBytes;
+        const done = writeFile(target, file, [head, body], hash, hashParts).finally(() =>
+          encoder.recycle?.(rec),
+        );
+        done.catch(() => undefined); // awaited in order by finishOldest, or when a failure is cleaned up
+        writing.push({
+          done,
+          report: () =>
+            onProgress?.({ acquisition: a, framesDone: firstFrame + frames, frameCount, bytesWritten }),
         });
+        while (writing.length > writesInFlight) await finishOldest();
       }
+      while (writing.length > 0) await finishOldest();
       state[`${prefix}_class_map`] = { data: classMaps, shape: [records, s.detector[0], s.detector[1]] };
       state[`${prefix}_freqs`] = { data: freqs, shape: [records, contexts, tokens] };
       if (haveSums) state[`${prefix}_pixel_sums`] = { data: pixelSums, shape: [records, pixels] };
@@ -283,7 +305,7 @@ export async function convertArchive(
       });
     }
     const npz = await encodeNpz(state);
-    files.unshift(await writeFile(target, STATE_NAME, [npz], hash));
+    files.unshift(await writeFile(target, STATE_NAME, [npz], hash, hashParts));
     archiveBytes += npz.byteLength;
     const manifest: ArchiveManifest = {
       format: ARCHIVE_FORMAT,
@@ -296,7 +318,7 @@ export async function convertArchive(
       files,
     };
     const text = new TextEncoder().encode(`${JSON.stringify(manifest, null, 1)}\n`);
-    await writeFile(target, MANIFEST_NAME, [text], hash);
+    await writeFile(target, MANIFEST_NAME, [text], hash, hashParts);
     archiveBytes += text.byteLength;
     throwIfAborted(signal);
     await target.publish();
@@ -307,25 +329,38 @@ export async function convertArchive(
       timings: { encodeMs, writeMs, totalMs: performance.now() - t0 },
     };
   } catch (error) {
+    await Promise.allSettled(writing.map((w) => w.done));
     await target.discard();
     throw error;
   }
 }
 
+/** Writes one file and hashes its bytes: on this thread with `hash`, or alongside the write with `hashParts`. */
 async function writeFile(
   target: ArchiveTarget,
   path: string,
   parts: Uint8Array[],
   hash: Sha256Factory,
+  hashParts?: ParallelSha256,
 ): Promise<ManifestFile> {
+  const size = parts.reduce((n, p) => n + p.byteLength, 0);
   const sink = await target.create(path);
+  if (hashParts) {
+    const digest = hashParts(parts);
+    digest.catch(() => undefined); // awaited below, unless the write fails first
+    try {
+      if (sink.writeParts) await sink.writeParts(parts);
+      else for (const part of parts) await sink.write(part);
+    } finally {
+      await sink.close();
+    }
+    return { path, size, sha256: await digest };
+  }
   const h = await hash();
-  let size = 0;
   try {
     for (const part of parts) {
       h.update(part);
       await sink.write(part);
-      size += part.byteLength;
     }
   } finally {
     await sink.close();

@@ -12,8 +12,16 @@ export interface Sha256 {
 }
 export type Sha256Factory = () => Sha256 | Promise<Sha256>;
 
+/**
+ * SHA-256 (lower-case hex) of whole buffers, in order, possibly off the main thread (Node: worker threads,
+ * node-hash-pool.ts). The bytes must not change until the promise settles.
+ */
+export type ParallelSha256 = (parts: readonly Uint8Array[]) => Promise<string>;
+
 export interface FileSink {
   write(bytes: Uint8Array): Promise<void>;
+  /** Writes the parts in order, with as few calls as the platform allows (optional; else `write` each). */
+  writeParts?(parts: readonly Uint8Array[]): Promise<void>;
   close(): Promise<void>;
 }
 
@@ -23,6 +31,8 @@ export interface FileSink {
  */
 export interface ArchiveTarget {
   create(path: string): Promise<FileSink>;
+  /** Hashes files' bytes off the main thread while they are written (optional; else the `Sha256Factory`). */
+  hashParts?: ParallelSha256;
   publish(): Promise<void>;
   discard(): Promise<void>;
 }
@@ -30,4 +40,10 @@ export interface ArchiveTarget {
 /** An existing archive's files, opened by relative path. */
 export interface ArchiveFiles {
   open(path: string): Promise<ByteSource & { close?(): Promise<void> }>;
+  /**
+   * SHA-256 (lower-case hex) of a whole file, computed off the main thread (optional; else the file is read
+   * and hashed with the `Sha256Factory`). `hashThreads` files are hashed at once.
+   */
+  sha256?(path: string): Promise<string>;
+  readonly hashThreads?: number;
 }

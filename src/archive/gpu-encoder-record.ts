@@ -320,21 +320,26 @@ export interface HostPool {
 /**
  * Host arrays for the records' data words, reused once the converter has written a record (`recycle`):
  * touching fresh memory costs more than the copy itself (H200 host: 100 MB copied from the mapped readback
- * into fresh memory 67-85 ms, into touched memory 19-21 ms).
+ * into fresh memory 67-85 ms, into touched memory 19-21 ms). In Node they are SharedArrayBuffers, so a hashing
+ * worker (node-hash-pool.ts) reads them without a copy.
  */
 export function createHostPool(keep: number): HostPool {
-  const ours = new WeakSet<ArrayBuffer>();
+  const ours = new WeakSet<ArrayBufferLike>();
   const free: Uint32Array[] = [];
+  // Not in browsers (which define `crossOriginIsolated`): WebCrypto and file streams refuse shared memory.
+  const shared = typeof SharedArrayBuffer === 'function' && !('crossOriginIsolated' in globalThis);
+  const allocate = (bytes: number): ArrayBufferLike =>
+    shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
   return {
     take(words) {
       const i = free.findIndex((a) => a.length >= words);
       if (i >= 0) return free.splice(i, 1)[0];
-      const fresh = new Uint32Array(words);
+      const fresh = new Uint32Array(allocate(words * 4));
       ours.add(fresh.buffer);
       return fresh;
     },
     give(words) {
-      const buffer = words.buffer as ArrayBuffer;
+      const buffer = words.buffer;
       if (!ours.has(buffer) || free.some((a) => a.buffer === buffer) || free.length >= keep) return;
       free.push(new Uint32Array(buffer));
     },

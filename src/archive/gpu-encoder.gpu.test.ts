@@ -65,7 +65,8 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
         try {
           const cpu = await convertWith(paths, cpuRecordEncoder, codec, options);
           const encoder = gpuRecordEncoder(device);
-          // The converter recycles each record's words after writing them: at most slots + 1 host arrays.
+          // The converter recycles each record's words after writing them: at most slots + the converter's
+          // writes in flight (2) + 1 host arrays.
           const buffers = new Set<ArrayBufferLike>();
           const watched: RecordEncoder = {
             encode: async (...args) => {
@@ -76,7 +77,7 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
             recycle: (record) => encoder.recycle?.(record),
           };
           const gpu = await convertWith(paths, watched, codec, options);
-          expect(buffers.size).toBeLessThanOrEqual(3);
+          expect(buffers.size).toBeLessThanOrEqual(5);
           await encoder.dispose();
           expect(gpu).toBe(cpu);
           expect(JSON.parse(gpu).files.length).toBeGreaterThanOrEqual(2);

@@ -70,7 +70,8 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
   };
   let state: EncoderState | null = null;
   const jobs: Job[] = [];
-  const pool = createHostPool(depth + 1);
+  // Records in the encoder, plus those the converter is still writing (convertArchive's writesInFlight).
+  const pool = createHostPool(depth + 3);
   let nextSlot = 0;
 
   const release = () => {

@@ -1,19 +1,21 @@
 /**
- * Exhaustive verification on the GPU. Per record: the source's stored chunks are uploaded and decoded by
- * bslz4-decode.wgsl into a frame-major scratch buffer, the record's lanes are uploaded and
- * tans-compare.wgsl decodes every lane and compares every value. Mismatch counts per block and lane error
- * codes stay on the GPU until one readback at the end; the host waits only for bounded back-pressure (at
- * most two records in flight). CPU twin: `cpuVerifier` (verify.ts) over `tansCompare` (tans-decode.ts).
+ * Exhaustive verification on the GPU. Per record: the source's stored chunks and the record's lanes are read
+ * (concurrent reads) straight into mapped staging buffers of one of `slots` slots, copied on the GPU,
+ * decoded by bslz4-decode.wgsl into a frame-major scratch buffer, and tans-compare.wgsl decodes every lane
+ * and compares every value. The next records are read while the GPU works; a slot is reused once its
+ * staging buffers are mapped again (the only waits). Mismatch counts per block and lane error codes stay on
+ * the GPU until one readback at the end. CPU twin: `cpuVerifier` (verify.ts) over `tansCompare`
+ * (tans-decode.ts).
  */
 import { StemflowError, throwIfAborted } from '../errors';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../gpu/chunked-dispatch';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import { structLayout } from '../gpu/uniform-layout';
 import source from '../shaders/tans-compare.wgsl?raw';
-import type { AcquisitionSource } from '../source/acquisition-source';
+import type { AcquisitionSource, StoredBatch } from '../source/acquisition-source';
 import { NEIGHBOUR_BUCKETS } from './hybrid-uint';
 import { DTYPE_BITS } from './lanes';
-import type { ArchiveAcquisition } from './reader';
+import type { ArchiveAcquisition, ArchiveRecord } from './reader';
 import type { VerifyReport } from './verify';
 
 const layout = structLayout(source, 'Params');
@@ -111,6 +113,16 @@ export function createTansComparePass(
   };
 }
 
+/** Staging for one record in flight. */
+interface Slot {
+  chunks: GPUBuffer;
+  data: GPUBuffer;
+  /** Resolves when both are mapped for writing again. */
+  ready: Promise<void>;
+}
+
+const align4 = (n: number) => Math.ceil(n / 4) * 4;
+
 export interface GpuVerifyTimings {
   readMs: number;
   uploadMs: number;
@@ -126,7 +138,12 @@ export async function verifyAcquisitionGpu(
   device: GPUDevice,
   acq: ArchiveAcquisition,
   src: AcquisitionSource,
-  options: { signal?: AbortSignal; onProgress?: (framesDone: number, frameCount: number) => void } = {},
+  options: {
+    signal?: AbortSignal;
+    onProgress?: (framesDone: number, frameCount: number) => void;
+    /** Records staged at once (default 2). */
+    slots?: number;
+  } = {},
 ): Promise<VerifyReport & { timings: GpuVerifyTimings; sourceErrors: number }> {
   const { info, geometry } = acq;
   const { signal } = options;
@@ -161,11 +178,12 @@ export async function verifyAcquisitionGpu(
   }
   const blocks = acq.records.reduce((n, r) => n + Math.ceil(r.frames / info.blockFrames), 0);
   const buffers: GPUBuffer[] = [];
-  const make = (label: string, size: number, usage: number) => {
+  const make = (label: string, size: number, usage: number, mappedAtCreation = false) => {
     const b = device.createBuffer({
       label: `verify ${label}`,
-      size: Math.ceil(Math.max(4, size) / 4) * 4,
+      size: align4(Math.max(4, size)),
       usage,
+      mappedAtCreation,
     });
     buffers.push(b);
     return b;
@@ -194,41 +212,89 @@ export async function verifyAcquisitionGpu(
     frameCount * geometry.slices * 4,
     GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
   );
+  // Staging: the big inputs of `slots` records, mapped for writing on the host.
+  const slotCount = Math.max(1, Math.min(options.slots ?? 2, acq.records.length));
+  const STAGING = GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
+  const slots: Slot[] = [];
+  for (let k = 0; k < slotCount; k++) {
+    const stagedChunks = make(`chunks staging ${k}`, maxStored + 4, STAGING, true);
+    const stagedData = make(`record data staging ${k}`, maxDataWords * 4, STAGING, true);
+    slots.push({ chunks: stagedChunks, data: stagedData, ready: Promise.resolve() });
+  }
   const oom = await device.popErrorScope();
+  const staged: Promise<{ rec: ArchiveRecord; slot: Slot; stored: StoredBatch }>[] = [];
   try {
     if (oom)
       throw new StemflowError('budget', `GPU verification: the GPU ran out of memory (${oom.message}).`);
     const decode = createBslz4DecodePass(device, { elemSize: elem });
     const compare = createTansComparePass(device, { bits, tableLog: info.tableLog, tokens });
     const timings: GpuVerifyTimings = { readMs: 0, uploadMs: 0, gpuWaitMs: 0, totalMs: 0 };
+
+    /** Reads record i's chunks and lanes into its slot's mapped staging buffers (after the slot is free). */
+    const stage = async (i: number) => {
+      const rec = acq.records[i];
+      const slot = slots[i % slotCount];
+      await slot.ready;
+      const t = performance.now();
+      const chunkRange = new Uint8Array(slot.chunks.getMappedRange());
+      const dataRange = new Uint8Array(slot.data.getMappedRange());
+      // Both reads end before a failure is reported: neither may write into staging that is being freed.
+      const [read, words] = await Promise.allSettled([
+        src.readStored(rec.firstFrame, rec.frames, signal, chunkRange),
+        rec.dataWords > 0 ? acq.readRecordData(rec.index, signal, dataRange) : Promise.resolve(),
+      ]);
+      if (read.status === 'rejected') throw read.reason;
+      if (words.status === 'rejected') throw words.reason;
+      const stored = read.value;
+      if (words.value && words.value.buffer !== dataRange.buffer)
+        dataRange.set(new Uint8Array(words.value.buffer, words.value.byteOffset, words.value.byteLength));
+      if (stored.bytes.buffer !== chunkRange.buffer || stored.bytes.byteOffset !== 0) {
+        if (align4(stored.bytes.byteLength) > chunkRange.byteLength) {
+          throw new StemflowError(
+            'invalid',
+            `Record ${rec.index}: the stored chunks exceed the planned staging.`,
+          );
+        }
+        chunkRange.set(stored.bytes);
+      }
+      timings.readMs += performance.now() - t;
+      return { rec, slot, stored };
+    };
+
     let blockBase = 0;
-    const inFlight: Promise<undefined>[] = [];
-    for (const rec of acq.records) {
+    const stageNext = () => {
+      const i = staged.length;
+      if (i >= acq.records.length) return;
+      const p = stage(i);
+      p.catch(() => undefined); // awaited in order below
+      staged.push(p);
+    };
+    for (let k = 0; k < slotCount; k++) stageNext();
+    for (let i = 0; i < acq.records.length; i++) {
       throwIfAborted(signal);
       let t = performance.now();
-      const [stored, words] = await Promise.all([
-        src.readStored(rec.firstFrame, rec.frames, signal),
-        acq.readRecordData(rec.index, signal),
-      ]);
-      timings.readMs += performance.now() - t;
+      const { rec, slot, stored } = await staged[i];
+      timings.gpuWaitMs += performance.now() - t;
       t = performance.now();
+      const storedBytes = align4(stored.bytes.byteLength);
+      slot.chunks.unmap();
+      slot.data.unmap();
       const idx = new Uint32Array(rec.frames * 2);
       for (let f = 0; f < rec.frames; f++) {
         idx[2 * f] = stored.offsets[f];
         idx[2 * f + 1] = stored.sizes[f];
       }
-      const padded = stored.bytes.byteLength % 4 === 0 ? stored.bytes : copyPadded(stored.bytes);
-      device.queue.writeBuffer(compressed, 0, padded);
       device.queue.writeBuffer(index, 0, idx);
-      device.queue.writeBuffer(data, 0, words);
       device.queue.writeBuffer(offsets, 0, rec.offsets);
       device.queue.writeBuffer(cells, 0, rec.tables.decodeCells);
       device.queue.writeBuffer(classMap, 0, Uint32Array.from(rec.tables.classMap));
-      timings.uploadMs += performance.now() - t;
       const encoder = device.createCommandEncoder({ label: `verify record ${rec.index}` });
+      if (storedBytes > 0) encoder.copyBufferToBuffer(slot.chunks, 0, compressed, 0, storedBytes);
+      if (rec.dataWords > 0) encoder.copyBufferToBuffer(slot.data, 0, data, 0, rec.dataWords * 4);
+      timings.uploadMs += performance.now() - t;
       const p1 = decode.encode(encoder, {
         compressed,
-        compressedBytes: padded.byteLength,
+        compressedBytes: storedBytes,
         index,
         flags,
         decoded,
@@ -262,13 +328,13 @@ export async function verifyAcquisitionGpu(
       device.queue.submit([encoder.finish()]);
       p1.destroy();
       p2.destroy();
+      // The slot's staging is free once the GPU has copied it; the record after the next ones reuses it.
+      slot.ready = Promise.all([
+        slot.chunks.mapAsync(GPUMapMode.WRITE),
+        slot.data.mapAsync(GPUMapMode.WRITE),
+      ]).then(() => undefined);
+      stageNext();
       blockBase += Math.ceil(rec.frames / info.blockFrames);
-      inFlight.push(device.queue.onSubmittedWorkDone().then(() => undefined));
-      if (inFlight.length > 2) {
-        t = performance.now();
-        await inFlight.shift();
-        timings.gpuWaitMs += performance.now() - t;
-      }
       options.onProgress?.(rec.firstFrame + rec.frames, frameCount);
     }
     const t = performance.now();
@@ -304,14 +370,11 @@ export async function verifyAcquisitionGpu(
       timings,
     };
   } finally {
+    // Reads may still be writing into mapped staging after a failure: let them finish first.
+    await Promise.allSettled(staged);
+    await Promise.allSettled(slots.map((s) => s.ready));
     for (const b of buffers) b.destroy();
   }
-}
-
-function copyPadded(bytes: Uint8Array): Uint8Array {
-  const out = new Uint8Array(Math.ceil(bytes.byteLength / 4) * 4);
-  out.set(bytes);
-  return out;
 }
 
 async function readU32(device: GPUDevice, buffer: GPUBuffer, count: number): Promise<Uint32Array> {

@@ -5,6 +5,7 @@ import { basename, dirname, join, resolve } from 'node:path';
 import { StemflowError } from '../errors';
 import { nodeFileSource } from '../io/node-file-source';
 import type { ArchiveFiles, ArchiveTarget, FileSink, Sha256 } from './files';
+import { nodeHashPool } from './node-hash-pool';
 
 export const nodeSha256 = (): Sha256 => {
   const h = createHash('sha256');
@@ -58,7 +59,9 @@ export async function nodeArchiveTarget(dir: string): Promise<ArchiveTarget> {
   const temp = join(dirname(final), `.${basename(final)}.partial-${process.pid}-${Date.now()}`);
   await mkdir(temp, { recursive: true });
   const open_ = new Set<FileSink>();
+  const pool = nodeHashPool();
   return {
+    hashParts: (parts) => pool.hashParts(parts),
     async create(path) {
       const full = join(temp, path);
       await mkdir(dirname(full), { recursive: true });
@@ -73,6 +76,22 @@ export async function nodeArchiveTarget(dir: string): Promise<ArchiveTarget> {
             }
           } catch (error) {
             throw diskError(error, path);
+          }
+        },
+        async writeParts(parts) {
+          // One writev; a short write (rare: signals, huge parts) finishes with `write`.
+          let written: number;
+          try {
+            ({ bytesWritten: written } = await handle.writev(parts as Uint8Array[]));
+          } catch (error) {
+            throw diskError(error, path);
+          }
+          for (const part of parts) {
+            if (written >= part.byteLength) written -= part.byteLength;
+            else {
+              await sink.write(part.subarray(written));
+              written = 0;
+            }
           }
         },
         async close() {
@@ -105,9 +124,12 @@ export async function nodeArchiveTarget(dir: string): Promise<ArchiveTarget> {
 
 /** The files of an archive folder on disk. */
 export function nodeArchiveFiles(dir: string): ArchiveFiles {
+  const pool = nodeHashPool();
   return {
     async open(path) {
       return nodeFileSource(join(dir, ...path.split('/')));
     },
+    sha256: (path) => pool.hashFile(join(dir, ...path.split('/'))),
+    hashThreads: pool.threads,
   };
 }

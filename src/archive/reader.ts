@@ -1,5 +1,6 @@
 /**
- * Opening an archive: the manifest, then every file's size and SHA-256, then the state .npz and every
+ * Opening an archive: the manifest, then every file's size and SHA-256 (several files at once, off the main
+ * thread where the files offer `sha256`), then the state .npz and every
  * shard's header and lane offsets are checked before anything is returned (published). Opening reads only;
  * it never writes a file.
  */
@@ -24,6 +25,8 @@ import type { Values } from './tans-stats';
 
 /** Bytes hashed per read while checking files. */
 const HASH_CHUNK = 16 * 1024 * 1024;
+/** Bytes per read when a record's data is read into the caller's memory (reads run concurrently). */
+const READ_PIECE = 8 * 1024 * 1024;
 
 export interface OpenProgress {
   bytesChecked: number;
@@ -51,8 +54,11 @@ export interface ArchiveAcquisition {
   /** Exact sum of each detector pixel over all frames (the summed diffraction pattern), when stored. */
   sumPattern: Float64Array | null;
   records: ArchiveRecord[];
-  /** The data words of a record (read from its shard). */
-  readRecordData(record: number, signal?: AbortSignal): Promise<Uint32Array>;
+  /**
+   * The data words of a record (read from its shard); into `into` (4-byte aligned, large enough) when given,
+   * then the words are a view of it.
+   */
+  readRecordData(record: number, signal?: AbortSignal, into?: Uint8Array): Promise<Uint32Array>;
   /** Decodes frames [start, start + count) on the CPU, frame-major. */
   readFrames(start: number, count: number, signal?: AbortSignal): Promise<Values>;
 }
@@ -79,7 +85,8 @@ export async function openArchive(
     concurrency?: number;
   },
 ): Promise<Archive> {
-  const { hash, signal, onProgress, concurrency = 4 } = options;
+  const { hash, signal, onProgress } = options;
+  const concurrency = options.concurrency ?? files.hashThreads ?? 4;
   const opened = new Map<string, ByteSource & { close?(): Promise<void> }>();
   const closeAll = async () => {
     for (const f of opened.values()) await f.close?.().catch(() => {});
@@ -110,15 +117,25 @@ export async function openArchive(
             { file: f.path },
           );
         }
-        const h = await hash();
-        for (let at = 0; at < f.size; at += HASH_CHUNK) {
+        let digest: string;
+        if (files.sha256) {
+          // Off the main thread, `concurrency` files at once.
           throwIfAborted(signal);
-          const n = Math.min(HASH_CHUNK, f.size - at);
-          h.update(await src.read(at, n, signal));
-          bytesChecked += n;
+          digest = await files.sha256(f.path);
+          throwIfAborted(signal);
+          bytesChecked += f.size;
           onProgress?.({ bytesChecked, bytesTotal });
+        } else {
+          const h = await hash();
+          for (let at = 0; at < f.size; at += HASH_CHUNK) {
+            throwIfAborted(signal);
+            const n = Math.min(HASH_CHUNK, f.size - at);
+            h.update(await src.read(at, n, signal));
+            bytesChecked += n;
+            onProgress?.({ bytesChecked, bytesTotal });
+          }
+          digest = h.digest();
         }
-        const digest = h.digest();
         if (digest !== f.sha256) {
           throw new StemflowError(
             'corrupt',
@@ -209,10 +226,26 @@ export async function openArchive(
         );
         records.push({ index: r, ...rec, offsets, dataWords, dataOffset: headBytes, tables });
       }
-      const readRecordData = async (r: number, s?: AbortSignal) => {
+      const readRecordData = async (r: number, s?: AbortSignal, into?: Uint8Array) => {
         const rec = records[r];
         if (!rec) throw new StemflowError('invalid', `Record ${r} does not exist.`);
-        const bytes = await (opened.get(rec.file) as ByteSource).read(rec.dataOffset, rec.dataWords * 4, s);
+        const src = opened.get(rec.file) as ByteSource;
+        const length = rec.dataWords * 4;
+        if (into && into.byteLength >= length && into.byteOffset % 4 === 0) {
+          // Several concurrent reads straight into the caller's memory (a mapped staging buffer).
+          const reads: Promise<void>[] = [];
+          for (let at = 0; at < length; at += READ_PIECE) {
+            const piece = into.subarray(at, Math.min(length, at + READ_PIECE));
+            reads.push(
+              src.readInto
+                ? src.readInto(rec.dataOffset + at, piece, s)
+                : src.read(rec.dataOffset + at, piece.byteLength, s).then((b) => piece.set(b)),
+            );
+          }
+          await Promise.all(reads);
+          return new Uint32Array(into.buffer, into.byteOffset, rec.dataWords);
+        }
+        const bytes = await src.read(rec.dataOffset, length, s);
         const copy = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
         return new Uint32Array(copy.buffer, copy.byteOffset, rec.dataWords);
       };

@@ -14,6 +14,8 @@ export interface ByteSource {
    * 'truncated' naming the file.
    */
   read(offset: number, length: number, signal?: AbortSignal): Promise<Uint8Array>;
+  /** Reads exactly `into.byteLength` bytes at `offset` into `into` (optional; saves a copy where offered). */
+  readInto?(offset: number, into: Uint8Array, signal?: AbortSignal): Promise<void>;
 }
 
 export function checkRange(source: { name: string; size: number }, offset: number, length: number): void {

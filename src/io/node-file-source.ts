@@ -31,9 +31,16 @@ export async function nodeFileSource(path: string): Promise<NodeFileSource> {
       throwIfAborted(signal);
       checkRange(source, offset, length);
       const out = new Uint8Array(length);
+      await source.readInto?.(offset, out);
+      return out;
+    },
+    async readInto(offset, into, signal) {
+      throwIfAborted(signal);
+      const length = into.byteLength;
+      checkRange(source, offset, length);
       let done = 0;
       while (done < length) {
-        const { bytesRead } = await handle.read(out, done, length - done, offset + done);
+        const { bytesRead } = await handle.read(into, done, length - done, offset + done);
         if (bytesRead === 0)
           throw new StemflowError('truncated', 'Unexpected end of file', {
             file: source.name,
@@ -41,7 +48,6 @@ export async function nodeFileSource(path: string): Promise<NodeFileSource> {
           });
         done += bytesRead;
       }
-      return out;
     },
     close: () => (closing ??= handle.close()),
   };

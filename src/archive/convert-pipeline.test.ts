@@ -1,0 +1,133 @@
+import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { isStemflowError, StemflowError } from '../errors';
+import { fixture, loadOracle } from '../testing/fixtures';
+import { type CodecParams, type ConvertProgress, convertArchive } from './convert';
+import type { ArchiveTarget } from './files';
+import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from './node-folder';
+import { createHashPool } from './node-hash-pool';
+import { openArchive } from './reader';
+import { openSource, tempDir } from './testing';
+
+const arina = loadOracle().acquisitions.arina;
+const arinaPaths = [arina.master, ...arina.shards].map(fixture);
+const small: Partial<CodecParams> = { recordFrames: 7, lanesPerFrame: 3, classes: 8, blockFrames: 3 };
+const ABC_SHA256 = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
+const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
+
+async function convertWith(writesInFlight: number, wrap: (t: ArchiveTarget) => ArchiveTarget = (t) => t) {
+  const { source, close } = await openSource(arinaPaths);
+  const dir = join(await tempDir(), 'archive');
+  const progress: ConvertProgress[] = [];
+  try {
+    await convertArchive([{ name: 'a', source, sources: [] }], wrap(await nodeArchiveTarget(dir)), {
+      hash: nodeSha256,
+      codec: small,
+      writesInFlight,
+      now: () => new Date('2026-11-29T00:00:00Z'),
+      onProgress: (p) => progress.push(p),
+    });
+    return { dir, manifest: await readFile(join(dir, 'manifest.json'), 'utf8'), progress };
+  } finally {
+    await close();
+  }
+}
+
+describe('node-hash-pool: SHA-256 in worker threads', () => {
+  it('hashes shared and plain parts in order, and whole files, to the known digests', async () => {
+    const pool = createHashPool(2);
+    const shared = new Uint8Array(new SharedArrayBuffer(2));
+    shared.set([0x61, 0x62]); // "ab"
+    expect(await pool.hashParts([shared, new Uint8Array([0x63])])).toBe(ABC_SHA256);
+    expect(await pool.hashParts([])).toBe(EMPTY_SHA256);
+    const dir = await tempDir();
+    await writeFile(join(dir, 'abc'), 'abc');
+    const [a, b, c] = await Promise.all([
+      pool.hashFile(join(dir, 'abc')),
+      pool.hashParts([new TextEncoder().encode('abc')]),
+      pool.hashFile(join(dir, 'abc')),
+    ]);
+    expect([a, b, c]).toEqual([ABC_SHA256, ABC_SHA256, ABC_SHA256]);
+    const missing = await pool.hashFile(join(dir, 'missing')).catch((e) => e);
+    expect(isStemflowError(missing) && missing.kind).toBe('not-found');
+  });
+});
+
+describe('convertArchive: shards written and hashed while the next records encode', () => {
+  it('0, 1 and 4 writes in flight: the same manifest byte for byte, progress in record order', async () => {
+    const serial = await convertWith(0);
+    const records = JSON.parse(serial.manifest).acquisitions[0].records.length;
+    expect(records).toBeGreaterThan(4);
+    expect(serial.progress.map((p) => p.framesDone)).toEqual(
+      Array.from({ length: records }, (_, r) => Math.min((r + 1) * 7, arina.frames)),
+    );
+    for (const n of [1, 4]) {
+      const piped = await convertWith(n);
+      expect(piped.manifest).toBe(serial.manifest);
+      expect(piped.progress).toEqual(serial.progress);
+    }
+  }, 120_000);
+
+  for (const [record, delayMs, inFlight] of [
+    [1, 0, 2],
+    [2, 20, 3],
+  ] as const) {
+    it(`shard ${record} fails (after ${delayMs} ms, ${inFlight} writes in flight): that error, nothing left behind`, async () => {
+      const { source, close } = await openSource(arinaPaths);
+      const parent = await tempDir();
+      const target = await nodeArchiveTarget(join(parent, 'archive'));
+      const failing: ArchiveTarget = {
+        ...target,
+        async create(path) {
+          const sink = await target.create(path);
+          if (!path.endsWith(`rec-${String(record).padStart(6, '0')}.tans`)) return sink;
+          return {
+            ...sink,
+            writeParts: async () => {
+              await new Promise((r) => setTimeout(r, delayMs));
+              throw new StemflowError('budget', 'The disk is full (test).');
+            },
+          };
+        },
+      };
+      try {
+        const error = await convertArchive([{ name: 'a', source, sources: [] }], failing, {
+          hash: nodeSha256,
+          codec: small,
+          writesInFlight: inFlight,
+        }).catch((e) => e);
+        expect(isStemflowError(error) && error.kind).toBe('budget');
+        expect(error.message).toBe('The disk is full (test).');
+        expect(await readdir(parent)).toEqual([]);
+      } finally {
+        await close();
+      }
+    }, 120_000);
+  }
+});
+
+describe('openArchive: files hashed in worker threads', () => {
+  it('opens the same archive with and without the files hashing off the main thread; both catch a changed byte', async () => {
+    const { dir } = await convertWith(2);
+    const files = nodeArchiveFiles(dir);
+    expect(files.sha256).toBeDefined();
+    const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+    for (const f of [files, { open: files.open }]) {
+      const archive = await openArchive(f, { hash: nodeSha256 });
+      expect(archive.bytes).toBe(manifest.files.reduce((n: number, x: { size: number }) => n + x.size, 0));
+      await archive.close();
+    }
+    const shard = manifest.files.find((f: { path: string }) => f.path.endsWith('rec-000003.tans')).path;
+    const bytes = await readFile(join(dir, shard));
+    bytes[bytes.length - 1] ^= 1;
+    await writeFile(join(dir, shard), bytes);
+    for (const f of [files, { open: files.open }]) {
+      const error = await openArchive(f, { hash: nodeSha256 }).catch((e) => e);
+      expect(isStemflowError(error) && error.kind).toBe('corrupt');
+      expect(error.message).toBe(
+        `${shard} does not match its SHA-256 in the manifest (it was changed or damaged). (file ${shard})`,
+      );
+    }
+  }, 120_000);
+});
