@@ -13,6 +13,7 @@
  * value that verification would pass, never a non-Stemflow exception.
  */
 import { createHash } from 'node:crypto';
+import { join } from 'node:path';
 import { convertArchive } from '../archive/convert.ts';
 import type { ArchiveFiles, ArchiveTarget } from '../archive/files.ts';
 import { nodeSha256 } from '../archive/node-folder.ts';
@@ -23,7 +24,8 @@ import { cpuVerifier, verifyAcquisition } from '../archive/verify.ts';
 import { isStemflowError } from '../errors.ts';
 import { memorySource } from '../io/byte-source.ts';
 import type { AcquisitionSource } from '../source/acquisition-source.ts';
-import { fixture, loadOracle } from '../testing/fixtures.ts';
+import { loadOracle } from '../testing/fixtures.ts';
+import { fixturesDir } from './fixtures.ts';
 import { type CaseReport, describeThrown, type Finding } from './report.ts';
 import { Rng } from './rng.ts';
 import { caseDir, saveInput } from './save.ts';
@@ -82,8 +84,9 @@ const hash = (v: Values) =>
     .digest('hex');
 
 export async function prepareArchive(): Promise<ArchiveState> {
-  const arina = loadOracle().acquisitions.arina;
-  const { source } = await openSource([arina.master, ...arina.shards].map(fixture));
+  const dir = fixturesDir();
+  const arina = loadOracle(dir).acquisitions.arina;
+  const { source } = await openSource([arina.master, ...arina.shards].map((name) => join(dir, name)));
   const files = new Map<string, Uint8Array>();
   await convertArchive([{ name: 'arina', source, sources: [] }], memoryTarget(files), {
     hash: nodeSha256,
