@@ -31,7 +31,7 @@ const service = createArchiveService({
 });
 
 const sets = (s: { name: string; files: File[] }[]) =>
-  s.map((x) => ({ name: x.name, inputs: x.files.map(browserInput) }));
+  s.map((x) => ({ name: x.name, inputs: x.files.map((f) => browserInput(f)) }));
 
 export const api: ArchiveApi = {
   convert: async (s, folder, onProgress) =>
