@@ -63,3 +63,13 @@ describe('decodeChunk (HDF5 filter pipeline)', () => {
     await expectStemflowErrorAsync(() => decodeChunk(chunk, [FLETCHER], 2, raw.length), 'corrupt');
   });
 });
+
+describe('decodeChunk: filter masks', () => {
+  it('refuses a mask bit for a filter the dataset does not have (fuzz: source case 1985)', async () => {
+    const raw = new Uint8Array([1, 2, 3, 4]);
+    await expect(decodeChunk(raw, [], 2, 4, 0x20)).rejects.toThrow(
+      /names filters this dataset does not have/,
+    );
+    expect(await decodeChunk(raw, [], 2, 4, 0)).toEqual(raw);
+  });
+});

@@ -46,6 +46,14 @@ export async function decodeChunk(
   expectedBytes: number,
   filterMask = 0,
 ): Promise<Uint8Array> {
+  // A mask bit for a filter the dataset does not have is not a choice any writer makes: refuse the chunk
+  // rather than guess (the HDF5 library reads such chunks inconsistently; found by the fuzzer, source case 1985).
+  if (filters.length < 32 && filterMask >>> filters.length !== 0) {
+    throw new StemflowError(
+      'corrupt',
+      `A chunk's filter mask (0x${(filterMask >>> 0).toString(16)}) names filters this dataset does not have (${filters.length} in its pipeline).`,
+    );
+  }
   const active = filters.map((_, i) => i < 32 && ((filterMask >>> i) & 1) === 0);
   let data = chunk;
   for (let i = filters.length - 1; i >= 0; i--) {

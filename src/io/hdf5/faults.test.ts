@@ -147,4 +147,14 @@ describe('hostile and damaged files', () => {
       isStemflowError(e, 'aborted'),
     );
   });
+
+  it('refuses a v1 B-tree chunk key whose datatype offset is not 0 (fuzz: source case 1985)', async () => {
+    const bytes = fixture('raw_u16_32.h5');
+    const tree = find(bytes, 'TREE', 1000); // the chunk index node (the first TREE is the root group's)
+    // Key 3: 24-byte node header, 48 bytes per (key, child); the datatype offset is the key's last 8 bytes.
+    writeU(bytes, tree + 24 + 3 * 48 + 32, 8, 0x20000000);
+    const e = await attempt(bytes, '/raw');
+    expectKind(e, ['corrupt']);
+    expect(e!.message).toMatch(/datatype offset is not 0/);
+  });
 });
