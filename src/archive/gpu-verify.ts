@@ -7,6 +7,7 @@
  * the GPU until one readback at the end. CPU twin: `cpuVerifier` (verify.ts) over `tansCompare`
  * (tans-decode.ts).
  */
+import { readBuffer } from '../compute/readback';
 import { StemflowError, throwIfAborted } from '../errors';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../gpu/chunked-dispatch';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
@@ -377,20 +378,8 @@ export async function verifyAcquisitionGpu(
   }
 }
 
+/** `count` u32 words of a buffer (COPY_SRC), through the project's one readback helper. */
 async function readU32(device: GPUDevice, buffer: GPUBuffer, count: number): Promise<Uint32Array> {
-  const staging = device.createBuffer({
-    size: Math.max(4, count * 4),
-    usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-  });
-  try {
-    const encoder = device.createCommandEncoder();
-    if (count > 0) encoder.copyBufferToBuffer(buffer, 0, staging, 0, count * 4);
-    device.queue.submit([encoder.finish()]);
-    await staging.mapAsync(GPUMapMode.READ);
-    const out = new Uint32Array(staging.getMappedRange().slice(0, count * 4));
-    staging.unmap();
-    return out;
-  } finally {
-    staging.destroy();
-  }
+  const bytes = await readBuffer(device, buffer, 0, count * 4);
+  return new Uint32Array(bytes.buffer, bytes.byteOffset, count);
 }
