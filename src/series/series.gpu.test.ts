@@ -133,6 +133,26 @@ describe('series: exact virtual images straight from GPU-resident archives', () 
       const refused = await loadSeries(device, archive, { budgetBytes: 1000 }).catch((e) => e);
       expect(isStemflowError(refused) && refused.kind).toBe('budget');
       expect(refused.message).toMatch(/needs [\d.]+ MiB on the GPU .* the budget is 0.0 MiB/);
+      // Records spread over several data buffers (one dispatch and one sums buffer each): same images.
+      const biggest = Math.max(...archive.acquisitions.flatMap((a) => a.records.map((r) => r.dataWords * 4)));
+      const spread = await loadSeries(device, archive, { budgetBytes: 1 << 30, maxBufferBytes: 2 * biggest });
+      try {
+        expect(spread.plan.dataBuffers).toBeGreaterThan(3);
+        for (const [mask, order] of [
+          [circle(cols / 2, rows / 2, rows / 6), [0, 1, 2]],
+          [circle(cols / 2 + 1, rows / 2, rows / 6), [2, 0]],
+          [ring(cols / 2, rows / 2, rows / 5, rows / 2.5), [1]],
+          [circle(cols / 2, 4, 3), [0, 2, 1]],
+        ] as const) {
+          const r = await spread.virtualImages(mask, { order: [...order] });
+          for (const [i, a] of order.entries())
+            expect(r.images[i]).toEqual(await reference(archive.acquisitions[a], mask));
+        }
+        const twice = await spread.virtualImages(circle(8, 8, 4), { order: [0, 0] }).catch((e) => e);
+        expect(isStemflowError(twice) && twice.message).toMatch(/twice/);
+      } finally {
+        spread.release();
+      }
       await archive.close();
     },
     240_000,

@@ -23,7 +23,10 @@ import { neededPixels } from './tans-query';
 
 const layout = structLayout(source, 'Params');
 const WORKGROUP = 64;
-const LANES_PER_DISPATCH = 65536;
+/** Invocations of one dispatch: a data buffer's records in one go (about one acquisition's lanes). */
+const LANES_PER_DISPATCH = 1 << 22;
+/** u32 words of a record entry (`struct Record` in tans-query.wgsl). */
+const RECORD_WORDS = 16;
 
 export interface SeriesPlan {
   acquisitions: number[];
@@ -50,6 +53,8 @@ interface Placement {
   cellsBase: number;
   classBase: number;
   frameBase: number;
+  /** First frame of the record in its data buffer's sums buffer. */
+  sumsBase: number;
 }
 
 /** Plans the GPU memory of a series before anything is allocated; refuses with the numbers when it does not fit. */
@@ -58,9 +63,12 @@ export function planSeries(
   acquisitions: number[],
   limits: { maxStorageBufferBindingSize: number; maxBufferSize: number },
   budgetBytes: number,
+  /** Largest data buffer to place records in (capped by the binding limit). */
+  maxBufferBytes = Number.POSITIVE_INFINITY,
 ): SeriesPlan & {
   placements: Placement[];
   bufferBytes: number[];
+  bufferFrames: number[];
   offsetsWords: number;
   cellsWords: number;
   classWords: number;
@@ -71,6 +79,8 @@ export function planSeries(
   const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
   const placements: Placement[] = [];
   const bufferBytes: number[] = [];
+  /** Frames whose sums each data buffer's records write (one sums buffer per data buffer). */
+  const bufferFrames: number[] = [];
   let offsetsWords = 0;
   let cellsWords = 0;
   let classWords = 0;
@@ -90,8 +100,9 @@ export function planSeries(
         );
       }
       let buffer = bufferBytes.length - 1;
-      if (buffer < 0 || bufferBytes[buffer] + bytes > maxBinding) {
+      if (buffer < 0 || bufferBytes[buffer] + bytes > Math.min(maxBinding, maxBufferBytes)) {
         bufferBytes.push(0);
+        bufferFrames.push(0);
         buffer++;
       }
       placements.push({
@@ -103,8 +114,10 @@ export function planSeries(
         cellsBase: cellsWords,
         classBase: classWords,
         frameBase: frames + rec.firstFrame,
+        sumsBase: bufferFrames[buffer],
       });
       bufferBytes[buffer] += bytes;
+      bufferFrames[buffer] += rec.frames;
       offsetsWords += rec.offsets.length;
       cellsWords += acq.info.classes * NEIGHBOUR_BUCKETS * L;
       classWords += Math.ceil(acq.geometry.pixels / 4);
@@ -115,7 +128,7 @@ export function planSeries(
   }
   const dataBytes = bufferBytes.reduce((a, b) => a + b, 0);
   const indexBytes = 4 * (offsetsWords + cellsWords + classWords);
-  const scratchBytes = 4 * (bitsWords + needWords) + 2 * frames * 16;
+  const scratchBytes = 4 * (bitsWords + needWords) + 2 * frames * 16 + placements.length * RECORD_WORDS * 4;
   const totalBytes = dataBytes + indexBytes + scratchBytes;
   const lines = [
     `${acquisitions.length} acquisition(s), ${frames} frames`,
@@ -127,7 +140,7 @@ export function planSeries(
   for (const [what, words] of [
     ['lane offsets', offsetsWords],
     ['decoder tables', cellsWords],
-    ['frame sums', frames * 4],
+    ['frame sums', Math.max(0, ...bufferFrames) * 4],
   ] as const) {
     if (words * 4 > maxBinding) {
       throw new StemflowError(
@@ -152,6 +165,7 @@ export function planSeries(
     lines,
     placements,
     bufferBytes,
+    bufferFrames,
     offsetsWords,
     cellsWords,
     classWords,
@@ -197,6 +211,8 @@ export async function loadSeries(
   options: {
     acquisitions?: number[];
     budgetBytes: number;
+    /** Largest data buffer to place records in (default and cap: the adapter's binding limit). */
+    maxBufferBytes?: number;
     signal?: AbortSignal;
     onProgress?: (done: number, total: number) => void;
   },
@@ -217,7 +233,7 @@ export async function loadSeries(
       );
     }
   }
-  const plan = planSeries(archive, chosen, device.limits, options.budgetBytes);
+  const plan = planSeries(archive, chosen, device.limits, options.budgetBytes, options.maxBufferBytes);
   const pixels = first.geometry.pixels;
   const buffers: GPUBuffer[] = [];
   const make = (label: string, size: number, usage: number) => {
@@ -241,11 +257,16 @@ export async function loadSeries(
   const classMaps = make('class maps', plan.classWords * 4, STORAGE_IN);
   const bits = make('mask bits', plan.bitsWords * 4, STORAGE_IN);
   const need = make('slice needs', plan.needWords * 4, STORAGE_IN);
-  const sums = make(
-    'frame sums',
-    plan.frames * 16,
-    GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+  // One sums buffer per data buffer: dispatches of different data buffers write different buffers, so the GPU
+  // need not wait for one to finish before the next starts.
+  const sums = plan.bufferFrames.map((frames, i) =>
+    make(
+      `frame sums ${i}`,
+      frames * 16,
+      GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+    ),
   );
+  const recordTable = make('record table', plan.placements.length * RECORD_WORDS * 4, STORAGE_IN);
   const staging = make('readback', plan.frames * 16, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
   const oom = await device.popErrorScope();
   if (oom) {
@@ -349,6 +370,8 @@ export async function loadSeries(
       throw new StemflowError('invalid', `The mask has ${mask.length} pixels; the detector ${pixels}.`);
     for (const a of order)
       if (!slot.has(a)) throw new StemflowError('invalid', `Acquisition ${a} is not loaded in this series.`);
+    if (new Set(order).size !== order.length)
+      throw new StemflowError('invalid', `The order ${order.join(', ')} names an acquisition twice.`);
     const bitsAll = new Uint32Array(plan.bitsWords);
     const needAll = new Uint32Array(plan.needWords);
     const modes: ('full' | 'delta')[] = [];
@@ -386,56 +409,80 @@ export async function loadSeries(
     device.queue.writeBuffer(bits, 0, bitsAll);
     device.queue.writeBuffer(need, 0, needAll);
     const encoder = device.createCommandEncoder({ label: 'series query' });
-    encoder.clearBuffer(sums);
     const params: GPUBuffer[] = [];
-    // Dispatches grouped by pipeline and data buffer (bindings shared within a group).
-    const groups = new Map<
-      string,
-      { pipeline: GPUComputePipeline; buffer: number; chunks: DispatchChunk[] }
-    >();
-    for (const a of new Set(order)) {
-      const acq = archive.acquisitions[a];
-      const s = slot.get(a) as { bitsBase: number; needBase: number; frameBase: number };
+    // Dispatch groups by pipeline and data buffer: one dispatch (or a few of LANES_PER_DISPATCH) covers every
+    // asked-for record in the buffer; a record table maps invocations to records.
+    const asked = new Set(order);
+    interface Group {
+      key: string;
+      pipeline: GPUComputePipeline;
+      buffer: number;
+      first: number;
+      count: number;
+      lanes: number;
+    }
+    const groups: Group[] = [];
+    const table = new Uint32Array(plan.placements.length * RECORD_WORDS);
+    const used = new Set<number>();
+    let entries = 0;
+    // Placements are in buffer order, so a group's records are consecutive entries of the table.
+    for (const p of plan.placements) {
+      if (!asked.has(p.acquisition)) continue;
+      const acq = archive.acquisitions[p.acquisition];
+      const s = slot.get(p.acquisition) as { bitsBase: number; needBase: number };
       const g: LaneGeometry = acq.geometry;
       const active = neededPixelsCount(needAll, s.needBase, g.slices);
       if (active === 0) continue;
-      for (const p of plan.placements) {
-        if (p.acquisition !== a) continue;
-        const rec = acq.records[p.record];
-        const pipeline = pipelineFor(acq);
-        const key = `${pipeline.label}|${p.buffer}`;
-        let group = groups.get(key);
-        if (!group) {
-          group = { pipeline, buffer: p.buffer, chunks: [] };
-          groups.set(key, group);
-        }
-        const lanes = rec.frames * active;
-        for (let first = 0; first < lanes; first += LANES_PER_DISPATCH) {
-          const count = Math.min(LANES_PER_DISPATCH, lanes - first);
-          group.chunks.push({
-            params: {
-              lane_first: first,
-              lane_count: count,
-              frames: rec.frames,
-              slices: g.slices,
-              slice_pixels: g.slicePixels,
-              pixels: g.pixels,
-              data_base: p.dataBase,
-              offsets_base: p.offsetsBase,
-              cells_base: p.cellsBase,
-              class_base: p.classBase,
-              frame_base: s.frameBase + rec.firstFrame,
-              data_words: rec.dataWords,
-              cols: acq.info.detector[1],
-              bits_base: s.bitsBase,
-              need_base: s.needBase,
-            },
-            workgroups: Math.ceil(count / WORKGROUP),
-          });
-        }
+      const rec = acq.records[p.record];
+      const pipeline = pipelineFor(acq);
+      const key = `${pipeline.label}|${p.buffer}`;
+      let group = groups.at(-1);
+      if (!group || group.key !== key) {
+        group = { key, pipeline, buffer: p.buffer, first: entries, count: 0, lanes: 0 };
+        groups.push(group);
       }
+      table.set(
+        [
+          group.lanes,
+          rec.frames,
+          g.slices,
+          g.slicePixels,
+          g.pixels,
+          p.dataBase,
+          p.offsetsBase,
+          p.cellsBase,
+          p.classBase,
+          p.sumsBase,
+          rec.dataWords,
+          acq.info.detector[1],
+          s.bitsBase,
+          s.needBase,
+          0,
+          0,
+        ],
+        entries * RECORD_WORDS,
+      );
+      group.lanes += rec.frames * active;
+      group.count++;
+      entries++;
+      used.add(p.buffer);
     }
-    for (const group of groups.values()) {
+    device.queue.writeBuffer(recordTable, 0, table, 0, Math.max(4, entries * RECORD_WORDS));
+    for (const b of used) encoder.clearBuffer(sums[b]);
+    for (const group of groups) {
+      const chunks: DispatchChunk[] = [];
+      for (let first = 0; first < group.lanes; first += LANES_PER_DISPATCH) {
+        const count = Math.min(LANES_PER_DISPATCH, group.lanes - first);
+        chunks.push({
+          params: {
+            lane_first: first,
+            lane_count: count,
+            record_first: group.first,
+            record_count: group.count,
+          },
+          workgroups: Math.ceil(count / WORKGROUP),
+        });
+      }
       params.push(
         encodeChunks(
           encoder,
@@ -451,25 +498,34 @@ export async function loadSeries(
               { binding: 4, resource: { buffer: classMaps } },
               { binding: 5, resource: { buffer: bits } },
               { binding: 6, resource: { buffer: need } },
-              { binding: 7, resource: { buffer: sums } },
+              { binding: 7, resource: { buffer: sums[group.buffer] } },
+              { binding: 8, resource: { buffer: recordTable } },
             ],
           },
-          group.chunks,
+          chunks,
         ),
       );
     }
-    // Only the asked-for acquisitions' frames come back.
-    const ranges = order.map((a) => {
-      const s = slot.get(a) as { frameBase: number };
-      const acq = archive.acquisitions[a];
-      return { at: s.frameBase * 16, bytes: acq.info.scan[0] * acq.info.scan[1] * 16 };
-    });
+    // Only the asked-for acquisitions' frames come back, each acquisition's records in frame order.
     let stagingAt = 0;
-    const stagingOffsets = ranges.map((r) => {
-      encoder.copyBufferToBuffer(sums, r.at, staging, stagingAt, r.bytes);
+    const stagingOffsets = order.map((a) => {
       const at = stagingAt;
-      stagingAt += r.bytes;
+      const acq = archive.acquisitions[a];
+      stagingAt += acq.info.scan[0] * acq.info.scan[1] * 16;
       return at;
+    });
+    order.forEach((a, i) => {
+      for (const p of plan.placements) {
+        if (p.acquisition !== a) continue;
+        const rec = archive.acquisitions[a].records[p.record];
+        const at = stagingOffsets[i] + rec.firstFrame * 16;
+        if (used.has(p.buffer)) {
+          encoder.copyBufferToBuffer(sums[p.buffer], p.sumsBase * 16, staging, at, rec.frames * 16);
+        } else {
+          // No lane of this buffer ran (the mask needs no pixel): the sums are zero.
+          encoder.clearBuffer(staging, at, rec.frames * 16);
+        }
+      }
     });
     device.queue.submit([encoder.finish()]);
     for (const p of params) p.destroy();

@@ -1,7 +1,9 @@
-// Masked sums straight from an archive record's tANS lanes (docs/archive-format.md), no decoded tensor: each
+// Masked sums straight from archive records' tANS lanes (docs/archive-format.md), no decoded tensor: each
 // detector pixel has two mask bits (bit 0 -> accumulator A, bit 1 -> accumulator B), so one decode gives a
 // full mask's image or a delta's added and removed pixels. A lane decodes only up to the last pixel any mask
 // needs (`need[slice]`) and slices with none are not dispatched (`need[SLICES + k]` lists the active ones).
+// One dispatch covers every record of a data buffer (a record table maps invocations to records), so the GPU
+// is filled and dispatches that share a sums buffer are few (each one waits for the previous one).
 // Sums are exact: per lane in (lo, hi) u32, then added to the frame's (lo, hi) with a carry (atomics are
 // order-independent for integers, so results are deterministic). CPU twin: src/series/tans-query.ts.
 
@@ -11,9 +13,19 @@ override BITS: u32 = 16u;
 override TOKENS: u32 = 64u;
 
 struct Params {
-  // Invocations [lane_first, lane_first + lane_count) of frames * active slices.
+  // Invocations [lane_first, lane_first + lane_count) of the lanes of records [record_first, record_first +
+  // record_count) of `records`, numbered record after record (each record: frames * its active slices).
   lane_first: u32,
   lane_count: u32,
+  record_first: u32,
+  record_count: u32,
+}
+
+// One record of the dispatch group (src/series/series.ts RECORD_WORDS): where its data, lane offsets, tables,
+// class map, mask bits, slice needs and frame sums live.
+struct Record {
+  // First invocation of the group that belongs to this record.
+  lane_start: u32,
   frames: u32,
   slices: u32,
   slice_pixels: u32,
@@ -31,6 +43,8 @@ struct Params {
   // Word offsets of this acquisition's mask bits and slice needs.
   bits_base: u32,
   need_base: u32,
+  pad0: u32,
+  pad1: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -44,6 +58,7 @@ struct Params {
 // need[slice] = pixels to decode; need[slices + k] = k-th active slice.
 @group(0) @binding(6) var<storage, read> need: array<u32>;
 @group(0) @binding(7) var<storage, read_write> sums: array<atomic<u32>>;
+@group(0) @binding(8) var<storage, read> records: array<Record>;
 
 // Neighbour context (src/archive/hybrid-uint.ts): bucket of the two values to the left in the same row and lane.
 fn neighbour_bucket(l1: u32, l2: u32) -> u32 {
@@ -93,8 +108,8 @@ fn raw_value(i: u32) -> u32 {
   return data[start + i];
 }
 
-fn pixel_class(pixel: u32) -> u32 {
-  return (class_map[params.class_base + (pixel >> 2u)] >> ((pixel & 3u) * 8u)) & 0xffu;
+fn pixel_class(class_base: u32, pixel: u32) -> u32 {
+  return (class_map[class_base + (pixel >> 2u)] >> ((pixel & 3u) * 8u)) & 0xffu;
 }
 
 // 64-bit accumulators of this lane.
@@ -133,12 +148,25 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     return;
   }
   let g = params.lane_first + id.x;
-  let slice = need[params.need_base + params.slices + g / params.frames];
-  let frame = g % params.frames;
-  let lane = frame * params.slices + slice;
-  let first = slice * params.slice_pixels;
-  let count = min(params.slice_pixels, params.pixels - first);
-  let stop = min(need[params.need_base + slice], count);
+  // The record of invocation g: the last one whose lane_start <= g (records are in lane_start order).
+  var lo = params.record_first;
+  var hi = params.record_first + params.record_count - 1u;
+  while (lo < hi) {
+    let mid = (lo + hi + 1u) / 2u;
+    if (records[mid].lane_start <= g) {
+      lo = mid;
+    } else {
+      hi = mid - 1u;
+    }
+  }
+  let r = records[lo];
+  let local = g - r.lane_start;
+  let slice = need[r.need_base + r.slices + local / r.frames];
+  let frame = local % r.frames;
+  let lane = frame * r.slices + slice;
+  let first = slice * r.slice_pixels;
+  let count = min(r.slice_pixels, r.pixels - first);
+  let stop = min(need[r.need_base + slice], count);
   let raw_words = (count * BITS + 31u) / 32u;
   let L = 1u << TABLE_LOG;
   a_lo = 0u;
@@ -146,38 +174,38 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
   b_lo = 0u;
   b_hi = 0u;
 
-  let s0 = offsets[params.offsets_base + lane];
-  let s1 = offsets[params.offsets_base + lane + 1u];
-  start = params.data_base + s0;
+  let s0 = offsets[r.offsets_base + lane];
+  let s1 = offsets[r.offsets_base + lane + 1u];
+  start = r.data_base + s0;
   // The reader checked every lane's range when the archive was opened; these checks keep a bad record from
   // reading outside its words all the same.
-  if (!(s0 <= s1 && s1 <= params.data_words) || s1 - s0 > raw_words) {
+  if (!(s0 <= s1 && s1 <= r.data_words) || s1 - s0 > raw_words) {
     return;
   }
   if (s1 - s0 == raw_words) {
     for (var i = 0u; i < stop; i++) {
-      accumulate(bits[params.bits_base + first + i], raw_value(i));
+      accumulate(bits[r.bits_base + first + i], raw_value(i));
     }
   } else {
-    if (s1 == s0 || data[params.data_base + s1 - 1u] == 0u) {
+    if (s1 == s0 || data[r.data_base + s1 - 1u] == 0u) {
       return;
     }
-    p = (s1 - s0 - 1u) * 32u + firstLeadingBit(data[params.data_base + s1 - 1u]);
+    p = (s1 - s0 - 1u) * 32u + firstLeadingBit(data[r.data_base + s1 - 1u]);
     if (p < TABLE_LOG) {
       return;
     }
     var s = read_bits(TABLE_LOG);
     var l1 = 0u;
     var l2 = 0u;
-    var col = first % params.cols;
+    var col = first % r.cols;
     for (var i = 0u; i < stop; i++) {
       let pixel = first + i;
       if (col == 0u) {
         l1 = 0u;
         l2 = 0u;
       }
-      let context = pixel_class(pixel) * 9u + neighbour_bucket(l1, l2);
-      let cell = cells[params.cells_base + context * L + s];
+      let context = pixel_class(r.class_base, pixel) * 9u + neighbour_bucket(l1, l2);
+      let cell = cells[r.cells_base + context * L + s];
       let token = (cell >> 16u) & 0xffu;
       let nb = (cell >> 12u) & 15u;
       var eb = 0u;
@@ -191,14 +219,14 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
       if (token >= 16u) {
         v = ((4u | (token & 3u)) << eb) + read_bits(eb);
       }
-      accumulate(bits[params.bits_base + pixel], v);
+      accumulate(bits[r.bits_base + pixel], v);
       s = (cell & 0xfffu) + read_bits(nb);
       l2 = l1;
       l1 = v;
-      col = select(col + 1u, 0u, col + 1u == params.cols);
+      col = select(col + 1u, 0u, col + 1u == r.cols);
     }
   }
-  let at = (params.frame_base + frame) * 4u;
+  let at = (r.frame_base + frame) * 4u;
   add64(at, a_lo, a_hi);
   add64(at + 2u, b_lo, b_hi);
 }
