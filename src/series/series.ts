@@ -23,8 +23,12 @@ import { neededPixels } from './tans-query';
 
 const layout = structLayout(source, 'Params');
 const WORKGROUP = 64;
-/** Invocations of one dispatch: a data buffer's records in one go (about one acquisition's lanes). */
-const LANES_PER_DISPATCH = 1 << 22;
+/**
+ * Invocations of one dispatch: enough to fill a large GPU (262,144 lanes = 4,096 workgroups; at most ~2,304
+ * values each, a few ms of work), small enough that no dispatch runs long (../shared/gpu-kit: Dawn failed on
+ * single dispatches of ~50 ms of decode work).
+ */
+const LANES_PER_DISPATCH = 1 << 18;
 /** u32 words of a record entry (`struct Record` in tans-query.wgsl). */
 const RECORD_WORDS = 16;
 
