@@ -19,6 +19,7 @@ import { type Archive, openArchive } from '../archive/reader';
 import { generateSynthetic } from '../bench/synthetic';
 import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
 import { acquireDevice } from '../gpu/device';
+import { createGpuTimer } from '../gpu/gpu-timer';
 import { nodeGpu } from '../gpu/node-gpu';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
 import { loadSeries, planSeries } from '../series/series';
@@ -137,25 +138,43 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
     const results: Record<string, unknown>[] = [];
     for (const g of gestures) {
       const times: number[] = [];
+      const gpu: number[] = [];
+      const stages = {
+        prepareMs: [] as number[],
+        gpuAndReadbackMs: [] as number[],
+        combineMs: [] as number[],
+      };
       let modes: string[] = [];
       let decoded = 0;
       for (let k = 0; k < o.repeat; k++) {
         await s.virtualImages(g.from, { mode: 'full' });
-        const q = await s.virtualImages(g.to, { mode: g.mode });
+        const timer = createGpuTimer(ctx, 3);
+        const q = await s.virtualImages(g.to, { mode: g.mode, timer: timer ?? undefined });
+        if (timer) {
+          const marks = await timer.read();
+          gpu.push(marks[1].ms - marks[0].ms);
+          timer.destroy();
+        }
         times.push(q.ms);
+        for (const key of Object.keys(stages) as (keyof typeof stages)[]) stages[key].push(q.stages[key]);
         modes = [...new Set(q.modes)];
         decoded = q.decodedPixels[0];
       }
       const st = stats(times);
+      const median = (xs: number[]) => (xs.length ? stats(xs).median : Number.NaN);
       results.push({
         gesture: g.name,
         modes,
         decodedPixelsPerFrame: decoded,
         ms: st,
         perAcquisitionMs: st.median / count,
+        gpuPassesMs: median(gpu),
+        prepareMs: median(stages.prepareMs),
+        gpuAndReadbackMs: median(stages.gpuAndReadbackMs),
+        combineMs: median(stages.combineMs),
       });
       log(
-        `${g.name}: median ${st.median.toFixed(1)} ms, p95 ${st.p95.toFixed(1)} ms for ${count} acquisitions (${(st.median / count).toFixed(2)} ms each; ${modes.join('/')}, ${decoded} pixels decoded per frame)`,
+        `${g.name}: median ${st.median.toFixed(1)} ms, p95 ${st.p95.toFixed(1)} ms for ${count} acquisitions (${(st.median / count).toFixed(2)} ms each; ${modes.join('/')}, ${decoded} pixels decoded per frame); median stages: host ${median(stages.prepareMs).toFixed(1)} ms, GPU passes ${median(gpu).toFixed(1)} ms (timestamps), submit to mapped ${median(stages.gpuAndReadbackMs).toFixed(1)} ms, combine ${median(stages.combineMs).toFixed(1)} ms`,
       );
     }
 

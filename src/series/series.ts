@@ -17,6 +17,7 @@ import type { Archive, ArchiveAcquisition } from '../archive/reader';
 import type { Values } from '../archive/tans-stats';
 import { StemflowError, throwIfAborted } from '../errors';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../gpu/chunked-dispatch';
+import type { GpuTimer } from '../gpu/gpu-timer';
 import { structLayout } from '../gpu/uniform-layout';
 import source from '../shaders/tans-query.wgsl?raw';
 import { neededPixels } from './tans-query';
@@ -189,6 +190,11 @@ export interface SeriesImages {
   /** Pixels decoded per frame (summed over lanes), per acquisition: the work of the query. */
   decodedPixels: number[];
   ms: number;
+  /**
+   * Where the time went (ms): mask bits, needs and dispatches on the host; from submission until the sums are
+   * mapped (GPU work and readback); the exact combine into float64 images on the host.
+   */
+  stages: { prepareMs: number; gpuAndReadbackMs: number; combineMs: number };
 }
 
 export interface Series {
@@ -197,7 +203,12 @@ export interface Series {
   /** Virtual images of a binary mask (1 = include) of detector pixels. */
   virtualImages(
     mask: Uint8Array,
-    options?: { order?: number[]; mode?: 'auto' | 'full' | 'delta' },
+    options?: {
+      order?: number[];
+      mode?: 'auto' | 'full' | 'delta';
+      /** GPU timestamps: marks 'query' (before the passes), 'copy' (before the readback copies) and 'end'. */
+      timer?: GpuTimer;
+    },
   ): Promise<SeriesImages>;
   /** Recomputes the last mask's images from scratch (must equal what the deltas gave). */
   rebase(): Promise<SeriesImages>;
@@ -368,6 +379,7 @@ export async function loadSeries(
     mask: Uint8Array,
     order: number[],
     mode: 'auto' | 'full' | 'delta',
+    timer?: GpuTimer,
   ): Promise<SeriesImages> => {
     const t0 = performance.now();
     if (mask.length !== pixels)
@@ -473,6 +485,7 @@ export async function loadSeries(
     }
     device.queue.writeBuffer(recordTable, 0, table, 0, Math.max(4, entries * RECORD_WORDS));
     for (const b of used) encoder.clearBuffer(sums[b]);
+    timer?.mark(encoder, 'query');
     for (const group of groups) {
       const chunks: DispatchChunk[] = [];
       for (let first = 0; first < group.lanes; first += LANES_PER_DISPATCH) {
@@ -510,6 +523,7 @@ export async function loadSeries(
         ),
       );
     }
+    timer?.mark(encoder, 'copy');
     // Only the asked-for acquisitions' frames come back, each acquisition's records in frame order.
     let stagingAt = 0;
     const stagingOffsets = order.map((a) => {
@@ -531,11 +545,14 @@ export async function loadSeries(
         }
       }
     });
+    timer?.mark(encoder, 'end');
     device.queue.submit([encoder.finish()]);
     for (const p of params) p.destroy();
+    const tSubmit = performance.now();
     await staging.mapAsync(GPUMapMode.READ, 0, Math.max(16, stagingAt));
     const words = new Uint32Array(staging.getMappedRange(0, Math.max(16, stagingAt)).slice(0));
     staging.unmap();
+    const tMapped = performance.now();
     const images = order.map((a, i) => {
       const acq = archive.acquisitions[a];
       const n = acq.info.scan[0] * acq.info.scan[1];
@@ -561,19 +578,27 @@ export async function loadSeries(
     order.forEach((a, i) => {
       lastImages.set(a, images[i]);
     });
+    const out = images.map((im) => im.slice());
+    const tEnd = performance.now();
     return {
       order,
-      images: images.map((im) => im.slice()),
+      images: out,
       modes,
       decodedPixels,
-      ms: performance.now() - t0,
+      ms: tEnd - t0,
+      stages: {
+        prepareMs: tSubmit - t0,
+        gpuAndReadbackMs: tMapped - tSubmit,
+        combineMs: tEnd - tMapped,
+      },
     };
   };
 
   return {
     plan,
     acquisitions: chosen.map((a) => archive.acquisitions[a]),
-    virtualImages: (mask, o = {}) => serial(() => run(mask.slice(), o.order ?? chosen, o.mode ?? 'auto')),
+    virtualImages: (mask, o = {}) =>
+      serial(() => run(mask.slice(), o.order ?? chosen, o.mode ?? 'auto', o.timer)),
     rebase: () =>
       serial(() => {
         if (!lastMask) throw new StemflowError('invalid', 'No mask has been queried yet.');
