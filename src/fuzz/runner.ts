@@ -178,6 +178,15 @@ export async function runTarget(name: TargetName, o: RunOptions): Promise<Target
     const { ruling, detail } = adjudicate(a);
     bump(totals.adjudicated, ruling);
     if (ruling === 'h5py-agrees') rmSync(a.dir, { recursive: true, force: true });
+    if (ruling === 'h5py-fails' || ruling === 'h5py-hangs') {
+      totals.h5pyRefused.push({
+        index: a.index,
+        mutation: a.mutation,
+        dataset: a.dataset,
+        detail,
+        dir: a.dir,
+      });
+    }
     if (ruling === 'h5py-differs') {
       addFinding(totals, {
         kind: 'disagreement',
