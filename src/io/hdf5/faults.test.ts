@@ -283,3 +283,39 @@ describe('fuzz rulings: metadata that h5py and stemflow read differently (hdf5 s
     }
   });
 });
+
+describe('fuzz rulings: damage the HDF5 library refuses (hdf5 seed 20261129, h5py-fails)', () => {
+  it('refuses a superblock whose base address lies past its end-of-file address (case 6098)', async () => {
+    const bytes = fixture('odd_u16_33x35.h5');
+    expect(bytes[8]).toBe(0); // version 0: the base address is at byte 24
+    bytes[28] ^= 0x80; // base address 2^39
+    const e = await attempt(bytes, '/data');
+    expectKind(e, ['corrupt']);
+    expect(e!.message).toMatch(/base address 549755813888 lies past its end-of-file/);
+  });
+
+  it("refuses an unknown cache type in the root group's symbol table entry (case 11176)", async () => {
+    const bytes = fixture('raw_u16_32.h5');
+    expect(readU(bytes, 72, 4)).toBe(1); // v0 superblock: the root entry's cache type (B-tree and heap cached)
+    bytes[72] = 129;
+    expectKind(await attempt(bytes, '/raw'), ['corrupt']);
+  });
+
+  it('refuses header message flags that no writer sets (case 3450)', async () => {
+    const whole = fixture('contiguous_u16.h5');
+    const ohdr = await headerOf(whole, '/data');
+    expect(whole[ohdr]).toBe(1); // a version-1 object header: messages from byte 16, 8-byte message headers
+    let at = ohdr + 16;
+    while (readU(whole, at, 2) !== 3) at += 8 + readU(whole, at + 2, 2);
+    for (const flags of [0x21, 0x06, 0x31 | 0x08]) {
+      const bytes = whole.slice();
+      bytes[at + 4] = flags; // the datatype message's flags
+      const e = await attempt(bytes, '/data');
+      expectKind(e, ['corrupt']);
+      expect(e!.message).toMatch(/impossible flags/);
+    }
+    const ok = whole.slice();
+    ok[at + 4] = 0x31; // "was unknown" with "mark if unknown": a valid combination
+    expect(await attempt(ok, '/data')).toBeNull();
+  });
+});
