@@ -54,6 +54,26 @@ test('a GPU out of memory while allocating the load: buffers released, the CPU p
   expect((await page.evaluate(() => window.__stemflow!.backend()))?.backend).toBe('webgpu');
 });
 
+test('a GPU device lost in the middle of a load: the CPU path finishes it with the reason; then a new device', async ({
+  page,
+}) => {
+  await start(page);
+  await page.evaluate(() => window.__stemflow!.faults.inject('gpu-device-lost'));
+  // The worker's device is destroyed after the load's second queue submission (src/workers/faults.ts).
+  await demoIsExact(page);
+  const backend = await page.evaluate(() => window.__stemflow!.backend());
+  expect(backend?.backend).toBe('cpu');
+  expect(backend?.fallbackReason).toMatch(/The GPU device was lost/);
+  await expect(page.getByTestId('status')).toContainText('The GPU device was lost');
+  // What the lost load allocated went with it; the app still answers on the CPU path.
+  expect(await gpuMemory(page)).toEqual({ buffers: 0, bytes: 0 });
+  expect(await page.evaluate(() => window.__stemflow!.virtualImage())).toHaveLength(demoSums.length);
+  // The next load takes a new device: back on the GPU, the same h5py-checked values.
+  await demoIsExact(page);
+  expect((await page.evaluate(() => window.__stemflow!.backend()))?.backend).toBe('webgpu');
+  expect((await gpuMemory(page)).buffers).toBeGreaterThan(0);
+});
+
 test('files whose reads fail: a typed message naming the file; the open acquisition stays', async ({
   page,
 }) => {

@@ -68,6 +68,11 @@ function table(rows: TargetTotals[]): string {
     if (Object.keys(t.codes).length) lines.push(`${t.target} codes: ${sorted(t.codes)}`);
     if (Object.keys(t.adjudicated).length)
       lines.push(`${t.target} h5py rulings on reinterpreted inputs: ${sorted(t.adjudicated)}`);
+    for (const r of t.h5pyRefused.slice(0, 50)) {
+      lines.push(
+        `  h5py refuses case ${r.index} ${r.dataset ?? ''} (${r.mutation}): ${r.detail.slice(0, 160)}`,
+      );
+    }
   }
   return lines.join('\n');
 }

@@ -43,6 +43,7 @@ export function adjudicate(a: Adjudication, timeoutMs = 20_000): { ruling: Rulin
   });
   if (r.error && (r.error as NodeJS.ErrnoException).code === 'ETIMEDOUT')
     return { ruling: 'h5py-hangs', detail: 'timeout' };
+  if (r.error) return { ruling: 'h5py-fails', detail: `python did not run: ${r.error.message}` };
   if (r.status !== 0) {
     const last = (r.stderr || '').trim().split('\n').pop() ?? '';
     return { ruling: 'h5py-fails', detail: r.signal ? `signal ${r.signal}` : last };

@@ -69,6 +69,8 @@ export interface TargetTotals {
   seconds: number;
   /** h5py adjudication of reinterpreted inputs: agreed, h5py failed too, differed, not run. */
   adjudicated: Record<string, number>;
+  /** Reinterpreted inputs that h5py refuses (or hangs on) while stemflow reads them: kept for review. */
+  h5pyRefused: { index: number; mutation: string; dataset: string | null; detail: string; dir: string }[];
 }
 
 export function emptyTotals(target: TargetName): TargetTotals {
@@ -86,6 +88,7 @@ export function emptyTotals(target: TargetName): TargetTotals {
     maxCaseMs: 0,
     seconds: 0,
     adjudicated: {},
+    h5pyRefused: [],
   };
 }
 

@@ -168,6 +168,12 @@ export async function runTarget(name: TargetName, o: RunOptions): Promise<Target
   await Promise.all(Array.from({ length: Math.max(1, o.workers) }, (_, w) => worker(w)));
   totals.seconds = (Date.now() - t0) / 1000;
 
+  // A case's input is kept until the last of its datasets is ruled on, and afterwards unless h5py agreed on
+  // every one (two reinterpreted datasets of one file share the folder).
+  const ruledHere = adjudications.slice(0, Math.max(0, o.adjudicate));
+  const pending = new Map<string, number>();
+  for (const a of ruledHere) pending.set(a.dir, (pending.get(a.dir) ?? 0) + 1);
+  const keep = new Set<string>();
   let ruled = 0;
   for (const a of adjudications) {
     if (ruled >= o.adjudicate) {
@@ -177,7 +183,19 @@ export async function runTarget(name: TargetName, o: RunOptions): Promise<Target
     ruled++;
     const { ruling, detail } = adjudicate(a);
     bump(totals.adjudicated, ruling);
-    if (ruling === 'h5py-agrees') rmSync(a.dir, { recursive: true, force: true });
+    if (ruling !== 'h5py-agrees') keep.add(a.dir);
+    const left = pending.get(a.dir)! - 1;
+    pending.set(a.dir, left);
+    if (left === 0 && !keep.has(a.dir)) rmSync(a.dir, { recursive: true, force: true });
+    if (ruling === 'h5py-fails' || ruling === 'h5py-hangs') {
+      totals.h5pyRefused.push({
+        index: a.index,
+        mutation: a.mutation,
+        dataset: a.dataset,
+        detail,
+        dir: a.dir,
+      });
+    }
     if (ruling === 'h5py-differs') {
       addFinding(totals, {
         kind: 'disagreement',

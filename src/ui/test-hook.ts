@@ -61,7 +61,7 @@ export interface StemflowTestHook {
   /** Fault injection and accounting (issue 8). */
   faults: {
     stopWorker(): void;
-    inject(fault: 'gpu-out-of-memory' | 'read-failure' | 'none'): Promise<void>;
+    inject(fault: 'gpu-out-of-memory' | 'gpu-device-lost' | 'read-failure' | 'none'): Promise<void>;
     gpuMemory(): Promise<{ buffers: number; bytes: number }>;
   };
   /** The picked scan region and its summed pattern, once read. */

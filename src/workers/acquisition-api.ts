@@ -127,9 +127,10 @@ export interface AcquisitionApi {
   setMemoryBudget(bytes: number | null): Promise<void>;
   /**
    * Test hooks of issue 8: arm a fault ('gpu-out-of-memory': the next GPU load's allocation reports out of
-   * memory; 'read-failure': files opened from now on fail their reads after the metadata; 'none').
+   * memory; 'gpu-device-lost': the worker's GPU device is destroyed in the middle of the next GPU load;
+   * 'read-failure': files opened from now on fail their reads after the metadata; 'none').
    */
-  injectFault(fault: 'gpu-out-of-memory' | 'read-failure' | 'none'): Promise<void>;
+  injectFault(fault: 'gpu-out-of-memory' | 'gpu-device-lost' | 'read-failure' | 'none'): Promise<void>;
   /** GPU buffers the worker holds now and their bytes (to check that a failure released everything). */
   gpuMemory(): Promise<{ buffers: number; bytes: number }>;
   /** Releases the loaded acquisition. */

@@ -13,7 +13,7 @@ import type { InputFile } from '../source/input-file';
 import { type TcbfRequest, type TcbfResponse, tcbfOnFrames, tcbfOnGpu } from '../tcbf/acquisition-tcbf';
 import type { TcbfStage } from '../tcbf/pipeline';
 import type { AcquisitionSummary, LoadProgress, LoadResult } from './acquisition-api';
-import { type BufferAccount, type Fault, injectOutOfMemory, trackDeviceBuffers } from './faults';
+import { armGpuFault, type BufferAccount, type Fault, trackDeviceBuffers } from './faults';
 
 /** Largest acquisition the CPU path keeps decoded in worker memory. */
 export const CPU_BUDGET_BYTES = 2 * 1024 ** 3;
@@ -141,10 +141,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
   ) {
     const t0 = performance.now();
     const ctx = await device();
-    if (pendingFault === 'gpu-out-of-memory') {
-      pendingFault = 'none';
-      injectOutOfMemory(ctx.device);
-    }
+    pendingFault = armGpuFault(pendingFault, ctx.device);
     let memory: string[] = [];
     const load = await loadToGpu(ctx, src, {
       signal,
@@ -270,7 +267,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       budgetBytes = bytes ?? opts.cpuBudgetBytes ?? CPU_BUDGET_BYTES;
     },
 
-    /** Arms a fault for the next GPU load ('gpu-out-of-memory'); file read faults live in the worker's inputs. */
+    /** Arms a fault for the next GPU load ('gpu-out-of-memory', 'gpu-device-lost'); read faults live in the worker's inputs. */
     async injectFault(fault: Fault): Promise<void> {
       pendingFault = fault;
     },

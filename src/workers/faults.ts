@@ -3,7 +3,7 @@
  * and the GPU buffer accounting that checks a failure released what it held. Nothing here runs unless a
  * test asks for it, apart from the accounting (a counter per buffer).
  */
-export type Fault = 'gpu-out-of-memory' | 'read-failure' | 'none';
+export type Fault = 'gpu-out-of-memory' | 'gpu-device-lost' | 'read-failure' | 'none';
 
 /** Live GPU buffers and their bytes on a device (created, not yet destroyed). */
 export interface BufferAccount {
@@ -59,6 +59,32 @@ export function injectOutOfMemory(device: GPUDevice): void {
     device.popErrorScope = pop;
     return error ?? ({ message: 'out of memory (injected fault)' } as GPUError);
   };
+}
+
+/**
+ * Destroys `device` right after its `afterSubmits`-th queue submission from now: the device goes away in the
+ * middle of a load (buffers allocated, chunks uploaded and decoding), as when the driver resets the GPU or the
+ * browser's GPU process dies. `device.lost` then resolves with reason 'destroyed' (a real loss says 'unknown');
+ * nothing else tells the code under test that it was injected. One-shot.
+ */
+export function injectDeviceLoss(device: GPUDevice, afterSubmits = 2): void {
+  const queue = device.queue;
+  const submit = queue.submit.bind(queue);
+  let submits = 0;
+  queue.submit = (buffers: Iterable<GPUCommandBuffer>) => {
+    submit(buffers);
+    if (++submits < afterSubmits) return;
+    queue.submit = submit;
+    device.destroy();
+  };
+}
+
+/** Applies a GPU fault armed by a test to the device of the load about to start; returns the fault left armed. */
+export function armGpuFault(fault: Fault, device: GPUDevice): Fault {
+  if (fault === 'gpu-out-of-memory') injectOutOfMemory(device);
+  else if (fault === 'gpu-device-lost') injectDeviceLoss(device);
+  else return fault;
+  return 'none';
 }
 
 /**

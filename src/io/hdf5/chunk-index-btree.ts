@@ -76,5 +76,10 @@ export async function indexBtreeV2(
       sink.put(scaled, address, size, mask);
     },
     signal,
+    // The library searches this tree by the chunk's scaled offsets, compared dimension by dimension.
+    (c) => {
+      c.skip(O + (filtered ? sizeBytes + 4 : 0));
+      return Array.from({ length: rank }, () => c.u64());
+    },
   );
 }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { isStemflowError, type StemflowError } from '../../errors';
+import { lookup3 } from './checksum';
 import { openHdf5 } from './index';
 import { find, fixture, readU, reseal, source, testdata, writeU } from './test-support/mutate';
 
@@ -156,5 +157,165 @@ describe('hostile and damaged files', () => {
     const e = await attempt(bytes, '/raw');
     expectKind(e, ['corrupt']);
     expect(e!.message).toMatch(/datatype offset is not 0/);
+  });
+});
+
+/** Data offset of the first message of `type` in chunk 0 of a version-2 object header ("OHDR" at `ohdr`). */
+function messageIn(bytes: Uint8Array, ohdr: number, type: number): number {
+  const flags = bytes[ohdr + 5];
+  const width = 1 << (flags & 3);
+  let at = ohdr + 6 + (flags & 0x20 ? 16 : 0) + (flags & 0x10 ? 4 : 0);
+  const end = at + width + readU(bytes, at, width);
+  at += width;
+  while (at < end) {
+    const size = readU(bytes, at + 1, 2);
+    const data = at + 4 + (flags & 0x04 ? 2 : 0);
+    if (bytes[at] === type) return data;
+    at = data + size;
+  }
+  throw new Error(`no message of type ${type} in the header at ${ohdr}`);
+}
+
+/** Recomputes the checksum of chunk 0 of the version-2 object header at `ohdr`. */
+function resealHeader(bytes: Uint8Array, ohdr: number): void {
+  const flags = bytes[ohdr + 5];
+  const width = 1 << (flags & 3);
+  const sizeAt = ohdr + 6 + (flags & 0x20 ? 16 : 0) + (flags & 0x10 ? 4 : 0);
+  reseal(bytes, ohdr, sizeAt + width + readU(bytes, sizeAt, width));
+}
+
+async function headerOf(bytes: Uint8Array, path: string): Promise<number> {
+  return (await (await openHdf5(source(bytes))).dataset(path)).address;
+}
+
+/** The chunk index records of latest_btree2_u16_32.h5: (address, 3-byte size, mask, 3 scaled offsets). */
+function btree2Layout(bytes: Uint8Array) {
+  const hdr = find(bytes, 'BTHD');
+  const recordSize = readU(bytes, hdr + 10, 2);
+  expect(recordSize).toBe(8 + 3 + 4 + 24);
+  expect(readU(bytes, hdr + 12, 2)).toBe(1); // depth 1: a root BTIN over BTLF leaves
+  const root = readU(bytes, hdr + 16, 8);
+  const rootRecords = readU(bytes, hdr + 24, 2);
+  /** Byte of the first scaled offset (the frame index) of record `i` of the node at `node`. */
+  const frameAt = (node: number, i: number) => node + 6 + i * recordSize + 15;
+  return { root, rootRecords, frameAt };
+}
+
+/** Where the checksum of the node at `node` lies: the first 4 bytes that hold lookup3 of all before them. */
+function checksumEnd(bytes: Uint8Array, node: number): number {
+  for (let end = node + 6; end + 4 <= bytes.length; end++) {
+    if (readU(bytes, end, 4) === lookup3(bytes.subarray(node, end))) return end;
+  }
+  throw new Error(`no checksum after ${node}`);
+}
+
+describe('fuzz rulings: metadata that h5py and stemflow read differently (hdf5 seed 20261129)', () => {
+  it('refuses a dataspace whose size exceeds its maximum (cases 263, 2781, 382, 3437)', async () => {
+    const whole = fixture('latest_implicit_u16_32.h5');
+    // /single: dims (4, 32, 32), max (4, 32, 32); /implicit: dims (10, 32, 32), max (10, 32, 32).
+    for (const [path, field, value] of [
+      ['/single', 2, 288], // current size of the last dimension above its maximum (case 263)
+      ['/implicit', 5, 0], // maximum of the last dimension 0 (case 382)
+      ['/implicit', 3, 0], // maximum of the first dimension 0 (case 3437)
+    ] as const) {
+      const bytes = whole.slice();
+      const ohdr = await headerOf(bytes, path);
+      const space = messageIn(bytes, ohdr, 1);
+      expect(bytes[space]).toBe(2); // version 2: version, rank, flags, type, then 8-byte sizes
+      expect(bytes[space + 2] & 1).toBe(1); // maxima present
+      writeU(bytes, space + 4 + field * 8, 8, value);
+      resealHeader(bytes, ohdr);
+      const e = await attempt(bytes, path);
+      expectKind(e, ['corrupt']);
+      expect(e!.message).toMatch(/above its maximum/);
+    }
+    expect(await attempt(whole, '/single')).toBeNull();
+  });
+
+  it('refuses a version-2 B-tree chunk index whose keys are out of order (cases 2948, 3153, 3225, ...)', async () => {
+    const whole = fixture('latest_btree2_u16_32.h5');
+    const { root, rootRecords, frameAt } = btree2Layout(whole);
+    const leaf = find(whole, 'BTLF', find(whole, 'BTLF') + 4); // the second leaf
+    const cases: [string, number, number][] = [
+      // A root record raised above the next one: the library's search then never enters the subtree after
+      // it and reads those frames as fill values (case 2948: frames 52-104).
+      ['root record 0', frameAt(root, 0), 2 ** 40],
+      // The root's last record raised: the root stays in order, but its right subtree is now below it
+      // (case 3225).
+      ['last root record', frameAt(root, rootRecords - 1), 2 ** 30],
+      // A leaf record raised above its neighbour (cases 3153, 8416, 9361, 10450).
+      ['leaf record 20', frameAt(leaf, 20), 4 * 2 ** 16],
+      // A leaf record lowered below the root key on its left (the leaf lies right of root record 0).
+      ['leaf record 0', frameAt(leaf, 0), 0],
+    ];
+    for (const [what, at, value] of cases) {
+      const bytes = whole.slice();
+      const node = what.startsWith('leaf') ? leaf : root;
+      const end = checksumEnd(whole, node);
+      writeU(bytes, at, 8, what === 'leaf record 0' ? value : value + readU(bytes, at, 8));
+      reseal(bytes, node, end);
+      const e = await attempt(bytes, '/data');
+      expectKind(e, ['corrupt']);
+      expect(e!.message, what).toMatch(/out of order/);
+    }
+    const h5 = await openHdf5(source(whole));
+    const table = await h5.chunkTable(await h5.dataset('/data'));
+    expect(Array.from(table.address).every((a) => a > 0)).toBe(true); // the unmutated tree: all 300 chunks
+  });
+
+  it('refuses a number whose bit offset and precision do not fit it (cases 3310, 6141)', async () => {
+    const whole = fixture('latest_ext_u16_96.h5');
+    const ohdr = await headerOf(whole, '/data');
+    const type = messageIn(whole, ohdr, 3);
+    expect(readU(whole, type + 4, 4)).toBe(2); // a 2-byte unsigned integer
+    for (const [offset, precision, kind] of [
+      [128, 16, 'corrupt'], // bits past the element (case 3310: libhdf5 reads bits from outside it)
+      [0, 0, 'corrupt'], // no bits (case 6141: libhdf5 reads zeros)
+      [0, 17, 'corrupt'],
+      [0, 12, 'unsupported'], // valid, but the padding bits would have to be masked
+      [4, 12, 'unsupported'],
+    ] as const) {
+      const bytes = whole.slice();
+      writeU(bytes, type + 8, 2, offset);
+      writeU(bytes, type + 10, 2, precision);
+      resealHeader(bytes, ohdr);
+      expectKind(await attempt(bytes, '/data'), [kind]);
+    }
+  });
+});
+
+describe('fuzz rulings: damage the HDF5 library refuses (hdf5 seed 20261129, h5py-fails)', () => {
+  it('refuses a superblock whose base address lies past its end-of-file address (case 6098)', async () => {
+    const bytes = fixture('odd_u16_33x35.h5');
+    expect(bytes[8]).toBe(0); // version 0: the base address is at byte 24
+    bytes[28] ^= 0x80; // base address 2^39
+    const e = await attempt(bytes, '/data');
+    expectKind(e, ['corrupt']);
+    expect(e!.message).toMatch(/base address 549755813888 lies past its end-of-file/);
+  });
+
+  it("refuses an unknown cache type in the root group's symbol table entry (case 11176)", async () => {
+    const bytes = fixture('raw_u16_32.h5');
+    expect(readU(bytes, 72, 4)).toBe(1); // v0 superblock: the root entry's cache type (B-tree and heap cached)
+    bytes[72] = 129;
+    expectKind(await attempt(bytes, '/raw'), ['corrupt']);
+  });
+
+  it('refuses header message flags that no writer sets (case 3450)', async () => {
+    const whole = fixture('contiguous_u16.h5');
+    const ohdr = await headerOf(whole, '/data');
+    expect(whole[ohdr]).toBe(1); // a version-1 object header: messages from byte 16, 8-byte message headers
+    let at = ohdr + 16;
+    while (readU(whole, at, 2) !== 3) at += 8 + readU(whole, at + 2, 2);
+    for (const flags of [0x21, 0x06, 0x31 | 0x08]) {
+      const bytes = whole.slice();
+      bytes[at + 4] = flags; // the datatype message's flags
+      const e = await attempt(bytes, '/data');
+      expectKind(e, ['corrupt']);
+      expect(e!.message).toMatch(/impossible flags/);
+    }
+    const ok = whole.slice();
+    ok[at + 4] = 0x31; // "was unknown" with "mark if unknown": a valid combination
+    expect(await attempt(ok, '/data')).toBeNull();
   });
 });

@@ -167,6 +167,13 @@ function parseV2Messages(
 
 function push(c: Cursor, m: HeaderMessage, out: HeaderMessage[], pending: Pending[]): void {
   if (out.length >= MAX_MESSAGES) c.fail('Too many header messages');
+  // Flag combinations no writer sets, refused by the HDF5 library ("bad flag combination for message"):
+  // shared (bit 1) and not shareable (bit 2); "was unknown" (bit 5) without "mark if unknown" (bit 4) or with
+  // "fail if unknown and open for write" (bit 3).
+  const f = m.flags;
+  if ((f & 0x06) === 0x06 || (f & 0x20 && (f & 0x18) !== 0x10)) {
+    c.fail(`A header message (type ${m.type}) with the impossible flags 0x${f.toString(16)}`);
+  }
   if (m.type === MSG.continuation) {
     const mc = c.ctx.cursor(m.data, m.address, 'continuation message');
     pending.push({ address: mc.offset(), length: mc.length() });

@@ -74,7 +74,10 @@ export async function readSuperblock(
       // Root group symbol table entry: link name offset, object header address, cache type, reserved, scratch.
       c.offset();
       rootObjectAddress = c.offset();
-      c.skip(24);
+      // Cache type 0 (nothing cached), 1 (group B-tree and heap) or 2 (soft link); the library refuses others.
+      const cacheType = c.u32();
+      if (cacheType > 2) c.fail(`Unknown symbol table entry cache type ${cacheType} for the root group`);
+      c.skip(20);
     } else {
       c.pos = 12;
       storedBase = c.offset();
@@ -97,6 +100,14 @@ export async function readSuperblock(
   }
   // The stored end-of-file address is absolute; shift it as the library does when the superblock moved.
   const end = eofAddress - storedBase + at;
+  if (end < at) {
+    // A base address past the end of the file (the library computes an end beyond 2^63 and refuses it).
+    throw fail(
+      'corrupt',
+      `The HDF5 superblock's base address ${storedBase} lies past its end-of-file address ${eofAddress}`,
+      at,
+    );
+  }
   if (end > source.size) {
     throw fail(
       'truncated',

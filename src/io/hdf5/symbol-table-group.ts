@@ -50,6 +50,7 @@ export async function readSymbolTableGroup(
       const nameOffset = c.uint(O);
       const address = c.offset();
       const cacheType = c.u32();
+      if (cacheType > 2) c.fail(`Unknown symbol table entry cache type ${cacheType}`);
       c.skip(4);
       const scratch = c.take(16);
       const name = heapString(ctx, heap, nameOffset, node.address);
