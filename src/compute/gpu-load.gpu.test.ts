@@ -58,7 +58,7 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
     });
     try {
       expect(load.plan.batches).toBe(1);
-      expect(load.plan.resident.bufferCount).toBe(10);
+      expect(load.plan.resident.rowBuffers).toBe(10);
       expect(Array.from(load.frameTotals, Number)).toEqual(arina.unflagged.frame_sums);
       expect(load.audit.maxValue).toBe(arina.unflagged.max);
       expect(Number(load.audit.countAbove255)).toBe(arina.unflagged.count_gt_255);

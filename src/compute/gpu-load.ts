@@ -18,7 +18,7 @@ import {
   createResidentBuffers,
   type DetectorTransposePass,
 } from '../gpu/passes/detector-transpose.ts';
-import type { ElemSize } from '../gpu/resident-layout.ts';
+import { type ElemSize, residentParts } from '../gpu/resident-layout.ts';
 import type { ResidentPool } from '../gpu/resident-pool.ts';
 import type { DecodeAudit } from '../kernels/bslz4-decode.ts';
 import { decodeErrorMessage } from '../kernels/decode-errors.ts';
@@ -45,6 +45,8 @@ export interface GpuLoadOptions {
   onPlan?: (plan: LoadPlan, lines: string[]) => void;
   /** Tests: force several resident buffers. */
   pixelsPerBufferLimit?: number;
+  /** uint16: scan positions per hot-bitmap segment (resident-layout.ts; default 4,096). */
+  segmentFrames?: number;
   /**
    * Benchmarks: GPU timestamps per batch, marks 'copy' (before the slot upload copy), 'decode', 'transpose'
    * and 'gap' (after the transpose, until the next batch's copy starts). Needs 4 marks per batch.
@@ -98,6 +100,11 @@ export interface GpuLoad {
   readonly frameTotals: BigUint64Array;
   /** Sum over all frames per detector pixel (flagged pixels included; callers exclude them). */
   readonly dpSums: BigUint64Array;
+  /**
+   * uint16 ('planes'): the hot bitmap as the transpose left it (bit g of word p x hotWordsPerPixel + g / 32:
+   * pixel p holds a value above 255 in segment g), for the bytes a mask reads (`residentReads`); else null.
+   */
+  readonly hotBitmap: Uint32Array | null;
   readonly timings: GpuLoadTimings;
   /** Frees every GPU buffer of the load. Later use fails. */
   release(): void;
@@ -130,6 +137,7 @@ export async function loadToGpu(
     batchFrames: options.batchFrames,
     slots: options.slots,
     pixelsPerBufferLimit: options.pixelsPerBufferLimit,
+    segmentFrames: options.segmentFrames,
   });
   options.onPlan?.(plan, describePlan(plan));
   await checkBlockSize(source, elemSize, signal);
@@ -324,6 +332,10 @@ export async function loadToGpu(
     t = performance.now();
     const results = await readDecodeResults(device, { errors, totals, audit }, { frameCount: plan.frames });
     const dp = new BigUint64Array((await readBuffer(device, dpSums, 0, pixels * 8)).buffer);
+    const { hot } = residentParts(plan.resident, resident);
+    const hotBitmap = hot
+      ? new Uint32Array((await readBuffer(device, hot, 0, plan.resident.hotBytes)).buffer)
+      : null;
     timings.readbackMs = performance.now() - t;
     if (results.audit.failedFrames > 0) throw decodeFailure(source, results.errors);
     // Scratch goes; the resident data, the flags and nothing else stay.
@@ -341,6 +353,7 @@ export async function loadToGpu(
       audit: results.audit,
       frameTotals: results.totals,
       dpSums: dp,
+      hotBitmap,
       timings,
       release: () => {
         if (options.pool && owned.length) options.pool.give(resident);

@@ -10,7 +10,7 @@ describe('GPU load memory plan', () => {
     const sizes = new Uint32Array(frames).fill(12_100);
     const plan = planGpuLoad({ frames, detector: [192, 192], elemSize: 2, chunkSizes: sizes, limits: H200 });
     expect(plan.residentBytes).toBe(192 * 192 * frames * 2);
-    expect(plan.resident.bufferCount).toBe(10);
+    expect(plan.resident.rowBuffers).toBe(10);
     expect(plan.batches).toBe(64);
     expect(plan.compressedSlotBytes).toBe(4096 * 12_100);
     expect(plan.decodedSlotBytes).toBe(4096 * 192 * 192 * 2);

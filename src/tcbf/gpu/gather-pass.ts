@@ -12,8 +12,10 @@ const layout = structLayout(shaderSource['tcbf-gather'], 'Params');
 const WORKGROUP = 256;
 
 export interface GatherRun {
-  /** The resident buffer holding the run's pixels, and its first pixel. */
+  /** The row buffer holding the run's pixels (uint16: of the low plane), and its first pixel. */
   resident: GPUBuffer;
+  /** uint16: the high plane's row buffer and the hot bitmap (resident-layout.ts 'planes'). */
+  planes?: { hi: GPUBuffer; hot: GPUBuffer; hotWordsPerPixel: number; segmentFrames: number };
   rowFirstPixel: number;
   wordsPerPixel: number;
   /** Images [listStart, listStart + count) of the bright-field list. */
@@ -45,6 +47,10 @@ export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
   return {
     encode(encoder: GPUCommandEncoder, shared: GatherShared, run: GatherRun): GPUBuffer {
       checkBindable(device, run.resident, 'resident');
+      if (run.planes) {
+        checkBindable(device, run.planes.hi, 'resident high plane');
+        checkBindable(device, run.planes.hot, 'hot bitmap');
+      }
       checkBindable(device, run.out, 'spectra');
       const hw = shared.rows * shared.cols;
       return encodeChunks(
@@ -60,6 +66,9 @@ export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
             { binding: 3, resource: { buffer: shared.invMean } },
             { binding: 4, resource: { buffer: shared.taper } },
             { binding: 5, resource: { buffer: run.out } },
+            // Packed layouts: read-only placeholders the shader never reads.
+            { binding: 6, resource: { buffer: run.planes?.hi ?? run.resident } },
+            { binding: 7, resource: { buffer: run.planes?.hot ?? shared.pixels } },
           ],
         },
         threadChunks(device, run.count * hw, WORKGROUP, {
@@ -72,6 +81,8 @@ export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
           cols: shared.cols,
           out_first: run.outFirst,
           list_total: shared.total,
+          hot_words_per_pixel: run.planes?.hotWordsPerPixel ?? 0,
+          segment_frames: run.planes?.segmentFrames ?? 0,
         }),
       );
     },
