@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { planResidentLayout } from '../gpu/resident-layout.ts';
 import { residentFromScan } from './detector-transpose.ts';
-import { residentVirtualImage } from './resident-virtual-image.ts';
+import { residentReads, residentVirtualImage } from './resident-virtual-image.ts';
 import { virtualDetectorSums } from './virtual-detector.ts';
 
 describe('residentVirtualImage (CPU twin)', () => {
@@ -36,5 +36,36 @@ describe('residentVirtualImage (CPU twin)', () => {
     for (let p = 0; p < pixels; p++) resident[0][p * layout.wordsPerPixel] = 0xffffffff;
     const list = Uint32Array.from({ length: pixels }, (_, i) => i);
     expect(residentVirtualImage(layout, resident, list)[0]).toBe(BigInt(pixels) * 0xffffffffn);
+  });
+
+  it('uint16 planes: reads the high plane only in hot segments; residentReads counts the bytes', () => {
+    const frames = 300; // segments 128, 128, 44
+    const pixels = 5;
+    const values = new Uint16Array(frames * pixels).fill(7);
+    values[10 * pixels + 1] = 256; // pixel 1, segment 0
+    values[299 * pixels + 3] = 65535; // pixel 3, segment 2 (partial)
+    const layout = planResidentLayout({
+      frames,
+      pixels,
+      elemSize: 2,
+      maxBindingBytes: 2 ** 20,
+      segmentFrames: 128,
+    });
+    const resident = residentFromScan(layout, values);
+    // Nonzero high bytes in a cold segment must be ignored (the load never writes them).
+    new Uint8Array(resident[1].buffer)[0 * layout.wordsPerPixel * 4 + 5] = 0xff;
+    const list = [0, 1, 3];
+    const mask = new Uint32Array(pixels);
+    for (const p of list) mask[p] = 1;
+    expect(residentVirtualImage(layout, resident, list)).toEqual(virtualDetectorSums(values, frames, mask));
+    expect(residentReads(layout, resident[2], list)).toEqual({
+      pixels: 3,
+      hotSegments: 2,
+      segments: 9,
+      loBytes: 3 * 304,
+      hiBytes: 128 + (304 - 256),
+    });
+    const packed = planResidentLayout({ frames, pixels, elemSize: 1, maxBindingBytes: 2 ** 20 });
+    expect(residentReads(packed, null, list)).toMatchObject({ loBytes: 3 * 304, hiBytes: 0 });
   });
 });
