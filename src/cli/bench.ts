@@ -14,6 +14,7 @@ import { describePlan } from '../gpu/load-plan';
 import { nodeGpu } from '../gpu/node-gpu';
 import { locatePixel } from '../gpu/resident-layout';
 import { createResidentPool } from '../gpu/resident-pool';
+import { residentValueAt } from '../kernels/detector-transpose';
 import { flaggedFromMask } from '../products/frame-stats';
 import { benchGestures, benchRepeatedGestures } from './bench-gestures';
 import { profileLoadPasses } from './bench-profile';
@@ -176,10 +177,11 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       bfAbfAdfMs: productsMs,
       pixels: masks.map((m) => m.reduce((a, b) => a + b, 0)),
     };
-    report.gestures = await benchGestures(ctx, imager, detectors, acq.detector, flagged, expected, log);
+    report.gestures = await benchGestures(ctx, load, imager, detectors, acq.detector, flagged, expected, log);
     checks.gestures = (report.gestures as { exact: boolean }[]).every((g) => g.exact);
     report.repeatedGestures = await benchRepeatedGestures(
       ctx,
+      load,
       imager,
       detectors,
       acq.detector,
@@ -287,6 +289,11 @@ async function timeUpload(ctx: GpuContext, path: string, bytes: number): Promise
   }
 }
 
+/**
+ * Sampled resident rows read back and compared with the synthetic values, value by value (uint16: the low and
+ * high planes, the high byte taken only where the hot bit is set), and every hot bit of those pixels checked
+ * against the values of its segment.
+ */
 async function checkResidentRows(
   ctx: GpuContext,
   load: GpuLoad,
@@ -302,11 +309,30 @@ async function checkResidentRows(
     layout.pixelsPerBuffer - 1,
     Math.min(pixels - 1, layout.pixelsPerBuffer),
   ];
+  const rowBytes = layout.wordsPerPixel * 4;
   for (const p of sample) {
     const { buffer, wordOffset } = locatePixel(layout, p);
-    const row = await readBuffer(ctx.device, load.resident[buffer], wordOffset * 4, layout.wordsPerPixel * 4);
-    const values = new Uint16Array(row.buffer, row.byteOffset, layout.frames);
-    for (let i = 0; i < layout.frames; i++) if (values[i] !== acq.values[acq.chunkOf(i)][p]) return false;
+    // This pixel's rows as a one-pixel resident set (rows at word 0), with its own hot bitmap words.
+    const one = { ...layout, pixels: 1, pixelsPerBuffer: 1, rowBuffers: 1 };
+    const rows = [await readBuffer(ctx.device, load.resident[buffer], wordOffset * 4, rowBytes)];
+    if (layout.form === 'planes') {
+      rows.push(
+        await readBuffer(ctx.device, load.resident[layout.rowBuffers + buffer], wordOffset * 4, rowBytes),
+      );
+      const bits = load.hotBitmap!.subarray(p * layout.hotWordsPerPixel, (p + 1) * layout.hotWordsPerPixel);
+      rows.push(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength));
+    }
+    const words = rows.map((r) => new Uint32Array(r.buffer, r.byteOffset, r.byteLength / 4));
+    const hot = new Set<number>();
+    for (let i = 0; i < layout.frames; i++) {
+      const v = acq.values[acq.chunkOf(i)][p];
+      if (residentValueAt(one, words, 0, i) !== v) return false;
+      if (v > 255) hot.add(Math.floor(i / layout.segmentFrames));
+    }
+    for (let g = 0; g < layout.segments; g++) {
+      const bit = (words[2][g >>> 5] >>> (g & 31)) & 1;
+      if (bit !== (hot.has(g) ? 1 : 0)) return false;
+    }
   }
   return true;
 }

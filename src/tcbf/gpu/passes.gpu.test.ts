@@ -3,7 +3,7 @@
  * tolerances stated per test), and bit-identical repeats on the GPU.
  */
 import { describe, expect } from 'vitest';
-import { planResidentLayout } from '../../gpu/resident-layout.ts';
+import { planResidentLayout, residentParts } from '../../gpu/resident-layout.ts';
 import { rng, sparseCounts } from '../../gpu/test-data.ts';
 import { type GpuTestContext, withGpu } from '../../gpu/test-harness.ts';
 import { residentFromScan } from '../../kernels/detector-transpose.ts';
@@ -93,15 +93,25 @@ describe('tcBF passes: GPU = CPU twin', () => {
       const scanCols = 20;
       const det = 16;
       const counts = sparseCounts(scanRows * scanCols, det, det, 5);
+      // uint16 byte planes in 2 segments: outliers above 255 in one segment of some pixels only.
+      for (const [s, p] of [
+        [3, 17],
+        [130, 38],
+        [239, 255],
+        [0, 120],
+      ])
+        counts[s * det * det + p] = 300 + 1000 * p;
       const layout = planResidentLayout({
         frames: scanRows * scanCols,
         pixels: det * det,
         elemSize: 2,
         maxBindingBytes: ctx.device.limits.maxStorageBufferBindingSize,
         pixelsPerBufferLimit: 40,
+        segmentFrames: 128,
       });
       const words = residentFromScan(layout, counts);
       const resident = words.map((w) => ctx.upload(w));
+      const parts = residentParts(layout, resident);
       const pixels = Uint32Array.from([3, 17, 38, 39, 40, 41, 100, 119, 120, 200, 255]);
       const invMean = Float32Array.from(pixels, (p) => 1 / (1 + (p % 7)));
       const rows = 16;
@@ -153,7 +163,13 @@ describe('tcBF passes: GPU = CPU twin', () => {
             end++;
           params.push(
             gather.encode(e, shared, {
-              resident: resident[rb],
+              resident: parts.lo[rb],
+              planes: {
+                hi: parts.hi![rb],
+                hot: parts.hot!,
+                hotWordsPerPixel: layout.hotWordsPerPixel,
+                segmentFrames: layout.segmentFrames,
+              },
               rowFirstPixel: rb * layout.pixelsPerBuffer,
               wordsPerPixel: layout.wordsPerPixel,
               listStart: start,
