@@ -15,6 +15,7 @@ import { nodeGpu } from '../gpu/node-gpu';
 import { locatePixel } from '../gpu/resident-layout';
 import { createResidentPool } from '../gpu/resident-pool';
 import { residentValueAt } from '../kernels/detector-transpose';
+import { residentReads } from '../kernels/resident-virtual-image';
 import { flaggedFromMask } from '../products/frame-stats';
 import { benchGestures, benchRepeatedGestures } from './bench-gestures';
 import { profileLoadPasses } from './bench-profile';
@@ -32,6 +33,8 @@ export interface BenchOptions {
   pool?: boolean;
   /** Decode variants to profile (bench-profile.ts parseDecodeVariant). */
   variants?: string[];
+  /** uint16: scan positions per hot-bitmap segment (resident-layout.ts). */
+  segmentFrames?: number;
 }
 
 const GB = 1e9;
@@ -66,7 +69,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   const expected = expectedLoad(acq);
   const flagged = flaggedFromMask(acq.pixelMask);
   const report: Record<string, unknown> = {
-    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}`,
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}`,
     adapter: ctx.adapter,
     scan: [o.scan, o.scan],
     detector: [o.det, o.det],
@@ -100,6 +103,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
         slots: o.slots,
         timer: timer ?? undefined,
         pool,
+        segmentFrames: o.segmentFrames,
         onPlan:
           r === 0
             ? (_plan, lines) => {
@@ -144,6 +148,27 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       batchFrames: load.plan.batchFrames,
       slots: load.plan.slots,
     };
+    const r = load.plan.resident;
+    const all = residentReads(
+      r,
+      load.hotBitmap,
+      Uint32Array.from({ length: r.pixels }, (_, p) => p),
+    );
+    report.resident = {
+      form: r.form,
+      segmentFrames: r.segmentFrames,
+      hotSegments: all.hotSegments,
+      segments: all.segments,
+      lowPlaneBytes: all.loBytes,
+      // The high plane's bytes in hot segments: what a compacted high plane would keep.
+      hotHighBytes: all.hiBytes,
+      fullHighPlaneBytes: r.form === 'planes' ? all.loBytes : 0,
+      hotBitmapBytes: r.hotBytes,
+    };
+    if (r.form === 'planes')
+      log(
+        `resident: ${all.hotSegments} of ${all.segments} (pixel, segment) pairs hot (${((100 * all.hotSegments) / all.segments).toFixed(2)} %, segments of ${r.segmentFrames}); low plane ${(all.loBytes / GB).toFixed(2)} GB, high plane ${(all.loBytes / GB).toFixed(2)} GB of which ${(all.hiBytes / GB).toFixed(3)} GB in hot segments`,
+      );
     report.loads = runs;
     report.gpuTimelines = timelines;
     report.batchLogs = batchLogs;
