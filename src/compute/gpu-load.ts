@@ -18,6 +18,7 @@ import {
   createResidentBuffers,
   type DetectorTransposePass,
 } from '../gpu/passes/detector-transpose.ts';
+import { compactHighPlane } from '../gpu/resident-compact.ts';
 import { type ElemSize, residentParts } from '../gpu/resident-layout.ts';
 import type { ResidentPool } from '../gpu/resident-pool.ts';
 import type { DecodeAudit } from '../kernels/bslz4-decode.ts';
@@ -47,6 +48,11 @@ export interface GpuLoadOptions {
   pixelsPerBufferLimit?: number;
   /** uint16: scan positions per hot-bitmap segment (resident-layout.ts; default 4,096). */
   segmentFrames?: number;
+  /**
+   * uint16: after the load, copy the high byte plane's hot segments into compact buffers and free the full
+   * plane (gpu/resident-compact.ts): resident memory ~halves; `plan.resident` is then the compact layout.
+   */
+  compactHigh?: boolean;
   /**
    * Benchmarks: GPU timestamps per batch, marks 'copy' (before the slot upload copy), 'decode', 'transpose'
    * and 'gap' (after the transpose, until the next batch's copy starts). Needs 4 marks per batch.
@@ -80,6 +86,8 @@ export interface GpuLoadTimings {
   /** Host time blocked on a busy slot (back-pressure) and on the last batch. */
   gpuWaitMs: number;
   readbackMs: number;
+  /** Compacting the high byte plane (`compactHigh`), 0 without. */
+  compactMs: number;
   totalMs: number;
   /**
    * With a `timer` only: per batch, host times since the first submission (ms): the slot came free, the read
@@ -207,6 +215,7 @@ export async function loadToGpu(
       submitMs: 0,
       gpuWaitMs: 0,
       readbackMs: 0,
+      compactMs: 0,
       totalMs: 0,
     };
     // Chunk bytes are read straight into mapped staging buffers (no host copy, no writeBuffer staging);
@@ -341,13 +350,22 @@ export async function loadToGpu(
     // Scratch goes; the resident data, the flags and nothing else stay.
     for (const s of slots) for (const b of [s.compressed, s.index, s.decoded]) b.destroy();
     for (const b of [errors, totals, dpSums, audit, ...staging]) b.destroy();
+    let loaded = plan;
+    let residentSet: readonly GPUBuffer[] = resident;
+    if (options.compactHigh && hotBitmap) {
+      t = performance.now();
+      const compacted = await compactHighPlane(device, plan.resident, resident, hotBitmap);
+      loaded = { ...plan, resident: compacted.layout, residentBytes: compacted.layout.totalBytes };
+      residentSet = compacted.resident;
+      timings.compactMs = performance.now() - t;
+    }
     owned.length = 0;
     owned.push(flags);
-    if (!options.pool) owned.push(...resident);
+    if (!options.pool) owned.push(...residentSet);
     timings.totalMs = performance.now() - t0;
     return {
-      plan,
-      resident,
+      plan: loaded,
+      resident: residentSet,
       flags,
       flagged: Uint8Array.from(flagWords, (v) => (v === 0 ? 0 : 1)),
       audit: results.audit,
@@ -356,7 +374,7 @@ export async function loadToGpu(
       hotBitmap,
       timings,
       release: () => {
-        if (options.pool && owned.length) options.pool.give(resident);
+        if (options.pool && owned.length) options.pool.give(residentSet);
         releaseAll();
       },
     };

@@ -70,7 +70,15 @@ export interface ResidentLayout {
   hotWordsPerPixel: number;
   /** Bytes of the hot bitmap (pixels x hotWordsPerPixel x 4); 0 for 'packed'. */
   hotBytes: number;
-  /** Every buffer of the resident set: plane 0 rows, [plane 1 rows, hot bitmap]. */
+  /**
+   * 'planes': the high plane 'full' (rows like the low plane, as the load writes it) or 'compact' (after
+   * `compactResidentLayout`: only hot segments, in slots of segmentFrames bytes, one buffer per row buffer;
+   * pixel p's hot segments are consecutive slots from hotBase[p]); null for 'packed'.
+   */
+  high: 'full' | 'compact' | null;
+  /** 'compact': hot segment slots in each row buffer's compact high buffer. */
+  hotSlots: number[];
+  /** Every buffer of the resident set: plane 0 rows, [high plane buffers, hot bitmap, ['compact': hot bases]]. */
   bufferBytes: number[];
   totalBytes: number;
 }
@@ -163,16 +171,22 @@ export function planResidentLayout(req: ResidentLayoutRequest): ResidentLayout {
     segments,
     hotWordsPerPixel,
     hotBytes,
+    high: form === 'planes' ? 'full' : null,
+    hotSlots: [],
     bufferBytes,
     totalBytes: bufferBytes.reduce((a, b) => a + b, 0),
   };
 }
 
-/** The buffers of a resident set by role: `lo` the low (or only) plane, `hi` and `hot` for 'planes'. */
+/**
+ * The buffers of a resident set by role: `lo` the low (or only) plane, `hi` and `hot` for 'planes', and
+ * `hotBase` (u32 per pixel: its first slot in its row buffer's compact high buffer) for a compact high plane.
+ */
 export interface ResidentParts<T> {
   lo: T[];
   hi: T[] | null;
   hot: T | null;
+  hotBase: T | null;
 }
 
 export function residentParts<T>(layout: ResidentLayout, buffers: readonly T[]): ResidentParts<T> {
@@ -183,8 +197,68 @@ export function residentParts<T>(layout: ResidentLayout, buffers: readonly T[]):
     );
   }
   const n = layout.rowBuffers;
-  if (layout.form === 'packed') return { lo: buffers.slice(0, n), hi: null, hot: null };
-  return { lo: buffers.slice(0, n), hi: buffers.slice(n, 2 * n), hot: buffers[2 * n] };
+  if (layout.form === 'packed') return { lo: buffers.slice(0, n), hi: null, hot: null, hotBase: null };
+  return {
+    lo: buffers.slice(0, n),
+    hi: buffers.slice(n, 2 * n),
+    hot: buffers[2 * n],
+    hotBase: layout.high === 'compact' ? buffers[2 * n + 1] : null,
+  };
+}
+
+/** Hot segments of pixel p before segment g (its rank among the pixel's hot segments). */
+export function hotRank(layout: ResidentLayout, hotBitmap: Uint32Array, p: number, g: number): number {
+  const base = p * layout.hotWordsPerPixel;
+  let n = 0;
+  for (let k = 0; k < g >>> 5; k++) n += popcount(hotBitmap[base + k]);
+  return n + popcount(hotBitmap[base + (g >>> 5)] & ((1 << (g & 31)) - 1));
+}
+
+function popcount(v: number): number {
+  let x = v >>> 0;
+  let n = 0;
+  while (x) {
+    x &= x - 1;
+    n++;
+  }
+  return n;
+}
+
+/**
+ * The compact high plane of a loaded 'planes' layout: per pixel its first slot in its row buffer's compact
+ * buffer (`hotBase`), and the layout whose high buffers hold only the hot segments (slot k at byte
+ * k x segmentFrames; at least 16 bytes each), followed by the hot bitmap and the hot bases.
+ */
+export function compactResidentLayout(
+  layout: ResidentLayout,
+  hotBitmap: Uint32Array,
+): { layout: ResidentLayout; hotBase: Uint32Array } {
+  if (layout.form !== 'planes' || layout.high !== 'full') {
+    throw new StemflowError('invalid', 'Only a full high byte plane can be compacted.');
+  }
+  if (hotBitmap.length < layout.pixels * layout.hotWordsPerPixel) {
+    throw new StemflowError('invalid', `The hot bitmap must hold ${layout.pixels} pixels.`);
+  }
+  const hotBase = new Uint32Array(layout.pixels);
+  const hotSlots = new Array<number>(layout.rowBuffers).fill(0);
+  for (let p = 0; p < layout.pixels; p++) {
+    const b = Math.floor(p / layout.pixelsPerBuffer);
+    hotBase[p] = hotSlots[b];
+    for (let k = 0; k < layout.hotWordsPerPixel; k++)
+      hotSlots[b] += popcount(hotBitmap[p * layout.hotWordsPerPixel + k]);
+  }
+  const highBytes = hotSlots.map((n) => Math.max(16, n * layout.segmentFrames));
+  const bufferBytes = [...layout.rowBufferBytes, ...highBytes, layout.hotBytes, layout.pixels * 4];
+  return {
+    layout: {
+      ...layout,
+      high: 'compact',
+      hotSlots,
+      bufferBytes,
+      totalBytes: bufferBytes.reduce((a, b) => a + b, 0),
+    },
+    hotBase,
+  };
 }
 
 /** The row buffer holding pixel `p` (in each plane) and the word where its row starts. */

@@ -8,7 +8,12 @@
  * (pixel, segment).
  */
 import { StemflowError } from '../errors.ts';
-import { type ResidentLayout, residentParts } from '../gpu/resident-layout.ts';
+import {
+  compactResidentLayout,
+  hotRank,
+  type ResidentLayout,
+  residentParts,
+} from '../gpu/resident-layout.ts';
 
 export type PackedValues = Uint8Array | Uint16Array | Uint32Array;
 
@@ -72,6 +77,7 @@ export function detectorTranspose(
   }
   if (dpSums.length < pixels) throw new StemflowError('invalid', `DP sums need ${pixels} entries.`);
   const { lo, hi, hot } = residentParts(layout, resident);
+  if (layout.high === 'compact') throw new StemflowError('invalid', 'A compacted resident set is read-only.');
   const planes = layout.form === 'planes';
   const bits = planes ? 8 : elemSize * 8;
   const outWords = Math.ceil(frames / vpw);
@@ -150,7 +156,8 @@ export function residentFromScan(layout: ResidentLayout, values: PackedValues): 
 
 /**
  * Value of pixel p at frame s from resident buffers on the host (`bufferBytes` order); uint16 reads the high
- * byte only where the hot bit is set, as the GPU passes do.
+ * byte only where the hot bit is set, as the GPU passes do (from the full high row, or from the pixel's slot in
+ * the compact high buffer).
  */
 export function residentValueAt(
   layout: ResidentLayout,
@@ -165,10 +172,58 @@ export function residentValueAt(
   const shift = (s % 4) * 8;
   const low = (v >>> shift) & 0xff;
   if (layout.form === 'packed') return low;
-  const segment = Math.floor(s / layout.segmentFrames);
-  const hot = resident[2 * layout.rowBuffers][p * layout.hotWordsPerPixel + (segment >>> 5)];
-  if (!((hot >>> (segment & 31)) & 1)) return low;
-  return low + 256 * ((resident[layout.rowBuffers + b][word] >>> shift) & 0xff);
+  const g = Math.floor(s / layout.segmentFrames);
+  const hot = resident[2 * layout.rowBuffers];
+  if (!((hot[p * layout.hotWordsPerPixel + (g >>> 5)] >>> (g & 31)) & 1)) return low;
+  const high = resident[layout.rowBuffers + b];
+  const at =
+    layout.high === 'compact'
+      ? highSegmentWord(layout, hot, resident[2 * layout.rowBuffers + 1], p, g) +
+        Math.floor((s - g * layout.segmentFrames) / 4)
+      : word;
+  return low + 256 * ((high[at] >>> shift) & 0xff);
+}
+
+/** Word of position g x segmentFrames of pixel p's hot segment g in its compact high buffer. */
+export function highSegmentWord(
+  layout: ResidentLayout,
+  hotBitmap: Uint32Array,
+  hotBase: Uint32Array,
+  p: number,
+  g: number,
+): number {
+  return (hotBase[p] + hotRank(layout, hotBitmap, p, g)) * (layout.segmentFrames / 4);
+}
+
+/**
+ * The compact high plane on the host (the reference for the GPU compaction, which copies the same bytes): the
+ * hot segments of each row buffer's full high rows into consecutive slots, pixel by pixel. Returns the compact
+ * layout and its buffers (the low plane and bitmap shared with the input).
+ */
+export function compactResident(
+  layout: ResidentLayout,
+  resident: readonly Uint32Array[],
+): { layout: ResidentLayout; resident: Uint32Array[] } {
+  const parts = residentParts(layout, resident);
+  if (!parts.hi || !parts.hot)
+    throw new StemflowError('invalid', 'Only uint16 byte planes have a high plane.');
+  const { layout: compact, hotBase } = compactResidentLayout(layout, parts.hot);
+  const high = compact.bufferBytes
+    .slice(layout.rowBuffers, 2 * layout.rowBuffers)
+    .map((n) => new Uint32Array(n / 4));
+  const segWords = layout.segmentFrames / 4;
+  for (let p = 0; p < layout.pixels; p++) {
+    const b = Math.floor(p / layout.pixelsPerBuffer);
+    const row = (p - b * layout.pixelsPerBuffer) * layout.wordsPerPixel;
+    let slot = hotBase[p];
+    for (let g = 0; g < layout.segments; g++) {
+      if (!((parts.hot[p * layout.hotWordsPerPixel + (g >>> 5)] >>> (g & 31)) & 1)) continue;
+      const end = Math.min(layout.wordsPerPixel, (g + 1) * segWords);
+      high[b].set(parts.hi[b].subarray(row + g * segWords, row + end), slot * segWords);
+      slot++;
+    }
+  }
+  return { layout: compact, resident: [...parts.lo, ...high, parts.hot, hotBase] };
 }
 
 /**

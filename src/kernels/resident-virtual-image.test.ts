@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { planResidentLayout } from '../gpu/resident-layout.ts';
-import { residentFromScan } from './detector-transpose.ts';
+import { compactResident, residentFromScan, residentValueAt } from './detector-transpose.ts';
 import { residentReads, residentVirtualImage } from './resident-virtual-image.ts';
 import { virtualDetectorSums } from './virtual-detector.ts';
 
@@ -67,5 +67,43 @@ describe('residentVirtualImage (CPU twin)', () => {
     });
     const packed = planResidentLayout({ frames, pixels, elemSize: 1, maxBindingBytes: 2 ** 20 });
     expect(residentReads(packed, null, list)).toMatchObject({ loBytes: 3 * 304, hiBytes: 0 });
+  });
+
+  it('a compact high plane (hot segments only) reads the same values and images', () => {
+    const frames = 4500; // 36 segments of 128 (2 bitmap words per pixel), the last partial
+    const pixels = 9;
+    const values = new Uint16Array(frames * pixels);
+    for (let i = 0; i < values.length; i++) values[i] = (i * 2654435761) % 97;
+    for (let p = 0; p < pixels; p++)
+      for (let g = 0; g < 36; g++)
+        if ((g * 5 + p) % 4 === 0) values[Math.min(frames - 1, g * 128 + p) * pixels + p] = 256 + 1000 * g;
+    const layout = planResidentLayout({
+      frames,
+      pixels,
+      elemSize: 2,
+      maxBindingBytes: 2 ** 20,
+      pixelsPerBufferLimit: 4,
+      segmentFrames: 128,
+    });
+    const full = residentFromScan(layout, values);
+    const { layout: compact, resident } = compactResident(layout, full);
+    expect(compact.high).toBe('compact');
+    const hot = full[2 * layout.rowBuffers];
+    let hotCount = 0;
+    for (const w of hot) for (let b = 0; b < 32; b++) hotCount += (w >>> b) & 1;
+    expect(compact.hotSlots.reduce((a, b) => a + b)).toBe(hotCount);
+    // Low plane, the hot slots, the bitmap (2 words per pixel) and the hot bases.
+    expect(compact.totalBytes).toBe(4512 * 9 + hotCount * 128 + 9 * 8 + 9 * 4);
+    for (let p = 0; p < pixels; p++)
+      for (let s = 0; s < frames; s++)
+        if (residentValueAt(compact, resident, p, s) !== values[s * pixels + p])
+          expect.unreachable(`${p} ${s}`);
+    for (const list of [[0, 1, 2, 3, 4, 5, 6, 7, 8], [1, 4, 8], [5]]) {
+      const mask = new Uint32Array(pixels);
+      for (const p of list) mask[p] = 1;
+      expect(residentVirtualImage(compact, resident, list)).toEqual(
+        virtualDetectorSums(values, frames, mask),
+      );
+    }
   });
 });

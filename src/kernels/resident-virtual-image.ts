@@ -7,6 +7,7 @@
  */
 import { StemflowError } from '../errors.ts';
 import { groupPixelsByBuffer, type ResidentLayout, residentParts } from '../gpu/resident-layout.ts';
+import { highSegmentWord } from './detector-transpose.ts';
 
 /** Sums held in doubles stay exact below 2^53: move them to bigints before they can get there. */
 const FLUSH = 2 ** 52;
@@ -28,7 +29,7 @@ export function residentVirtualImage(
       );
     }
   });
-  const { lo, hi, hot } = residentParts(layout, resident);
+  const { lo, hi, hot, hotBase } = residentParts(layout, resident);
   const acc = new Float64Array(frames);
   const sums = new BigUint64Array(frames);
   const maxValue = 2 ** (elemSize * 8) - 1;
@@ -47,12 +48,16 @@ export function residentVirtualImage(
       }
       if (hi && hot) {
         const high = hi[buffer];
-        const bits = sortedPixels[i] * hotWordsPerPixel;
+        const p = sortedPixels[i];
+        const bits = p * hotWordsPerPixel;
         for (let g = 0; g < layout.segments; g++) {
           if (!((hot[bits + (g >>> 5)] >>> (g & 31)) & 1)) continue;
-          const end = Math.min(frames, (g + 1) * segmentFrames);
-          for (let s = g * segmentFrames; s < end; s++)
-            acc[s] += 256 * ((high[base + Math.floor(s / vpw)] >>> ((s % vpw) * 8)) & 0xff);
+          const first = g * segmentFrames;
+          const end = Math.min(frames, first + segmentFrames);
+          // Word of position `first`: in the full high row, or in the pixel's slot of the compact buffer.
+          const at = hotBase ? highSegmentWord(layout, hot, hotBase, p, g) : base + first / vpw;
+          for (let s = first; s < end; s++)
+            acc[s] += 256 * ((high[at + Math.floor((s - first) / vpw)] >>> ((s % vpw) * 8)) & 0xff);
         }
       }
       if (++rows === rowsPerFlush) {

@@ -17,8 +17,10 @@
 // uint16 ('planes'): `resident` is the low byte plane (4 positions per word, like uint8) and `resident_hi` the
 // high plane, read only for rows whose (pixel, segment) bit is set in `hot`: a column lies in one segment
 // (segments are multiples of 128 positions), and with segments a multiple of 512 a whole workgroup does, so
-// the branch is uniform. Each lane adds lo + 256 x hi (at most 65,535, as uint16 did). Packed layouts bind
-// placeholders at 4 and 5 that the shader never reads.
+// the branch is uniform. Each lane adds lo + 256 x hi (at most 65,535, as uint16 did). A compact high plane
+// (`compact`) holds only the hot segments, in slots of segment_frames bytes: pixel p's hot segment g is slot
+// hot_base[p] + (its hot segments before g). Packed layouts bind placeholders at 4, 5 and 6 that the shader
+// never reads (and full high planes at 6).
 
 override ELEM_BYTES: u32 = 2u;
 override WORKGROUP_SIZE: u32 = 256u;
@@ -41,6 +43,8 @@ struct Params {
   // Planes: hot bitmap words per pixel, positions per segment.
   hot_words_per_pixel: u32,
   segment_frames: u32,
+  // Nonzero: `resident_hi` is the compact high plane (slots), addressed through `hot_base`.
+  compact: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -49,6 +53,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> image: array<vec2<u32>>;
 @group(0) @binding(4) var<storage, read> resident_hi: array<vec4<u32>>;
 @group(0) @binding(5) var<storage, read> hot: array<u32>;
+@group(0) @binding(6) var<storage, read> hot_base: array<u32>;
 
 // One round of the slice reduction: lo and hi vec4 of every thread of slices 1..SLICES-1.
 var<workgroup> partial_lo: array<vec4<u32>, WORKGROUP_SIZE>;
@@ -120,16 +125,34 @@ fn row(i: u32) -> u32 {
   return (pixels[i] - params.row_first_pixel) * params.vec4_per_pixel;
 }
 
-// Planes: the high-plane vec4 of list entry i at row word `at`, or zeros when its segment is cold.
-fn high(i: u32, at: u32, seg_word: u32, seg_bit: u32) -> vec4<u32> {
-  if (((hot[pixels[i] * params.hot_words_per_pixel + seg_word] >> seg_bit) & 1u) != 0u) {
+// Where a thread's column lies: its segment, and that segment's bitmap word and bit.
+struct Segment {
+  index: u32,
+  word: u32,
+  bit: u32,
+}
+
+// Planes: the high-plane vec4 of list entry i (row vec4 `at`, column `column`), or zeros when its segment is
+// cold.
+fn high(i: u32, at: u32, column: u32, seg: Segment) -> vec4<u32> {
+  let p = pixels[i];
+  let bits = hot[p * params.hot_words_per_pixel + seg.word];
+  if (((bits >> seg.bit) & 1u) == 0u) {
+    return vec4<u32>(0u);
+  }
+  if (params.compact == 0u) {
     return resident_hi[at];
   }
-  return vec4<u32>(0u);
+  var slot = hot_base[p] + countOneBits(bits & ((1u << seg.bit) - 1u));
+  for (var k = 0u; k < seg.word; k++) {
+    slot += countOneBits(hot[p * params.hot_words_per_pixel + k]);
+  }
+  let seg_vec4 = params.segment_frames / 16u;
+  return resident_hi[slot * seg_vec4 + column - seg.index * seg_vec4];
 }
 
 // Adds row entries [i, i + 4) (unrolled, so that 4 loads per thread are in flight).
-fn rows4(i: u32, column: u32, seg_word: u32, seg_bit: u32) {
+fn rows4(i: u32, column: u32, seg: Segment) {
   let r0 = row(i) + column;
   let r1 = row(i + 1u) + column;
   let r2 = row(i + 2u) + column;
@@ -139,10 +162,10 @@ fn rows4(i: u32, column: u32, seg_word: u32, seg_bit: u32) {
   let v2 = resident[r2];
   let v3 = resident[r3];
   if (ELEM_BYTES == 2u) {
-    accumulate_planes(v0, high(i, r0, seg_word, seg_bit));
-    accumulate_planes(v1, high(i + 1u, r1, seg_word, seg_bit));
-    accumulate_planes(v2, high(i + 2u, r2, seg_word, seg_bit));
-    accumulate_planes(v3, high(i + 3u, r3, seg_word, seg_bit));
+    accumulate_planes(v0, high(i, r0, column, seg));
+    accumulate_planes(v1, high(i + 1u, r1, column, seg));
+    accumulate_planes(v2, high(i + 2u, r2, column, seg));
+    accumulate_planes(v3, high(i + 3u, r3, column, seg));
   } else {
     accumulate(v0);
     accumulate(v1);
@@ -194,18 +217,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
   // Planes: the column's 16 positions lie in one hot segment.
   let segment = column * 16u / max(params.segment_frames, 1u);
-  let seg_word = segment / 32u;
-  let seg_bit = segment % 32u;
+  let seg = Segment(segment, segment / 32u, segment % 32u);
   while (i < end) {
     let stop = select(end, i + flush_rows, end - i > flush_rows);
     while (i + 4u <= stop) {
-      rows4(i, column, seg_word, seg_bit);
+      rows4(i, column, seg);
       i += 4u;
     }
     while (i < stop) {
       let at = row(i) + column;
       if (ELEM_BYTES == 2u) {
-        accumulate_planes(resident[at], high(i, at, seg_word, seg_bit));
+        accumulate_planes(resident[at], high(i, at, column, seg));
       } else {
         accumulate(resident[at]);
       }

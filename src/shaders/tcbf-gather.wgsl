@@ -7,7 +7,8 @@
 // One thread per output element; thread t of [thread_first, thread_end) is image list_start + t / (rows cols),
 // element t % (rows cols). One dispatch per run of images sharing a resident buffer and a spectra buffer.
 // uint16 ('planes'): count = low byte + 256 x high byte, the high byte read only where the (pixel, segment)
-// hot bit is set; packed layouts bind placeholders at 6 and 7 that the shader never reads.
+// hot bit is set (from the full high row, or from its slot hot_base[p] + rank in a compact high plane);
+// packed layouts bind placeholders at 6, 7 and 8 that the shader never reads.
 
 override ELEM_BYTES: u32 = 2u;
 override WORKGROUP_SIZE: u32 = 256u;
@@ -28,6 +29,8 @@ struct Params {
   // Planes: hot bitmap words per pixel, positions per segment.
   hot_words_per_pixel: u32,
   segment_frames: u32,
+  // Nonzero: `resident_hi` is the compact high plane (slots), addressed through `hot_base`.
+  compact: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -40,6 +43,7 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 @group(0) @binding(6) var<storage, read> resident_hi: array<u32>;
 @group(0) @binding(7) var<storage, read> hot: array<u32>;
+@group(0) @binding(8) var<storage, read> hot_base: array<u32>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -66,8 +70,17 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       count = (word >> shift) & 0xffu;
       if (ELEM_BYTES == 2u) {
         let segment = s / params.segment_frames;
-        if (((hot[pixel * params.hot_words_per_pixel + segment / 32u] >> (segment % 32u)) & 1u) != 0u) {
-          count += ((resident_hi[at] >> shift) & 0xffu) << 8u;
+        let bits = hot[pixel * params.hot_words_per_pixel + segment / 32u];
+        if (((bits >> (segment % 32u)) & 1u) != 0u) {
+          var hi_at = at;
+          if (params.compact != 0u) {
+            var slot = hot_base[pixel] + countOneBits(bits & ((1u << (segment % 32u)) - 1u));
+            for (var k = 0u; k < segment / 32u; k++) {
+              slot += countOneBits(hot[pixel * params.hot_words_per_pixel + k]);
+            }
+            hi_at = (slot * params.segment_frames + s - segment * params.segment_frames) / 4u;
+          }
+          count += ((resident_hi[hi_at] >> shift) & 0xffu) << 8u;
         }
       }
     }

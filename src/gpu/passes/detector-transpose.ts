@@ -99,6 +99,12 @@ export function createDetectorTransposePass(
     }
     const wordsPerFrame = checkTransposeBatch(job);
     const parts = residentParts(plan, resident);
+    if (plan.high === 'compact') {
+      throw new StemflowError(
+        'invalid',
+        'A compacted resident set is read-only: the transpose writes full rows.',
+      );
+    }
     resident.forEach((buffer, b) => {
       if (buffer.size < plan.bufferBytes[b]) {
         throw new StemflowError(

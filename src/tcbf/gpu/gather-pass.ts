@@ -14,8 +14,17 @@ const WORKGROUP = 256;
 export interface GatherRun {
   /** The row buffer holding the run's pixels (uint16: of the low plane), and its first pixel. */
   resident: GPUBuffer;
-  /** uint16: the high plane's row buffer and the hot bitmap (resident-layout.ts 'planes'). */
-  planes?: { hi: GPUBuffer; hot: GPUBuffer; hotWordsPerPixel: number; segmentFrames: number };
+  /**
+   * uint16: the high plane's buffer (full rows, or compact slots with `hotBase`) and the hot bitmap
+   * (resident-layout.ts 'planes').
+   */
+  planes?: {
+    hi: GPUBuffer;
+    hot: GPUBuffer;
+    hotBase?: GPUBuffer;
+    hotWordsPerPixel: number;
+    segmentFrames: number;
+  };
   rowFirstPixel: number;
   wordsPerPixel: number;
   /** Images [listStart, listStart + count) of the bright-field list. */
@@ -69,6 +78,7 @@ export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
             // Packed layouts: read-only placeholders the shader never reads.
             { binding: 6, resource: { buffer: run.planes?.hi ?? run.resident } },
             { binding: 7, resource: { buffer: run.planes?.hot ?? shared.pixels } },
+            { binding: 8, resource: { buffer: run.planes?.hotBase ?? shared.pixels } },
           ],
         },
         threadChunks(device, run.count * hw, WORKGROUP, {
@@ -83,6 +93,7 @@ export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
           list_total: shared.total,
           hot_words_per_pixel: run.planes?.hotWordsPerPixel ?? 0,
           segment_frames: run.planes?.segmentFrames ?? 0,
+          compact: run.planes?.hotBase ? 1 : 0,
         }),
       );
     },

@@ -153,6 +153,7 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
                   ? {
                       hi: parts.hi[rb],
                       hot: parts.hot,
+                      hotBase: parts.hotBase ?? undefined,
                       hotWordsPerPixel: layout.hotWordsPerPixel,
                       segmentFrames: layout.segmentFrames,
                     }
