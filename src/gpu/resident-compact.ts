@@ -1,7 +1,7 @@
 /**
  * Compaction of a loaded uint16 resident set's high byte plane (docs/pass-graph.md, "Resident"): only the hot
  * segments (pixel, segment with a value above 255) are ever read, so after the load they are copied into one
- * compact buffer per row buffer (slot k at byte k x segmentFrames, pixel by pixel, `compactResidentLayout`)
+ * compact buffer per row buffer (slot k at byte k x slotFrames, pixel by pixel, `compactResidentLayout`)
  * and the full high-plane buffers are freed: resident memory drops from 2 bytes per value to 1 byte plus the
  * hot segments. Copies only (copyBufferToBuffer, one per run of consecutive hot segments of a pixel), so the
  * bytes are the full plane's exactly; the host reference is `compactResident` (kernels/detector-transpose.ts).
@@ -74,7 +74,8 @@ export async function compactHighPlane(
           while (g1 < layout.segments && isHot(g1)) g1++;
           const from = g * S;
           const bytes = Math.min(rowBytes, g1 * S) - from;
-          encoder.copyBufferToBuffer(parts.hi[b], (p - first) * rowBytes + from, target, slot * S, bytes);
+          const to = slot * compact.slotFrames;
+          encoder.copyBufferToBuffer(parts.hi[b], (p - first) * rowBytes + from, target, to, bytes);
           copies++;
           slot += g1 - g;
           g = g1;

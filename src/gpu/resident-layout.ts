@@ -72,12 +72,14 @@ export interface ResidentLayout {
   hotBytes: number;
   /**
    * 'planes': the high plane 'full' (rows like the low plane, as the load writes it) or 'compact' (after
-   * `compactResidentLayout`: only hot segments, in slots of segmentFrames bytes, one buffer per row buffer;
+   * `compactResidentLayout`: only hot segments, in slots of slotFrames bytes, one buffer per row buffer;
    * pixel p's hot segments are consecutive slots from hotBase[p]); null for 'packed'.
    */
   high: 'full' | 'compact' | null;
   /** 'compact': hot segment slots in each row buffer's compact high buffer. */
   hotSlots: number[];
+  /** 'compact': bytes per slot, min(segmentFrames, framesPadded) (a scan of one segment keeps no padding). */
+  slotFrames: number;
   /** Every buffer of the resident set: plane 0 rows, [high plane buffers, hot bitmap, ['compact': hot bases]]. */
   bufferBytes: number[];
   totalBytes: number;
@@ -173,6 +175,7 @@ export function planResidentLayout(req: ResidentLayoutRequest): ResidentLayout {
     hotBytes,
     high: form === 'planes' ? 'full' : null,
     hotSlots: [],
+    slotFrames: 0,
     bufferBytes,
     totalBytes: bufferBytes.reduce((a, b) => a + b, 0),
   };
@@ -227,7 +230,7 @@ function popcount(v: number): number {
 /**
  * The compact high plane of a loaded 'planes' layout: per pixel its first slot in its row buffer's compact
  * buffer (`hotBase`), and the layout whose high buffers hold only the hot segments (slot k at byte
- * k x segmentFrames; at least 16 bytes each), followed by the hot bitmap and the hot bases.
+ * k x slotFrames; at least 16 bytes each), followed by the hot bitmap and the hot bases.
  */
 export function compactResidentLayout(
   layout: ResidentLayout,
@@ -247,13 +250,15 @@ export function compactResidentLayout(
     for (let k = 0; k < layout.hotWordsPerPixel; k++)
       hotSlots[b] += popcount(hotBitmap[p * layout.hotWordsPerPixel + k]);
   }
-  const highBytes = hotSlots.map((n) => Math.max(16, n * layout.segmentFrames));
+  const slotFrames = Math.min(layout.segmentFrames, layout.framesPadded);
+  const highBytes = hotSlots.map((n) => Math.max(16, n * slotFrames));
   const bufferBytes = [...layout.rowBufferBytes, ...highBytes, layout.hotBytes, layout.pixels * 4];
   return {
     layout: {
       ...layout,
       high: 'compact',
       hotSlots,
+      slotFrames,
       bufferBytes,
       totalBytes: bufferBytes.reduce((a, b) => a + b, 0),
     },

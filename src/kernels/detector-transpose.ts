@@ -192,7 +192,7 @@ export function highSegmentWord(
   p: number,
   g: number,
 ): number {
-  return (hotBase[p] + hotRank(layout, hotBitmap, p, g)) * (layout.segmentFrames / 4);
+  return (hotBase[p] + hotRank(layout, hotBitmap, p, g)) * (layout.slotFrames / 4);
 }
 
 /**
@@ -219,7 +219,7 @@ export function compactResident(
     for (let g = 0; g < layout.segments; g++) {
       if (!((parts.hot[p * layout.hotWordsPerPixel + (g >>> 5)] >>> (g & 31)) & 1)) continue;
       const end = Math.min(layout.wordsPerPixel, (g + 1) * segWords);
-      high[b].set(parts.hi[b].subarray(row + g * segWords, row + end), slot * segWords);
+      high[b].set(parts.hi[b].subarray(row + g * segWords, row + end), (slot * compact.slotFrames) / 4);
       slot++;
     }
   }

@@ -18,7 +18,7 @@
 // high plane, read only for rows whose (pixel, segment) bit is set in `hot`: a column lies in one segment
 // (segments are multiples of 128 positions), and with segments a multiple of 512 a whole workgroup does, so
 // the branch is uniform. Each lane adds lo + 256 x hi (at most 65,535, as uint16 did). A compact high plane
-// (`compact`) holds only the hot segments, in slots of segment_frames bytes: pixel p's hot segment g is slot
+// (`compact`) holds only the hot segments, in slots of slot_frames bytes: pixel p's hot segment g is slot
 // hot_base[p] + (its hot segments before g). Packed layouts bind placeholders at 4, 5 and 6 that the shader
 // never reads (and full high planes at 6).
 
@@ -43,8 +43,9 @@ struct Params {
   // Planes: hot bitmap words per pixel, positions per segment.
   hot_words_per_pixel: u32,
   segment_frames: u32,
-  // Nonzero: `resident_hi` is the compact high plane (slots), addressed through `hot_base`.
+  // Nonzero: `resident_hi` is the compact high plane (slots of slot_frames bytes), addressed through `hot_base`.
   compact: u32,
+  slot_frames: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -147,8 +148,7 @@ fn high(i: u32, at: u32, column: u32, seg: Segment) -> vec4<u32> {
   for (var k = 0u; k < seg.word; k++) {
     slot += countOneBits(hot[p * params.hot_words_per_pixel + k]);
   }
-  let seg_vec4 = params.segment_frames / 16u;
-  return resident_hi[slot * seg_vec4 + column - seg.index * seg_vec4];
+  return resident_hi[slot * (params.slot_frames / 16u) + column - seg.index * (params.segment_frames / 16u)];
 }
 
 // Adds row entries [i, i + 4) (unrolled, so that 4 loads per thread are in flight).

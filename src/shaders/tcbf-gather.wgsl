@@ -29,8 +29,9 @@ struct Params {
   // Planes: hot bitmap words per pixel, positions per segment.
   hot_words_per_pixel: u32,
   segment_frames: u32,
-  // Nonzero: `resident_hi` is the compact high plane (slots), addressed through `hot_base`.
+  // Nonzero: `resident_hi` is the compact high plane (slots of slot_frames bytes), addressed through `hot_base`.
   compact: u32,
+  slot_frames: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -78,7 +79,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             for (var k = 0u; k < segment / 32u; k++) {
               slot += countOneBits(hot[pixel * params.hot_words_per_pixel + k]);
             }
-            hi_at = (slot * params.segment_frames + s - segment * params.segment_frames) / 4u;
+            hi_at = (slot * params.slot_frames + s - segment * params.segment_frames) / 4u;
           }
           count += ((resident_hi[hi_at] >> shift) & 0xffu) << 8u;
         }

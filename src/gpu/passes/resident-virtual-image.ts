@@ -157,6 +157,7 @@ export function createResidentVirtualImagePass(
             hot_words_per_pixel: plan.hotWordsPerPixel,
             segment_frames: plan.segmentFrames,
             compact: plan.high === 'compact' ? 1 : 0,
+            slot_frames: plan.slotFrames,
           },
           workgroups: Math.ceil((end - c) / columnsPerGroup),
         });

@@ -24,6 +24,8 @@ export interface GatherRun {
     hotBase?: GPUBuffer;
     hotWordsPerPixel: number;
     segmentFrames: number;
+    /** Compact: bytes per slot. */
+    slotFrames?: number;
   };
   rowFirstPixel: number;
   wordsPerPixel: number;
@@ -94,6 +96,7 @@ export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
           hot_words_per_pixel: run.planes?.hotWordsPerPixel ?? 0,
           segment_frames: run.planes?.segmentFrames ?? 0,
           compact: run.planes?.hotBase ? 1 : 0,
+          slot_frames: run.planes?.slotFrames ?? 0,
         }),
       );
     },

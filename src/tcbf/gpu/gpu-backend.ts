@@ -156,6 +156,7 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
                       hotBase: parts.hotBase ?? undefined,
                       hotWordsPerPixel: layout.hotWordsPerPixel,
                       segmentFrames: layout.segmentFrames,
+                      slotFrames: layout.slotFrames,
                     }
                   : undefined,
               rowFirstPixel: rb * layout.pixelsPerBuffer,

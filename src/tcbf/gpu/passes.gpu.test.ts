@@ -179,6 +179,7 @@ describe('tcBF passes: GPU = CPU twin', () => {
                   hotBase: parts.hotBase ?? undefined,
                   hotWordsPerPixel: layout.hotWordsPerPixel,
                   segmentFrames: layout.segmentFrames,
+                  slotFrames: set.layout.slotFrames,
                 },
                 rowFirstPixel: rb * layout.pixelsPerBuffer,
                 wordsPerPixel: layout.wordsPerPixel,
