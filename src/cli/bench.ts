@@ -12,7 +12,7 @@ import { acquireDevice, type GpuContext } from '../gpu/device';
 import { createGpuTimer, summariseMarks } from '../gpu/gpu-timer';
 import { describePlan } from '../gpu/load-plan';
 import { nodeGpu } from '../gpu/node-gpu';
-import { locatePixel } from '../gpu/resident-layout';
+import { compactResidentLayout, hotRank, locatePixel } from '../gpu/resident-layout';
 import { createResidentPool } from '../gpu/resident-pool';
 import { residentValueAt } from '../kernels/detector-transpose';
 import { residentReads } from '../kernels/resident-virtual-image';
@@ -35,6 +35,8 @@ export interface BenchOptions {
   variants?: string[];
   /** uint16: scan positions per hot-bitmap segment (resident-layout.ts). */
   segmentFrames?: number;
+  /** uint16: compact the high byte plane after each load (gpu/resident-compact.ts). */
+  compact?: boolean;
 }
 
 const GB = 1e9;
@@ -69,7 +71,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   const expected = expectedLoad(acq);
   const flagged = flaggedFromMask(acq.pixelMask);
   const report: Record<string, unknown> = {
-    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}`,
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.compact ? ' --compact' : ''}`,
     adapter: ctx.adapter,
     scan: [o.scan, o.scan],
     detector: [o.det, o.det],
@@ -104,6 +106,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
         timer: timer ?? undefined,
         pool,
         segmentFrames: o.segmentFrames,
+        compactHigh: o.compact,
         onPlan:
           r === 0
             ? (_plan, lines) => {
@@ -164,10 +167,15 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       hotHighBytes: all.hiBytes,
       fullHighPlaneBytes: r.form === 'planes' ? all.loBytes : 0,
       hotBitmapBytes: r.hotBytes,
+      high: r.high,
+      // Resident bytes as loaded (full high plane) and now (after compaction, when --compact).
+      loadedBytes: load.plan.peakBytes - load.plan.scratchBytes - load.plan.resultBytes,
+      residentBytes: load.plan.residentBytes,
+      compactMs: load.timings.compactMs,
     };
     if (r.form === 'planes')
       log(
-        `resident: ${all.hotSegments} of ${all.segments} (pixel, segment) pairs hot (${((100 * all.hotSegments) / all.segments).toFixed(2)} %, segments of ${r.segmentFrames}); low plane ${(all.loBytes / GB).toFixed(2)} GB, high plane ${(all.loBytes / GB).toFixed(2)} GB of which ${(all.hiBytes / GB).toFixed(3)} GB in hot segments`,
+        `resident: ${r.high} high plane, ${(load.plan.residentBytes / GB).toFixed(3)} GB resident${r.high === 'compact' ? ` after compaction in ${ms(load.timings.compactMs)}` : ''}; ${all.hotSegments} of ${all.segments} (pixel, segment) pairs hot (${((100 * all.hotSegments) / all.segments).toFixed(2)} %, segments of ${r.segmentFrames}); low plane ${(all.loBytes / GB).toFixed(2)} GB, high plane ${(all.loBytes / GB).toFixed(2)} GB of which ${(all.hiBytes / GB).toFixed(3)} GB in hot segments`,
       );
     report.loads = runs;
     report.gpuTimelines = timelines;
@@ -340,13 +348,19 @@ async function checkResidentRows(
     // This pixel's rows as a one-pixel resident set (rows at word 0), with its own hot bitmap words.
     const one = { ...layout, pixels: 1, pixelsPerBuffer: 1, rowBuffers: 1 };
     const rows = [await readBuffer(ctx.device, load.resident[buffer], wordOffset * 4, rowBytes)];
-    if (layout.form === 'planes') {
+    const high = load.resident[layout.rowBuffers + buffer];
+    const bits = load.hotBitmap?.subarray(p * layout.hotWordsPerPixel, (p + 1) * layout.hotWordsPerPixel);
+    if (layout.high === 'full') rows.push(await readBuffer(ctx.device, high, wordOffset * 4, rowBytes));
+    if (layout.high === 'compact') {
+      // The pixel's consecutive slots in its row buffer's compact buffer.
+      const { hotBase } = compactResidentLayout({ ...layout, high: 'full' }, load.hotBitmap!);
+      const slots = hotRank(layout, load.hotBitmap!, p, layout.segments);
       rows.push(
-        await readBuffer(ctx.device, load.resident[layout.rowBuffers + buffer], wordOffset * 4, rowBytes),
+        await readBuffer(ctx.device, high, hotBase[p] * layout.slotFrames, slots * layout.slotFrames),
       );
-      const bits = load.hotBitmap!.subarray(p * layout.hotWordsPerPixel, (p + 1) * layout.hotWordsPerPixel);
-      rows.push(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength));
     }
+    if (bits) rows.push(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength));
+    if (layout.high === 'compact') rows.push(new Uint8Array(4));
     const words = rows.map((r) => new Uint32Array(r.buffer, r.byteOffset, r.byteLength / 4));
     const hot = new Set<number>();
     for (let i = 0; i < layout.frames; i++) {

@@ -16,6 +16,9 @@ describe('GPU load memory plan', () => {
     expect(plan.compressedSlotBytes).toBe(4096 * 12_100);
     expect(plan.decodedSlotBytes).toBe(4096 * 192 * 192 * 2);
     expect(plan.peakBytes).toBeLessThanOrEqual(1.1 * plan.residentBytes + 2 ** 30);
+    expect(describePlan(plan)[4]).toMatch(
+      /compacted after the load .* resident 9\.00 GiB \+ the hot segments \(4\.0 KiB each; .* at most 9\.00 GiB\); while compacting .* at most 20\.00 GiB/,
+    );
     expect(describePlan(plan)[0]).toMatch(
       /resident 18\.00 GiB = low plane 9\.00 GiB \+ high plane 9\.00 GiB .* hot bitmap 288\.0 KiB .* in 5 buffer/,
     );

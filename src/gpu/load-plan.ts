@@ -146,6 +146,11 @@ export function describePlan(plan: LoadPlan): string[] {
     `scratch ${formatBytes(plan.scratchBytes)}: ${plan.slots} slots x (${formatBytes(plan.compressedSlotBytes)} compressed + ${formatBytes(plan.decodedSlotBytes)} decoded)`,
     `results ${formatBytes(plan.resultBytes)}; peak ${formatBytes(plan.peakBytes)} (${(plan.peakBytes / plan.residentBytes).toFixed(3)} x resident); host-visible staging ${formatBytes(plan.stagingBytes)}`,
     `${plan.batches} batches of ${plan.batchFrames} frames`,
+    ...(r.form === 'planes' && r.high === 'full'
+      ? [
+          `with the high plane compacted after the load (compactHigh): resident ${formatBytes(rows + r.hotBytes + r.pixels * 4)} + the hot segments (${formatBytes(Math.min(r.segmentFrames, r.framesPadded))} each; counted after the load, at most ${formatBytes(rows)}); while compacting (scratch freed) at most ${formatBytes(plan.residentBytes + Math.max(...r.rowBufferBytes) + r.pixels * 4)}`,
+        ]
+      : []),
   ];
 }
 
