@@ -37,6 +37,8 @@ export interface BenchOptions {
   segmentFrames?: number;
   /** uint16: compact the high byte plane after each load (gpu/resident-compact.ts). */
   compact?: boolean;
+  /** Slices of the virtual-image pass (resident-virtual-image.ts). */
+  slices?: number;
 }
 
 const GB = 1e9;
@@ -71,7 +73,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   const expected = expectedLoad(acq);
   const flagged = flaggedFromMask(acq.pixelMask);
   const report: Record<string, unknown> = {
-    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.compact ? ' --compact' : ''}`,
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}`,
     adapter: ctx.adapter,
     scan: [o.scan, o.scan],
     detector: [o.det, o.det],
@@ -195,7 +197,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     t = performance.now();
     const detectors = defaultDetectors(load.dpSums, acq.detector, flagged);
     const geometryMs = performance.now() - t;
-    const imager = createVirtualImager(ctx, load, flagged);
+    const imager = createVirtualImager(ctx, load, flagged, { slices: o.slices });
     const masks = [detectors.masks.bf, detectors.masks.abf, detectors.masks.adf];
     await imager.images(masks); // warm-up (pipeline creation)
     t = performance.now();

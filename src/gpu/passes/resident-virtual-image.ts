@@ -57,14 +57,16 @@ export function createResidentVirtualImagePass(
   {
     elemSize,
     workgroupSize = 256,
-    slices = 8,
+    slices = elemSize === 2 ? 16 : 8,
   }: {
     elemSize: ElemSize;
     /** Threads per workgroup: workgroupSize / slices columns x slices parts of the pixel list. */
     workgroupSize?: number;
     /**
      * Parts of the pixel list read in parallel per column (more loads in flight), added up in the workgroup.
-     * H200, 512 x 512 x 192 x 192 uint16, workgroup 256: 1 slice 0.7 TB/s, 4: 1.4 TB/s, 8: 3.6 TB/s, 16: 3.9 TB/s.
+     * H200, 512 x 512 x 192 x 192 uint16 packed 2 per word, workgroup 256: 1 slice 0.7 TB/s, 4: 1.4 TB/s,
+     * 8: 3.6 TB/s, 16: 3.9 TB/s. Byte planes have half the vec4 columns per row (16 positions each), so they
+     * default to 16 slices: as many threads and loads in flight as the packed rows had with 8.
      */
     slices?: number;
   },
