@@ -4,10 +4,12 @@
  * checked exact against the CPU.
  */
 import type { expectedLoad } from '../bench/expected';
+import type { GpuLoad } from '../compute/gpu-load';
 import type { createVirtualImager, defaultDetectors } from '../compute/gpu-products';
-import { createMaskSession } from '../compute/mask-session';
+import { createMaskSession, type MaskUpdate } from '../compute/mask-session';
 import type { GpuContext } from '../gpu/device';
 import { createGpuTimer, type GpuTimer } from '../gpu/gpu-timer';
+import { residentReads } from '../kernels/resident-virtual-image';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
 
 /** GPU time of one live step from its timestamps: 'live' to 'readback' (the passes), and to 'end' (with the copy). */
@@ -22,6 +24,24 @@ async function stepGpuMs(
 
 type Imager = ReturnType<typeof createVirtualImager>;
 type Detectors = ReturnType<typeof defaultDetectors>;
+
+/** Rows an update read: pixels, low-plane and high-plane bytes (uint16: hot segments only), hot segments. */
+function updateReads(load: GpuLoad, u: MaskUpdate) {
+  const layout = load.plan.resident;
+  const a = residentReads(layout, load.hotBitmap, u.added);
+  const b = residentReads(layout, load.hotBitmap, u.subtracted);
+  return {
+    pixels: a.pixels + b.pixels,
+    loBytes: a.loBytes + b.loBytes,
+    hiBytes: a.hiBytes + b.hiBytes,
+    hotSegments: a.hotSegments + b.hotSegments,
+    segments: a.segments + b.segments,
+  };
+}
+
+function mb(bytes: number): string {
+  return `${(bytes / 1e6).toFixed(1)} MB`;
+}
 
 /** A mask of exactly half of the unflagged pixels, chosen at random (the worst case from scratch). */
 function randomHalf(pixels: number, flagged: Uint8Array | null, seed: number): Uint8Array {
@@ -45,6 +65,7 @@ function randomHalf(pixels: number, flagged: Uint8Array | null, seed: number): U
  */
 export async function benchGestures(
   ctx: GpuContext,
+  load: GpuLoad,
   imager: Imager,
   d: Detectors,
   detector: [number, number],
@@ -83,17 +104,22 @@ export async function benchGestures(
     timer?.destroy();
     const want = expected.imageOf(mask);
     const exact = update.image.every((v, i) => v === want(i));
+    const reads = updateReads(load, update);
     results.push({
       name,
       mode: update.mode,
       pixelsRead: update.pixelsRead,
+      loBytes: reads.loBytes,
+      hiBytes: reads.hiBytes,
+      hotSegments: reads.hotSegments,
+      segments: reads.segments,
       gpuMs: gpu.passMs,
       gpuWithCopyMs: gpu.withCopyMs,
       liveMs,
       exact,
     });
     log(
-      `gesture: ${name}: ${update.mode}, ${update.pixelsRead} pixels read, GPU ${fixed(gpu.passMs, 3)} ms (+ copy ${fixed(gpu.withCopyMs, 3)} ms), live update ${liveMs.toFixed(1)} ms end to end, ${exact ? 'exact' : 'MISMATCH'}`,
+      `gesture: ${name}: ${update.mode}, ${update.pixelsRead} pixels read (${mb(reads.loBytes)} low + ${mb(reads.hiBytes)} high, ${reads.hotSegments}/${reads.segments} segments hot), GPU ${fixed(gpu.passMs, 3)} ms (+ copy ${fixed(gpu.withCopyMs, 3)} ms), live update ${liveMs.toFixed(1)} ms end to end, ${exact ? 'exact' : 'MISMATCH'}`,
     );
   }
   return results;
@@ -106,6 +132,7 @@ export async function benchGestures(
  */
 export async function benchRepeatedGestures(
   ctx: GpuContext,
+  load: GpuLoad,
   imager: Imager,
   d: Detectors,
   detector: [number, number],
@@ -145,6 +172,7 @@ export async function benchRepeatedGestures(
     const modes = new Set<string>();
     let exact = true;
     let read = 0;
+    let bytes = { loBytes: 0, hiBytes: 0 };
     const wantA = expected.imageOf(a);
     const wantB = expected.imageOf(b);
     // One at a time, as a drag sends them; the images are checked and the timers read after the loop, so
@@ -157,6 +185,8 @@ export async function benchRepeatedGestures(
       live.push(performance.now() - t);
       modes.add(update.mode);
       read = Math.max(read, update.pixelsRead);
+      const r = updateReads(load, update);
+      if (r.loBytes + r.hiBytes > bytes.loBytes + bytes.hiBytes) bytes = r;
       sequence.push({ image: update.image, timer });
     }
     for (const [i, { image, timer }] of sequence.entries()) {
@@ -186,6 +216,9 @@ export async function benchRepeatedGestures(
       updates: n,
       modes: [...modes],
       maxPixelsRead: read,
+      /** Bytes of the update that read the most. */
+      maxLoBytes: bytes.loBytes,
+      maxHiBytes: bytes.hiBytes,
       gpuMs: stats(gpu),
       liveMs: stats(live),
       backToBackGpuMs: stats(burstGpu),
@@ -194,7 +227,7 @@ export async function benchRepeatedGestures(
     };
     out.push(row);
     log(
-      `repeated: ${name}: ${[...modes].join('/')}, up to ${read} pixels read; one at a time: GPU median ${fixed(row.gpuMs.median, 3)} ms (${fixed(row.gpuMs.min, 3)}-${fixed(row.gpuMs.max, 3)}), live median ${fixed(row.liveMs.median, 1)} ms (${fixed(row.liveMs.min, 1)}-${fixed(row.liveMs.max, 1)}); back to back: GPU median ${fixed(row.backToBackGpuMs.median, 3)} ms (${fixed(row.backToBackGpuMs.min, 3)}-${fixed(row.backToBackGpuMs.max, 3)}); ${exact ? 'exact' : 'MISMATCH'}`,
+      `repeated: ${name}: ${[...modes].join('/')}, up to ${read} pixels read (${mb(bytes.loBytes)} low + ${mb(bytes.hiBytes)} high); one at a time: GPU median ${fixed(row.gpuMs.median, 3)} ms (${fixed(row.gpuMs.min, 3)}-${fixed(row.gpuMs.max, 3)}), live median ${fixed(row.liveMs.median, 1)} ms (${fixed(row.liveMs.min, 1)}-${fixed(row.liveMs.max, 1)}); back to back: GPU median ${fixed(row.backToBackGpuMs.median, 3)} ms (${fixed(row.backToBackGpuMs.min, 3)}-${fixed(row.backToBackGpuMs.max, 3)}); ${exact ? 'exact' : 'MISMATCH'}`,
     );
   }
   return out;

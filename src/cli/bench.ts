@@ -12,8 +12,10 @@ import { acquireDevice, type GpuContext } from '../gpu/device';
 import { createGpuTimer, summariseMarks } from '../gpu/gpu-timer';
 import { describePlan } from '../gpu/load-plan';
 import { nodeGpu } from '../gpu/node-gpu';
-import { locatePixel } from '../gpu/resident-layout';
+import { compactResidentLayout, hotRank, locatePixel } from '../gpu/resident-layout';
 import { createResidentPool } from '../gpu/resident-pool';
+import { residentValueAt } from '../kernels/detector-transpose';
+import { residentReads } from '../kernels/resident-virtual-image';
 import { flaggedFromMask } from '../products/frame-stats';
 import { benchGestures, benchRepeatedGestures } from './bench-gestures';
 import { profileLoadPasses } from './bench-profile';
@@ -31,6 +33,12 @@ export interface BenchOptions {
   pool?: boolean;
   /** Decode variants to profile (bench-profile.ts parseDecodeVariant). */
   variants?: string[];
+  /** uint16: scan positions per hot-bitmap segment (resident-layout.ts). */
+  segmentFrames?: number;
+  /** uint16: compact the high byte plane after each load (gpu/resident-compact.ts). */
+  compact?: boolean;
+  /** Slices of the virtual-image pass (resident-virtual-image.ts). */
+  slices?: number;
 }
 
 const GB = 1e9;
@@ -65,7 +73,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   const expected = expectedLoad(acq);
   const flagged = flaggedFromMask(acq.pixelMask);
   const report: Record<string, unknown> = {
-    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}`,
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}`,
     adapter: ctx.adapter,
     scan: [o.scan, o.scan],
     detector: [o.det, o.det],
@@ -99,6 +107,8 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
         slots: o.slots,
         timer: timer ?? undefined,
         pool,
+        segmentFrames: o.segmentFrames,
+        compactHigh: o.compact,
         onPlan:
           r === 0
             ? (_plan, lines) => {
@@ -143,6 +153,32 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       batchFrames: load.plan.batchFrames,
       slots: load.plan.slots,
     };
+    const r = load.plan.resident;
+    const all = residentReads(
+      r,
+      load.hotBitmap,
+      Uint32Array.from({ length: r.pixels }, (_, p) => p),
+    );
+    report.resident = {
+      form: r.form,
+      segmentFrames: r.segmentFrames,
+      hotSegments: all.hotSegments,
+      segments: all.segments,
+      lowPlaneBytes: all.loBytes,
+      // The high plane's bytes in hot segments: what a compacted high plane would keep.
+      hotHighBytes: all.hiBytes,
+      fullHighPlaneBytes: r.form === 'planes' ? all.loBytes : 0,
+      hotBitmapBytes: r.hotBytes,
+      high: r.high,
+      // Resident bytes as loaded (full high plane) and now (after compaction, when --compact).
+      loadedBytes: load.plan.peakBytes - load.plan.scratchBytes - load.plan.resultBytes,
+      residentBytes: load.plan.residentBytes,
+      compactMs: load.timings.compactMs,
+    };
+    if (r.form === 'planes')
+      log(
+        `resident: ${r.high} high plane, ${(load.plan.residentBytes / GB).toFixed(3)} GB resident${r.high === 'compact' ? ` after compaction in ${ms(load.timings.compactMs)}` : ''}; ${all.hotSegments} of ${all.segments} (pixel, segment) pairs hot (${((100 * all.hotSegments) / all.segments).toFixed(2)} %, segments of ${r.segmentFrames}); low plane ${(all.loBytes / GB).toFixed(2)} GB, high plane ${(all.loBytes / GB).toFixed(2)} GB of which ${(all.hiBytes / GB).toFixed(3)} GB in hot segments`,
+      );
     report.loads = runs;
     report.gpuTimelines = timelines;
     report.batchLogs = batchLogs;
@@ -161,7 +197,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     t = performance.now();
     const detectors = defaultDetectors(load.dpSums, acq.detector, flagged);
     const geometryMs = performance.now() - t;
-    const imager = createVirtualImager(ctx, load, flagged);
+    const imager = createVirtualImager(ctx, load, flagged, { slices: o.slices });
     const masks = [detectors.masks.bf, detectors.masks.abf, detectors.masks.adf];
     await imager.images(masks); // warm-up (pipeline creation)
     t = performance.now();
@@ -176,10 +212,11 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       bfAbfAdfMs: productsMs,
       pixels: masks.map((m) => m.reduce((a, b) => a + b, 0)),
     };
-    report.gestures = await benchGestures(ctx, imager, detectors, acq.detector, flagged, expected, log);
+    report.gestures = await benchGestures(ctx, load, imager, detectors, acq.detector, flagged, expected, log);
     checks.gestures = (report.gestures as { exact: boolean }[]).every((g) => g.exact);
     report.repeatedGestures = await benchRepeatedGestures(
       ctx,
+      load,
       imager,
       detectors,
       acq.detector,
@@ -287,6 +324,11 @@ async function timeUpload(ctx: GpuContext, path: string, bytes: number): Promise
   }
 }
 
+/**
+ * Sampled resident rows read back and compared with the synthetic values, value by value (uint16: the low and
+ * high planes, the high byte taken only where the hot bit is set), and every hot bit of those pixels checked
+ * against the values of its segment.
+ */
 async function checkResidentRows(
   ctx: GpuContext,
   load: GpuLoad,
@@ -302,11 +344,36 @@ async function checkResidentRows(
     layout.pixelsPerBuffer - 1,
     Math.min(pixels - 1, layout.pixelsPerBuffer),
   ];
+  const rowBytes = layout.wordsPerPixel * 4;
   for (const p of sample) {
     const { buffer, wordOffset } = locatePixel(layout, p);
-    const row = await readBuffer(ctx.device, load.resident[buffer], wordOffset * 4, layout.wordsPerPixel * 4);
-    const values = new Uint16Array(row.buffer, row.byteOffset, layout.frames);
-    for (let i = 0; i < layout.frames; i++) if (values[i] !== acq.values[acq.chunkOf(i)][p]) return false;
+    // This pixel's rows as a one-pixel resident set (rows at word 0), with its own hot bitmap words.
+    const one = { ...layout, pixels: 1, pixelsPerBuffer: 1, rowBuffers: 1 };
+    const rows = [await readBuffer(ctx.device, load.resident[buffer], wordOffset * 4, rowBytes)];
+    const high = load.resident[layout.rowBuffers + buffer];
+    const bits = load.hotBitmap?.subarray(p * layout.hotWordsPerPixel, (p + 1) * layout.hotWordsPerPixel);
+    if (layout.high === 'full') rows.push(await readBuffer(ctx.device, high, wordOffset * 4, rowBytes));
+    if (layout.high === 'compact') {
+      // The pixel's consecutive slots in its row buffer's compact buffer.
+      const { hotBase } = compactResidentLayout({ ...layout, high: 'full' }, load.hotBitmap!);
+      const slots = hotRank(layout, load.hotBitmap!, p, layout.segments);
+      rows.push(
+        await readBuffer(ctx.device, high, hotBase[p] * layout.slotFrames, slots * layout.slotFrames),
+      );
+    }
+    if (bits) rows.push(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength));
+    if (layout.high === 'compact') rows.push(new Uint8Array(4));
+    const words = rows.map((r) => new Uint32Array(r.buffer, r.byteOffset, r.byteLength / 4));
+    const hot = new Set<number>();
+    for (let i = 0; i < layout.frames; i++) {
+      const v = acq.values[acq.chunkOf(i)][p];
+      if (residentValueAt(one, words, 0, i) !== v) return false;
+      if (v > 255) hot.add(Math.floor(i / layout.segmentFrames));
+    }
+    for (let g = 0; g < layout.segments; g++) {
+      const bit = (words[2][g >>> 5] >>> (g & 31)) & 1;
+      if (bit !== (hot.has(g) ? 1 : 0)) return false;
+    }
   }
   return true;
 }

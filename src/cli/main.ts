@@ -24,7 +24,7 @@ Usage:
       Checks every archive file's SHA-256, then decodes every saved count and compares it with the source
       files; prints compared values, mismatches per block and SHA-256s. Exit status 1 on any mismatch.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
-                    [--variants wg128,wg64-stage8,...] [--pool]
+                    [--variants wg128,wg64-stage8,...] [--pool] [--segment 4096] [--compact] [--slices 16]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
   stemflow bench series [--scan 512] [--det 192] [--count N] [--budget GIB] [--lanes N] [--repeat 3] [--json FILE]
@@ -185,6 +185,9 @@ export async function main(argv: string[]): Promise<number> {
           lanes: { type: 'string' },
           variants: { type: 'string' },
           pool: { type: 'boolean' },
+          segment: { type: 'string' },
+          compact: { type: 'boolean' },
+          slices: { type: 'string' },
         },
       });
       if (what === 'series') {
@@ -231,6 +234,9 @@ export async function main(argv: string[]): Promise<number> {
         keep: values.keep,
         variants: values.variants?.split(','),
         pool: values.pool,
+        segmentFrames: int(values.segment),
+        compact: values.compact,
+        slices: int(values.slices),
       });
     }
     process.stdout.write(USAGE);

@@ -18,7 +18,8 @@ import {
   createResidentBuffers,
   type DetectorTransposePass,
 } from '../gpu/passes/detector-transpose.ts';
-import type { ElemSize } from '../gpu/resident-layout.ts';
+import { compactHighPlane } from '../gpu/resident-compact.ts';
+import { type ElemSize, residentParts } from '../gpu/resident-layout.ts';
 import type { ResidentPool } from '../gpu/resident-pool.ts';
 import type { DecodeAudit } from '../kernels/bslz4-decode.ts';
 import { decodeErrorMessage } from '../kernels/decode-errors.ts';
@@ -45,6 +46,13 @@ export interface GpuLoadOptions {
   onPlan?: (plan: LoadPlan, lines: string[]) => void;
   /** Tests: force several resident buffers. */
   pixelsPerBufferLimit?: number;
+  /** uint16: scan positions per hot-bitmap segment (resident-layout.ts; default 4,096). */
+  segmentFrames?: number;
+  /**
+   * uint16: after the load, copy the high byte plane's hot segments into compact buffers and free the full
+   * plane (gpu/resident-compact.ts): resident memory ~halves; `plan.resident` is then the compact layout.
+   */
+  compactHigh?: boolean;
   /**
    * Benchmarks: GPU timestamps per batch, marks 'copy' (before the slot upload copy), 'decode', 'transpose'
    * and 'gap' (after the transpose, until the next batch's copy starts). Needs 4 marks per batch.
@@ -78,6 +86,8 @@ export interface GpuLoadTimings {
   /** Host time blocked on a busy slot (back-pressure) and on the last batch. */
   gpuWaitMs: number;
   readbackMs: number;
+  /** Compacting the high byte plane (`compactHigh`), 0 without. */
+  compactMs: number;
   totalMs: number;
   /**
    * With a `timer` only: per batch, host times since the first submission (ms): the slot came free, the read
@@ -98,6 +108,11 @@ export interface GpuLoad {
   readonly frameTotals: BigUint64Array;
   /** Sum over all frames per detector pixel (flagged pixels included; callers exclude them). */
   readonly dpSums: BigUint64Array;
+  /**
+   * uint16 ('planes'): the hot bitmap as the transpose left it (bit g of word p x hotWordsPerPixel + g / 32:
+   * pixel p holds a value above 255 in segment g), for the bytes a mask reads (`residentReads`); else null.
+   */
+  readonly hotBitmap: Uint32Array | null;
   readonly timings: GpuLoadTimings;
   /** Frees every GPU buffer of the load. Later use fails. */
   release(): void;
@@ -130,6 +145,7 @@ export async function loadToGpu(
     batchFrames: options.batchFrames,
     slots: options.slots,
     pixelsPerBufferLimit: options.pixelsPerBufferLimit,
+    segmentFrames: options.segmentFrames,
   });
   options.onPlan?.(plan, describePlan(plan));
   await checkBlockSize(source, elemSize, signal);
@@ -199,6 +215,7 @@ export async function loadToGpu(
       submitMs: 0,
       gpuWaitMs: 0,
       readbackMs: 0,
+      compactMs: 0,
       totalMs: 0,
     };
     // Chunk bytes are read straight into mapped staging buffers (no host copy, no writeBuffer staging);
@@ -324,26 +341,40 @@ export async function loadToGpu(
     t = performance.now();
     const results = await readDecodeResults(device, { errors, totals, audit }, { frameCount: plan.frames });
     const dp = new BigUint64Array((await readBuffer(device, dpSums, 0, pixels * 8)).buffer);
+    const { hot } = residentParts(plan.resident, resident);
+    const hotBitmap = hot
+      ? new Uint32Array((await readBuffer(device, hot, 0, plan.resident.hotBytes)).buffer)
+      : null;
     timings.readbackMs = performance.now() - t;
     if (results.audit.failedFrames > 0) throw decodeFailure(source, results.errors);
     // Scratch goes; the resident data, the flags and nothing else stay.
     for (const s of slots) for (const b of [s.compressed, s.index, s.decoded]) b.destroy();
     for (const b of [errors, totals, dpSums, audit, ...staging]) b.destroy();
+    let loaded = plan;
+    let residentSet: readonly GPUBuffer[] = resident;
+    if (options.compactHigh && hotBitmap) {
+      t = performance.now();
+      const compacted = await compactHighPlane(device, plan.resident, resident, hotBitmap);
+      loaded = { ...plan, resident: compacted.layout, residentBytes: compacted.layout.totalBytes };
+      residentSet = compacted.resident;
+      timings.compactMs = performance.now() - t;
+    }
     owned.length = 0;
     owned.push(flags);
-    if (!options.pool) owned.push(...resident);
+    if (!options.pool) owned.push(...residentSet);
     timings.totalMs = performance.now() - t0;
     return {
-      plan,
-      resident,
+      plan: loaded,
+      resident: residentSet,
       flags,
       flagged: Uint8Array.from(flagWords, (v) => (v === 0 ? 0 : 1)),
       audit: results.audit,
       frameTotals: results.totals,
       dpSums: dp,
+      hotBitmap,
       timings,
       release: () => {
-        if (options.pool && owned.length) options.pool.give(resident);
+        if (options.pool && owned.length) options.pool.give(residentSet);
         releaseAll();
       },
     };

@@ -19,35 +19,45 @@ describe('virtual images from the resident counts', () => {
     const inputs = await Promise.all([arina.master, ...arina.shards].map((n) => nodeInput(fixture(n))));
     opened.push(...inputs);
     const source = await openAcquisition(inputs);
-    const load = await loadToGpu(ctx, source, { batchFrames: 64, pixelsPerBufferLimit: 2000 });
-    try {
-      const flagged = flaggedFromMask(source.pixelMask);
-      const detectors = defaultDetectors(load.dpSums, [96, 96], flagged);
-      expect(detectors.bf.kind).toBe('disk');
-      const frames = new Uint16Array((await source.readFrames(0, 60)).buffer);
-      const everything = new Uint8Array(9216).fill(1);
-      const onePixel = new Uint8Array(9216);
-      onePixel[47 * 96 + 47] = 1; // holds the planted 65535 in frame 24
-      const flaggedOnly = new Uint8Array(9216);
-      flaggedOnly[arina.pixel_mask.flagged_indices[2]] = 1;
-      const masks = [
-        detectors.masks.bf,
-        detectors.masks.abf,
-        detectors.masks.adf,
-        everything,
-        onePixel,
-        flaggedOnly,
-      ];
-      const imager = createVirtualImager(ctx, load, flagged);
-      const images = await imager.images(masks);
-      masks.forEach((mask, i) => {
-        expect(Array.from(images[i], Number)).toEqual(Array.from(virtualImage(frames, 9216, mask, flagged)));
-      });
-      expect(Array.from(images[3], Number)).toEqual(arina.unflagged.frame_sums);
-      expect(Number(images[4][24])).toBe(65535);
-      expect(images[5].every((v) => v === 0)).toBe(true);
-    } finally {
-      load.release();
+    // uint16 byte planes with the full high plane, and with only its hot segments kept (compactHigh).
+    let fullBytes = 0;
+    for (const compactHigh of [false, true]) {
+      const load = await loadToGpu(ctx, source, { batchFrames: 64, pixelsPerBufferLimit: 2000, compactHigh });
+      try {
+        expect(load.plan.resident.high).toBe(compactHigh ? 'compact' : 'full');
+        if (compactHigh) expect(load.plan.residentBytes).toBeLessThan(0.6 * fullBytes);
+        fullBytes = load.plan.residentBytes;
+        const flagged = flaggedFromMask(source.pixelMask);
+        const detectors = defaultDetectors(load.dpSums, [96, 96], flagged);
+        expect(detectors.bf.kind).toBe('disk');
+        const frames = new Uint16Array((await source.readFrames(0, 60)).buffer);
+        const everything = new Uint8Array(9216).fill(1);
+        const onePixel = new Uint8Array(9216);
+        onePixel[47 * 96 + 47] = 1; // holds the planted 65535 in frame 24
+        const flaggedOnly = new Uint8Array(9216);
+        flaggedOnly[arina.pixel_mask.flagged_indices[2]] = 1;
+        const masks = [
+          detectors.masks.bf,
+          detectors.masks.abf,
+          detectors.masks.adf,
+          everything,
+          onePixel,
+          flaggedOnly,
+        ];
+        const imager = createVirtualImager(ctx, load, flagged);
+        const images = await imager.images(masks);
+        masks.forEach((mask, i) => {
+          expect(Array.from(images[i], Number)).toEqual(
+            Array.from(virtualImage(frames, 9216, mask, flagged)),
+          );
+        });
+        expect(Array.from(images[3], Number)).toEqual(arina.unflagged.frame_sums);
+        expect(Number(images[4][24])).toBe(65535);
+        expect(images[5].every((v) => v === 0)).toBe(true);
+        imager.release();
+      } finally {
+        load.release();
+      }
     }
   });
 });

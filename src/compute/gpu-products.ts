@@ -29,10 +29,12 @@ export function createVirtualImager(
   ctx: GpuContext,
   load: GpuLoad,
   flagged: Uint8Array | null,
+  /** Benchmarks: slices of the virtual-image pass (resident-virtual-image.ts; default there). */
+  options: { slices?: number } = {},
 ): VirtualImager {
   const { device } = ctx;
   const layout = load.plan.resident;
-  const pass = createResidentVirtualImagePass(device, { elemSize: layout.elemSize });
+  const pass = createResidentVirtualImagePass(device, { elemSize: layout.elemSize, slices: options.slices });
   const imageBytes = layout.frames * 8;
   const live = createLiveImage(device, load, pass, flagged);
   const images = async (masks: Uint8Array[]): Promise<Float64Array[]> => {

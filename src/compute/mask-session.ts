@@ -21,6 +21,9 @@ export interface MaskUpdate {
   mode: MaskUpdateMode;
   /** Detector pixels whose scan images were read for this update. */
   pixelsRead: number;
+  /** Those pixels: added to, and subtracted from, the image (for the bytes read, `residentReads`). */
+  added: Uint32Array;
+  subtracted: Uint32Array;
 }
 
 export interface MaskSession {
@@ -102,7 +105,13 @@ export function createMaskSession(imager: VirtualImager, flagged: Uint8Array | n
     const pending = imager.live.step({ start: step.start, add: step.add, subtract: step.subtract, timer });
     current = mask;
     try {
-      return { image: await pending, mode: step.mode, pixelsRead: step.pixelsRead };
+      return {
+        image: await pending,
+        mode: step.mode,
+        pixelsRead: step.pixelsRead,
+        added: step.add,
+        subtracted: step.subtract,
+      };
     } catch (e) {
       if (current === mask) current = null;
       throw e;

@@ -9,13 +9,19 @@ describe('GPU load memory plan', () => {
     const frames = 512 * 512;
     const sizes = new Uint32Array(frames).fill(12_100);
     const plan = planGpuLoad({ frames, detector: [192, 192], elemSize: 2, chunkSizes: sizes, limits: H200 });
-    expect(plan.residentBytes).toBe(192 * 192 * frames * 2);
-    expect(plan.resident.bufferCount).toBe(10);
+    // Two byte planes and the hot bitmap (64 segments of 4,096 positions: 8 bytes per pixel).
+    expect(plan.residentBytes).toBe(192 * 192 * frames * 2 + 192 * 192 * 8);
+    expect(plan.resident.rowBuffers).toBe(5);
     expect(plan.batches).toBe(64);
     expect(plan.compressedSlotBytes).toBe(4096 * 12_100);
     expect(plan.decodedSlotBytes).toBe(4096 * 192 * 192 * 2);
     expect(plan.peakBytes).toBeLessThanOrEqual(1.1 * plan.residentBytes + 2 ** 30);
-    expect(describePlan(plan)[0]).toMatch(/resident 18\.00 GiB in 10 buffer/);
+    expect(describePlan(plan)[4]).toMatch(
+      /compacted after the load .* resident 9\.00 GiB \+ the hot segments \(4\.0 KiB each; .* at most 9\.00 GiB\); while compacting .* at most 20\.00 GiB/,
+    );
+    expect(describePlan(plan)[0]).toMatch(
+      /resident 18\.00 GiB = low plane 9\.00 GiB \+ high plane 9\.00 GiB .* hot bitmap 288\.0 KiB .* in 5 buffer/,
+    );
   });
 
   it('sizes the compressed slot from the largest batch of the real chunk index', () => {
@@ -48,7 +54,7 @@ describe('GPU load memory plan', () => {
     } catch (e) {
       expect(isStemflowError(e, 'budget')).toBe(true);
       expect((e as Error).message).toMatch(
-        /needs 1\.\d+ GiB of GPU memory at peak \(288\.0 MiB resident .* budget of 256\.0 MiB/,
+        /needs 1\.\d+ GiB of GPU memory at peak \(288\.1 MiB resident .* budget of 256\.0 MiB/,
       );
     }
   });

@@ -22,6 +22,8 @@ export interface LoadPlanRequest {
   slots?: number;
   /** Tests: force several resident buffers. */
   pixelsPerBufferLimit?: number;
+  /** uint16: scan positions per hot-bitmap segment (resident-layout.ts). */
+  segmentFrames?: number;
 }
 
 export interface LoadPlan {
@@ -76,6 +78,7 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
     maxBindingBytes: limits.maxStorageBufferBindingSize,
     maxBufferBytes: limits.maxBufferSize,
     pixelsPerBufferLimit: req.pixelsPerBufferLimit,
+    segmentFrames: req.segmentFrames,
   });
   const batches = Math.ceil(frames / batchFrames);
   let largest = 0;
@@ -135,11 +138,19 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
 /** Lines a user reads before a load starts. */
 export function describePlan(plan: LoadPlan): string[] {
   const r = plan.resident;
+  const rows = r.rowBufferBytes.reduce((a, b) => a + b, 0);
   return [
-    `resident ${formatBytes(plan.residentBytes)} in ${r.bufferCount} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint${plan.elemSize * 8}, exact)`,
+    r.form === 'planes'
+      ? `resident ${formatBytes(plan.residentBytes)} = low plane ${formatBytes(rows)} + high plane ${formatBytes(rows)} (written only where nonzero) + hot bitmap ${formatBytes(r.hotBytes)} (${r.segments} segments of ${r.segmentFrames} positions per pixel), each plane in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint16 as byte planes, exact)`
+      : `resident ${formatBytes(plan.residentBytes)} in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint${plan.elemSize * 8}, exact)`,
     `scratch ${formatBytes(plan.scratchBytes)}: ${plan.slots} slots x (${formatBytes(plan.compressedSlotBytes)} compressed + ${formatBytes(plan.decodedSlotBytes)} decoded)`,
     `results ${formatBytes(plan.resultBytes)}; peak ${formatBytes(plan.peakBytes)} (${(plan.peakBytes / plan.residentBytes).toFixed(3)} x resident); host-visible staging ${formatBytes(plan.stagingBytes)}`,
     `${plan.batches} batches of ${plan.batchFrames} frames`,
+    ...(r.form === 'planes' && r.high === 'full'
+      ? [
+          `with the high plane compacted after the load (compactHigh): resident ${formatBytes(rows + r.hotBytes + r.pixels * 4)} + the hot segments (${formatBytes(Math.min(r.segmentFrames, r.framesPadded))} each; counted after the load, at most ${formatBytes(rows)}); while compacting (scratch freed) at most ${formatBytes(plan.residentBytes + Math.max(...r.rowBufferBytes) + r.pixels * 4)}`,
+        ]
+      : []),
   ];
 }
 

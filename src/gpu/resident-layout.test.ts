@@ -5,33 +5,35 @@ import { bufferPixelRange, groupPixelsByBuffer, locatePixel, planResidentLayout 
 const GiB = 2 ** 30;
 
 describe('planResidentLayout', () => {
-  it('512x512 x 192x192 uint16 with a 2 GiB binding (Dawn reports 2^31 - 4): 10 buffers of 4,094 pixels', () => {
+  it('512x512 x 192x192 uint16 with a 2 GiB binding (Dawn reports 2^31 - 4): 2 byte planes of 5 buffers', () => {
     const l = planResidentLayout({
       frames: 512 * 512,
       pixels: 192 * 192,
       elemSize: 2,
       maxBindingBytes: 2 * GiB - 4,
     });
-    expect(l.valuesPerWord).toBe(2);
+    expect([l.form, l.planes, l.valuesPerWord]).toEqual(['planes', 2, 4]);
     expect(l.framesPadded).toBe(262144);
-    expect(l.wordsPerPixel).toBe(131072);
-    expect(l.pixelsPerBuffer).toBe(4094);
-    expect(l.bufferCount).toBe(10);
-    expect(l.bufferBytes.slice(0, 9).every((b) => b === 4094 * 524288)).toBe(true);
-    expect(l.bufferBytes[9]).toBe((36864 - 9 * 4094) * 524288);
-    expect(l.totalBytes).toBe(19327352832);
-    expect(l.bufferBytes.reduce((a, b) => a + b)).toBe(l.totalBytes);
+    expect(l.wordsPerPixel).toBe(65536);
+    expect(l.pixelsPerBuffer).toBe(8190); // 8,191 rows fit; rounded down to whole uint16 slot words
+    expect(l.rowBuffers).toBe(5);
+    expect(l.rowBufferBytes.slice(0, 4).every((b) => b === 8190 * 262144)).toBe(true);
+    expect(l.rowBufferBytes[4]).toBe((36864 - 4 * 8190) * 262144);
+    // 64 segments of 4,096 positions per pixel: 2 bitmap words.
+    expect([l.segmentFrames, l.segments, l.hotWordsPerPixel, l.hotBytes]).toEqual([4096, 64, 2, 36864 * 8]);
+    expect(l.bufferBytes).toEqual([...l.rowBufferBytes, ...l.rowBufferBytes, 36864 * 8]);
+    expect(l.totalBytes).toBe(19327352832 + 36864 * 8);
     expect(Math.max(...l.bufferBytes)).toBeLessThanOrEqual(2 * GiB - 4);
   });
 
-  it('exactly 2^31 bytes holds 4,096 rows: 9 buffers', () => {
+  it('exactly 2^31 bytes holds 8,192 rows per plane: 5 buffers', () => {
     const l = planResidentLayout({
       frames: 512 * 512,
       pixels: 192 * 192,
       elemSize: 2,
       maxBindingBytes: 2 * GiB,
     });
-    expect([l.pixelsPerBuffer, l.bufferCount]).toEqual([4096, 9]);
+    expect([l.pixelsPerBuffer, l.rowBuffers]).toEqual([8192, 5]);
   });
 
   it('maxBufferSize limits too', () => {
@@ -42,7 +44,30 @@ describe('planResidentLayout', () => {
       maxBindingBytes: 4 * GiB,
       maxBufferBytes: GiB,
     });
-    expect([l.pixelsPerBuffer, l.bufferCount]).toEqual([2048, 18]);
+    expect([l.pixelsPerBuffer, l.rowBuffers]).toEqual([4096, 9]);
+  });
+
+  it('uint16 segments: a partial last segment, and more than 32 segments per pixel', () => {
+    const l = planResidentLayout({
+      frames: 300,
+      pixels: 7,
+      elemSize: 2,
+      maxBindingBytes: GiB,
+      segmentFrames: 128,
+    });
+    expect([l.framesPadded, l.wordsPerPixel, l.segments, l.hotWordsPerPixel]).toEqual([304, 76, 3, 1]);
+    expect(l.bufferBytes).toEqual([7 * 304, 7 * 304, 28]);
+    const many = planResidentLayout({
+      frames: 33 * 128 + 1,
+      pixels: 3,
+      elemSize: 2,
+      maxBindingBytes: GiB,
+      segmentFrames: 128,
+    });
+    expect([many.segments, many.hotWordsPerPixel, many.hotBytes]).toEqual([34, 2, 24]);
+    expect(() =>
+      planResidentLayout({ frames: 300, pixels: 7, elemSize: 2, maxBindingBytes: GiB, segmentFrames: 100 }),
+    ).toThrow(/multiple of 128/);
   });
 
   it('uint8: 4 frames per word, rows padded to 16 frames, pixels per buffer a multiple of 4', () => {
@@ -51,7 +76,7 @@ describe('planResidentLayout', () => {
     expect(l.framesPadded).toBe(1008);
     expect(l.wordsPerPixel).toBe(252);
     expect(l.pixelsPerBuffer).toBe(100);
-    expect(l.bufferCount).toBe(12);
+    expect(l.rowBuffers).toBe(12);
     expect(l.bufferBytes[11]).toBe(55 * 1008);
   });
 
@@ -63,7 +88,7 @@ describe('planResidentLayout', () => {
       maxBindingBytes: GiB,
       pixelsPerBufferLimit: 37,
     });
-    expect([l.valuesPerWord, l.framesPadded, l.wordsPerPixel, l.pixelsPerBuffer, l.bufferCount]).toEqual([
+    expect([l.valuesPerWord, l.framesPadded, l.wordsPerPixel, l.pixelsPerBuffer, l.rowBuffers]).toEqual([
       1, 48, 48, 37, 32,
     ]);
     expect(l.bufferBytes[31]).toBe((1155 - 31 * 37) * 192);
@@ -71,12 +96,12 @@ describe('planResidentLayout', () => {
 
   it('one buffer when everything fits; odd pixel counts keep their size', () => {
     const l = planResidentLayout({ frames: 7, pixels: 33, elemSize: 2, maxBindingBytes: GiB });
-    expect([l.framesPadded, l.wordsPerPixel, l.pixelsPerBuffer, l.bufferCount, l.totalBytes]).toEqual([
-      8,
+    expect([l.framesPadded, l.wordsPerPixel, l.pixelsPerBuffer, l.rowBuffers, l.totalBytes]).toEqual([
+      16,
       4,
       33,
       1,
-      33 * 16,
+      2 * 33 * 16 + 33 * 4,
     ]);
   });
 
@@ -88,18 +113,18 @@ describe('planResidentLayout', () => {
       maxBindingBytes: GiB,
       pixelsPerBufferLimit: 101,
     });
-    expect([l.pixelsPerBuffer, l.bufferCount]).toEqual([100, 12]);
+    expect([l.pixelsPerBuffer, l.rowBuffers]).toEqual([100, 12]);
   });
 
   it('a binding too small for one row is refused as budget with the numbers', () => {
     let error: unknown;
     try {
-      planResidentLayout({ frames: 262144, pixels: 36864, elemSize: 2, maxBindingBytes: 500000 });
+      planResidentLayout({ frames: 262144, pixels: 36864, elemSize: 2, maxBindingBytes: 400000 });
     } catch (e) {
       error = e;
     }
     expect(isStemflowError(error, 'budget')).toBe(true);
-    expect((error as Error).message).toMatch(/524288 bytes.*500000 bytes/);
+    expect((error as Error).message).toMatch(/262144 bytes per byte plane.*400000 bytes/);
     // uint8 needs 4 rows per buffer (one decoded word), so 3 rows are not enough.
     expect(() => planResidentLayout({ frames: 16, pixels: 100, elemSize: 1, maxBindingBytes: 48 })).toThrow(
       /4 such/,

@@ -2,11 +2,18 @@
  * CPU twin of the `detector-transpose` GPU pass (src/shaders/detector-transpose.wgsl): one batch of the
  * decoded slot (frame-major, values packed little-endian in the source dtype) into the resident buffers
  * (detector-major, src/gpu/resident-layout.ts), plus the exact per-pixel sum over the batch's frames added to
- * the DP sums. It writes the same words as the GPU: every word that holds at least one frame of the batch,
- * with zeros for the frames past the batch's end that share its last word.
+ * the DP sums. It writes the same words as the GPU: every row word that holds at least one frame of the batch,
+ * with zeros for the frames past the batch's end that share its last word. 'planes' (uint16): every low-plane
+ * word; a high-plane word only where it is nonzero (the buffers start zeroed), and then the hot bit of its
+ * (pixel, segment).
  */
 import { StemflowError } from '../errors.ts';
-import type { ResidentLayout } from '../gpu/resident-layout.ts';
+import {
+  compactResidentLayout,
+  hotRank,
+  type ResidentLayout,
+  residentParts,
+} from '../gpu/resident-layout.ts';
 
 export type PackedValues = Uint8Array | Uint16Array | Uint32Array;
 
@@ -53,7 +60,10 @@ function valueAt(words: Uint32Array, base: number, index: number, elemSize: numb
   return (words[base + Math.floor(index / perWord)] >>> shift) & (elemSize === 2 ? 0xffff : 0xff);
 }
 
-/** Transposes one batch into `resident` (one Uint32Array per buffer) and adds its DP sums (u64, wrapping). */
+/**
+ * Transposes one batch into `resident` (one Uint32Array per buffer of the layout, `bufferBytes` order) and adds
+ * its DP sums (u64, wrapping).
+ */
 export function detectorTranspose(
   batch: TransposeBatch,
   resident: Uint32Array[],
@@ -66,25 +76,37 @@ export function detectorTranspose(
     throw new StemflowError('invalid', `The decoded slot holds fewer than ${frames} frames.`);
   }
   if (dpSums.length < pixels) throw new StemflowError('invalid', `DP sums need ${pixels} entries.`);
-  const bits = elemSize * 8;
+  const { lo, hi, hot } = residentParts(layout, resident);
+  if (layout.high === 'compact') throw new StemflowError('invalid', 'A compacted resident set is read-only.');
+  const planes = layout.form === 'planes';
+  const bits = planes ? 8 : elemSize * 8;
   const outWords = Math.ceil(frames / vpw);
   const firstWord = firstFrame / vpw;
   for (let p = 0; p < pixels; p++) {
     const buffer = Math.floor(p / pixelsPerBuffer);
     const row = (p - buffer * pixelsPerBuffer) * wordsPerPixel + firstWord;
-    const target = resident[buffer];
     let sum = 0;
     let exact = 0n;
     for (let w = 0; w < outWords; w++) {
       let word = 0;
+      let high = 0;
       for (let k = 0; k < vpw; k++) {
         const f = w * vpw + k;
         if (f >= frames) break;
         const v = valueAt(decoded, f * wordsPerFrame, p, elemSize);
         sum += v;
-        word = elemSize === 4 ? v : (word | (v << (k * bits))) >>> 0;
+        if (elemSize === 4) word = v;
+        else {
+          word = (word | ((v & 0xff) << (k * bits))) >>> 0;
+          high = (high | ((v >>> 8) << (k * bits))) >>> 0;
+        }
       }
-      target[row + w] = word;
+      lo[buffer][row + w] = word;
+      if (planes && high !== 0) {
+        hi![buffer][row + w] = high;
+        const segment = Math.floor((firstFrame + w * vpw) / layout.segmentFrames);
+        hot![p * layout.hotWordsPerPixel + (segment >>> 5)] |= 1 << (segment & 31);
+      }
       if (sum >= 2 ** 52) {
         exact += BigInt(sum);
         sum = 0;
@@ -96,7 +118,8 @@ export function detectorTranspose(
 
 /**
  * Reference for round trips (independent of the twin): scan-order values (frame-major, `frames x pixels`)
- * placed element by element into fresh resident buffers (zeros in the padding).
+ * placed element by element into fresh resident buffers (zeros in the padding): for 'planes' the low and high
+ * bytes into their planes and the hot bit of every (pixel, segment) holding a value above 255.
  */
 export function residentFromScan(layout: ResidentLayout, values: PackedValues): Uint32Array[] {
   const { frames, pixels, elemSize, wordsPerPixel, pixelsPerBuffer, bufferBytes } = layout;
@@ -104,18 +127,103 @@ export function residentFromScan(layout: ResidentLayout, values: PackedValues): 
     throw new StemflowError('invalid', `Expected ${frames} x ${pixels} values of ${elemSize} bytes.`);
   }
   const buffers = bufferBytes.map((b) => new Uint32Array(b / 4));
-  const views = buffers.map((b) => {
-    const Type = values.constructor as new (buffer: ArrayBuffer) => PackedValues;
-    return new Type(b.buffer);
-  });
-  const elemsPerPixel = (wordsPerPixel * 4) / elemSize;
+  const { lo, hi, hot } = residentParts(layout, buffers);
+  const elemsPerPixel = (wordsPerPixel * 4) / (layout.form === 'planes' ? 1 : elemSize);
+  const Type = (layout.form === 'planes' ? Uint8Array : values.constructor) as new (
+    buffer: ArrayBuffer,
+  ) => PackedValues;
+  const loViews = lo.map((b) => new Type(b.buffer));
+  const hiViews = hi?.map((b) => new Uint8Array(b.buffer));
   for (let f = 0; f < frames; f++) {
     for (let p = 0; p < pixels; p++) {
       const buffer = Math.floor(p / pixelsPerBuffer);
-      views[buffer][(p - buffer * pixelsPerBuffer) * elemsPerPixel + f] = values[f * pixels + p];
+      const at = (p - buffer * pixelsPerBuffer) * elemsPerPixel + f;
+      const v = values[f * pixels + p];
+      if (!hiViews) {
+        loViews[buffer][at] = v;
+        continue;
+      }
+      loViews[buffer][at] = v & 0xff;
+      hiViews[buffer][at] = v >>> 8;
+      if (v > 255) {
+        const segment = Math.floor(f / layout.segmentFrames);
+        hot![p * layout.hotWordsPerPixel + (segment >>> 5)] |= 1 << (segment & 31);
+      }
     }
   }
   return buffers;
+}
+
+/**
+ * Value of pixel p at frame s from resident buffers on the host (`bufferBytes` order); uint16 reads the high
+ * byte only where the hot bit is set, as the GPU passes do (from the full high row, or from the pixel's slot in
+ * the compact high buffer).
+ */
+export function residentValueAt(
+  layout: ResidentLayout,
+  resident: readonly Uint32Array[],
+  p: number,
+  s: number,
+): number {
+  const b = Math.floor(p / layout.pixelsPerBuffer);
+  const word = (p - b * layout.pixelsPerBuffer) * layout.wordsPerPixel + Math.floor(s / layout.valuesPerWord);
+  const v = resident[b][word];
+  if (layout.elemSize === 4) return v;
+  const shift = (s % 4) * 8;
+  const low = (v >>> shift) & 0xff;
+  if (layout.form === 'packed') return low;
+  const g = Math.floor(s / layout.segmentFrames);
+  const hot = resident[2 * layout.rowBuffers];
+  if (!((hot[p * layout.hotWordsPerPixel + (g >>> 5)] >>> (g & 31)) & 1)) return low;
+  const high = resident[layout.rowBuffers + b];
+  const at =
+    layout.high === 'compact'
+      ? highSegmentWord(layout, hot, resident[2 * layout.rowBuffers + 1], p, g) +
+        Math.floor((s - g * layout.segmentFrames) / 4)
+      : word;
+  return low + 256 * ((high[at] >>> shift) & 0xff);
+}
+
+/** Word of position g x segmentFrames of pixel p's hot segment g in its compact high buffer. */
+export function highSegmentWord(
+  layout: ResidentLayout,
+  hotBitmap: Uint32Array,
+  hotBase: Uint32Array,
+  p: number,
+  g: number,
+): number {
+  return (hotBase[p] + hotRank(layout, hotBitmap, p, g)) * (layout.slotFrames / 4);
+}
+
+/**
+ * The compact high plane on the host (the reference for the GPU compaction, which copies the same bytes): the
+ * hot segments of each row buffer's full high rows into consecutive slots, pixel by pixel. Returns the compact
+ * layout and its buffers (the low plane and bitmap shared with the input).
+ */
+export function compactResident(
+  layout: ResidentLayout,
+  resident: readonly Uint32Array[],
+): { layout: ResidentLayout; resident: Uint32Array[] } {
+  const parts = residentParts(layout, resident);
+  if (!parts.hi || !parts.hot)
+    throw new StemflowError('invalid', 'Only uint16 byte planes have a high plane.');
+  const { layout: compact, hotBase } = compactResidentLayout(layout, parts.hot);
+  const high = compact.bufferBytes
+    .slice(layout.rowBuffers, 2 * layout.rowBuffers)
+    .map((n) => new Uint32Array(n / 4));
+  const segWords = layout.segmentFrames / 4;
+  for (let p = 0; p < layout.pixels; p++) {
+    const b = Math.floor(p / layout.pixelsPerBuffer);
+    const row = (p - b * layout.pixelsPerBuffer) * layout.wordsPerPixel;
+    let slot = hotBase[p];
+    for (let g = 0; g < layout.segments; g++) {
+      if (!((parts.hot[p * layout.hotWordsPerPixel + (g >>> 5)] >>> (g & 31)) & 1)) continue;
+      const end = Math.min(layout.wordsPerPixel, (g + 1) * segWords);
+      high[b].set(parts.hi[b].subarray(row + g * segWords, row + end), (slot * compact.slotFrames) / 4);
+      slot++;
+    }
+  }
+  return { layout: compact, resident: [...parts.lo, ...high, parts.hot, hotBase] };
 }
 
 /**
@@ -140,4 +248,44 @@ export function decodedSlot(
     view.set(values.subarray((first + f) * pixels, (first + f + 1) * pixels));
   }
   return slot;
+}
+
+/**
+ * Pixel p's row (its scan image, `layout.frames` values) in the words of each resident buffer it touches, for
+ * writing a synthetic resident set from the host: `rows` per buffer index (`bufferBytes` order, word offset)
+ * and the hot bits to OR into the bitmap ('planes'; high-plane words only where nonzero are needed, but the
+ * whole row is given). Rows are zero-padded to wordsPerPixel.
+ */
+export function residentRow(
+  layout: ResidentLayout,
+  p: number,
+  values: PackedValues,
+  hotBitmap: Uint32Array | null,
+): { buffer: number; wordOffset: number; words: Uint32Array }[] {
+  if (values.length !== layout.frames || values.BYTES_PER_ELEMENT !== layout.elemSize) {
+    throw new StemflowError('invalid', `A row holds ${layout.frames} values of ${layout.elemSize} bytes.`);
+  }
+  const b = Math.floor(p / layout.pixelsPerBuffer);
+  const wordOffset = (p - b * layout.pixelsPerBuffer) * layout.wordsPerPixel;
+  const lo = new Uint32Array(layout.wordsPerPixel);
+  if (layout.form === 'packed') {
+    new (values.constructor as new (b: ArrayBuffer) => PackedValues)(lo.buffer).set(values);
+    return [{ buffer: b, wordOffset, words: lo }];
+  }
+  if (!hotBitmap) throw new StemflowError('invalid', 'A uint16 row needs the hot bitmap.');
+  const hi = new Uint32Array(layout.wordsPerPixel);
+  const loBytes = new Uint8Array(lo.buffer);
+  const hiBytes = new Uint8Array(hi.buffer);
+  for (let s = 0; s < values.length; s++) {
+    loBytes[s] = values[s] & 0xff;
+    hiBytes[s] = values[s] >>> 8;
+    if (values[s] > 255) {
+      const segment = Math.floor(s / layout.segmentFrames);
+      hotBitmap[p * layout.hotWordsPerPixel + (segment >>> 5)] |= 1 << (segment & 31);
+    }
+  }
+  return [
+    { buffer: b, wordOffset, words: lo },
+    { buffer: layout.rowBuffers + b, wordOffset, words: hi },
+  ];
 }

@@ -1,29 +1,34 @@
 // Frame-major decoded batch -> detector-major resident rows, plus exact per-pixel sums (DP sums).
 // Contract: docs/pass-graph.md ("Decoded slot", "Resident", "64-bit counters"); CPU twin:
-// src/kernels/detector-transpose.ts.
+// src/kernels/detector-transpose.ts; layout: src/gpu/resident-layout.ts.
 //
-// Values are packed little-endian, VPW = 4 / ELEM_BYTES per u32 word, both in the decoded slot (frame f of
-// the batch at word f * words_per_frame, pixel p at element p) and in a resident row (pixel p's row at word
-// (p - row_first_pixel) * words_per_pixel, global frame s at element s). One dispatch binds one resident
-// buffer and covers pixels [pixel_first, pixel_end) of it.
+// Decoded slot: values packed little-endian, VPW = 4 / ELEM_BYTES per u32 word (frame f of the batch at word
+// f * words_per_frame, pixel p at element p). Resident rows (pixel p's row at word
+// (p - row_first_pixel) * words_per_pixel, global frame s at element s): uint8 and uint32 packed like the
+// slot; uint16 ('planes') as two byte planes of 4 frames per word: `resident` gets the low bytes (every word),
+// `resident_hi` the high bytes (only nonzero words: the buffers start zeroed), and `hot` one bit per (pixel,
+// segment of segment_frames frames) holding a value above 255. One dispatch binds one row buffer (per plane)
+// and covers pixels [pixel_first, pixel_end) of it; packed layouts bind placeholders at 4 and 5.
 //
-// A workgroup owns a block of TILE_P = 64 pixels and loops over tiles_per_group tiles of TILE_F = 32 * VPW
-// frames. Each tile is 2048 words (8 KiB) in workgroup memory: the load phase reads 64 / VPW contiguous
-// words per frame (coalesced), the store phase writes 32 contiguous words (128 bytes) per pixel row. The
-// stored index rotates each frame row by (frame / VPW) words so that both phases are free of bank
-// conflicts (uint8: 2-way in the store phase). Every thread keeps the 64-bit sums of its 8 (pixel, word
-// column) slots in registers over all tiles; at the end the workgroup reduces them per pixel in workgroup
-// memory and adds them to dp_sums with 2 global atomics per pixel (lo, then hi plus the carry).
+// A workgroup owns a block of TILE_P = 64 pixels and loops over tiles_per_group tiles of TILE_F = 32 * OVPW
+// frames (OVPW: row values per word; 128 frames for uint8 and uint16, 32 for uint32). The load phase reads
+// 64 / VPW contiguous words per frame (coalesced), the store phase writes 32 contiguous words (128 bytes) per
+// pixel row and plane. The stored index rotates each frame row by (frame / OVPW) words so that both phases
+// are free of bank conflicts (uint8: 2-way in the store phase). Every thread keeps the 64-bit sums of its 8
+// (pixel, word column) slots in registers over all tiles (and, for planes, a mask of the segments where it
+// wrote a high word); at the end the workgroup reduces them per pixel in workgroup memory and adds them to
+// dp_sums with 2 global atomics per pixel (lo, then hi plus the carry), and ORs the hot bits with at most 2.
 // Frames past frame_end in the last tile read as 0, so the last partial word of a batch gets zeros there.
 
 override ELEM_BYTES: u32 = 2u;
 
 const THREADS: u32 = 256u;
 const TILE_P: u32 = 64u;
-const TILE_WORDS: u32 = 2048u;
+// Words of the largest tile (planes: 128 frames x 32 words; uint8 and uint32 use 2048).
+const TILE_WORDS: u32 = 4096u;
 // Output words per pixel row per tile.
 const OUT_WORDS: u32 = 32u;
-// TILE_WORDS / THREADS: words each thread loads and stores per tile.
+// (pixel, word column) slots each thread stores per tile: TILE_P x OUT_WORDS / THREADS.
 const SLOTS: u32 = 8u;
 
 struct Params {
@@ -40,8 +45,12 @@ struct Params {
   frame_first: u32,
   frame_end: u32,
   tiles_per_group: u32,
-  // Row word of batch-local frame 0 (the batch's first global frame / VPW).
+  // Row word of batch-local frame 0 (the batch's first global frame / OVPW).
   out_word: u32,
+  // Planes: the batch's first global frame, frames per hot segment, hot bitmap words per pixel.
+  first_frame: u32,
+  segment_frames: u32,
+  hot_words_per_pixel: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -49,17 +58,25 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> resident: array<u32>;
 // Per global pixel: lo, hi.
 @group(0) @binding(3) var<storage, read_write> dp_sums: array<atomic<u32>>;
+// Planes: the high plane's row buffer and the hot bitmap (bit g of word p * hot_words_per_pixel + g / 32).
+@group(0) @binding(4) var<storage, read_write> resident_hi: array<u32>;
+@group(0) @binding(5) var<storage, read_write> hot: array<atomic<u32>>;
 
 var<workgroup> tile: array<u32, TILE_WORDS>;
 
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
+  let planes = ELEM_BYTES == 2u;
   let vpw = 4u / ELEM_BYTES;
+  // Row values per word: 4 for the byte planes.
+  let ovpw = select(vpw, 4u, planes);
   let bits = ELEM_BYTES * 8u;
   let value_mask = select(0xffu, 0xffffu, ELEM_BYTES == 2u);
-  let tile_f = OUT_WORDS * vpw;
+  let tile_f = OUT_WORDS * ovpw;
   // Input words per frame row of the tile (16, 32 or 64); a power of two.
   let in_words = TILE_P / vpw;
+  // Words each thread loads per tile (16 for planes, 8 otherwise).
+  let load_slots = tile_f * in_words / THREADS;
 
   let block = wid.x % params.pixel_blocks;
   let span = wid.x / params.pixel_blocks;
@@ -72,9 +89,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let first_slot_pixel = lid / OUT_WORDS;
   var lo: array<u32, SLOTS>;
   var hi: array<u32, SLOTS>;
+  // Planes: segments (relative to seg0) where the slot wrote a nonzero high word; at most 17 (span <= 2048).
+  var hot_mask: array<u32, SLOTS>;
+  let seg0 = select(0u, (params.first_frame + f_begin) / max(params.segment_frames, 1u), planes);
 
   for (var f0 = f_begin; f0 < f_stop; f0 += tile_f) {
-    for (var r = 0u; r < SLOTS; r++) {
+    for (var r = 0u; r < load_slots; r++) {
       let idx = lid + r * THREADS;
       let f = idx / in_words;
       let w = idx % in_words;
@@ -84,15 +104,16 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       if (frame < f_stop && pixel < params.pixel_end) {
         word = decoded[frame * params.words_per_frame + pixel / vpw];
       }
-      tile[f * in_words + ((w + f / vpw) & (in_words - 1u))] = word;
+      tile[f * in_words + ((w + f / ovpw) & (in_words - 1u))] = word;
     }
     workgroupBarrier();
-    let fb = f0 + column * vpw;
+    let fb = f0 + column * ovpw;
     for (var r = 0u; r < SLOTS; r++) {
       let p = first_slot_pixel + r * (THREADS / OUT_WORDS);
       let pixel = pixel0 + p;
       if (pixel < params.pixel_end && fb < f_stop) {
         var word = 0u;
+        var high = 0u;
         var s = 0u;
         let wi = p / vpw;
         if (ELEM_BYTES == 4u) {
@@ -100,14 +121,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
           s = word;
         } else {
           let shift = (p % vpw) * bits;
-          for (var k = 0u; k < vpw; k++) {
-            let f = column * vpw + k;
+          for (var k = 0u; k < ovpw; k++) {
+            let f = column * ovpw + k;
             let v = (tile[f * in_words + ((wi + column) & (in_words - 1u))] >> shift) & value_mask;
-            word |= v << (k * bits);
+            word |= (v & 0xffu) << (k * 8u);
+            high |= (v >> 8u) << (k * 8u);
             s += v;
           }
         }
-        resident[(pixel - params.row_first_pixel) * params.words_per_pixel + params.out_word + fb / vpw] = word;
+        let at = (pixel - params.row_first_pixel) * params.words_per_pixel + params.out_word + fb / ovpw;
+        resident[at] = word;
+        if (planes && high != 0u) {
+          resident_hi[at] = high;
+          hot_mask[r] |= 1u << ((params.first_frame + fb) / params.segment_frames - seg0);
+        }
         let l = lo[r] + s;
         hi[r] += select(0u, 1u, l < s);
         lo[r] = l;
@@ -146,6 +173,31 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     if (pixel < params.pixel_end && (sum_lo | sum_hi) != 0u) {
       let old = atomicAdd(&dp_sums[2u * pixel], sum_lo);
       atomicAdd(&dp_sums[2u * pixel + 1u], sum_hi + select(0u, 1u, old + sum_lo < old));
+    }
+  }
+
+  // Planes: OR the 32 columns' segment masks of each pixel, then set its bits (at most 2 bitmap words).
+  if (planes) {
+    workgroupBarrier();
+    for (var r = 0u; r < SLOTS; r++) {
+      let p = first_slot_pixel + r * (THREADS / OUT_WORDS);
+      tile[p * OUT_WORDS + ((column + p) & (OUT_WORDS - 1u))] = hot_mask[r];
+    }
+    workgroupBarrier();
+    if (lid < TILE_P) {
+      var m = 0u;
+      for (var j = 0u; j < OUT_WORDS; j++) {
+        m |= tile[lid * OUT_WORDS + ((j + lid) & (OUT_WORDS - 1u))];
+      }
+      let pixel = pixel0 + lid;
+      if (pixel < params.pixel_end && m != 0u) {
+        let at = pixel * params.hot_words_per_pixel + seg0 / 32u;
+        let shift = seg0 % 32u;
+        atomicOr(&hot[at], m << shift);
+        if (shift != 0u && (m >> (32u - shift)) != 0u) {
+          atomicOr(&hot[at + 1u], m >> (32u - shift));
+        }
+      }
     }
   }
 }

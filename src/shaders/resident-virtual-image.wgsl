@@ -13,6 +13,14 @@
 // and each position belongs to one workgroup), or subtracts them when `subtract` is set (u64 with borrow,
 // wrapping mod 2^64 like the twin): live mask updates add the pixels a mask gained, subtract those it lost,
 // and start a mask of more than half the detector from the frame totals minus its complement.
+//
+// uint16 ('planes'): `resident` is the low byte plane (4 positions per word, like uint8) and `resident_hi` the
+// high plane, read only for rows whose (pixel, segment) bit is set in `hot`: a column lies in one segment
+// (segments are multiples of 128 positions), and with segments a multiple of 512 a whole workgroup does, so
+// the branch is uniform. Each lane adds lo + 256 x hi (at most 65,535, as uint16 did). A compact high plane
+// (`compact`) holds only the hot segments, in slots of slot_frames bytes: pixel p's hot segment g is slot
+// hot_base[p] + (its hot segments before g). Packed layouts bind placeholders at 4, 5 and 6 that the shader
+// never reads (and full high planes at 6).
 
 override ELEM_BYTES: u32 = 2u;
 override WORKGROUP_SIZE: u32 = 256u;
@@ -32,12 +40,21 @@ struct Params {
   column_end: u32,
   // Nonzero: subtract the sums from `image` instead of adding them.
   subtract: u32,
+  // Planes: hot bitmap words per pixel, positions per segment.
+  hot_words_per_pixel: u32,
+  segment_frames: u32,
+  // Nonzero: `resident_hi` is the compact high plane (slots of slot_frames bytes), addressed through `hot_base`.
+  compact: u32,
+  slot_frames: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> resident: array<vec4<u32>>;
 @group(0) @binding(2) var<storage, read> pixels: array<u32>;
 @group(0) @binding(3) var<storage, read_write> image: array<vec2<u32>>;
+@group(0) @binding(4) var<storage, read> resident_hi: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read> hot: array<u32>;
+@group(0) @binding(6) var<storage, read> hot_base: array<u32>;
 
 // One round of the slice reduction: lo and hi vec4 of every thread of slices 1..SLICES-1.
 var<workgroup> partial_lo: array<vec4<u32>, WORKGROUP_SIZE>;
@@ -63,15 +80,22 @@ fn accumulate(v: vec4<u32>) {
     let s = a0 + v;
     a1 += select(vec4<u32>(0u), vec4<u32>(1u), s < v);
     a0 = s;
-  } else if (ELEM_BYTES == 2u) {
-    a0 += v & vec4<u32>(0xffffu);
-    a1 += v >> vec4<u32>(16u);
   } else {
     a0 += v & vec4<u32>(0xffu);
     a1 += (v >> vec4<u32>(8u)) & vec4<u32>(0xffu);
     a2 += (v >> vec4<u32>(16u)) & vec4<u32>(0xffu);
     a3 += v >> vec4<u32>(24u);
   }
+}
+
+// Planes: value k of each word is byte k of `lo` plus 256 x byte k of `hi`.
+fn accumulate_planes(lo: vec4<u32>, hi: vec4<u32>) {
+  let m = vec4<u32>(0xffu);
+  let mh = vec4<u32>(0xff00u);
+  a0 += (lo & m) + ((hi & m) << vec4<u32>(8u));
+  a1 += ((lo >> vec4<u32>(8u)) & m) + (hi & mh);
+  a2 += ((lo >> vec4<u32>(16u)) & m) + ((hi >> vec4<u32>(8u)) & mh);
+  a3 += (lo >> vec4<u32>(24u)) + ((hi >> vec4<u32>(16u)) & mh);
 }
 
 fn carry(sum: vec4<u32>, addend: vec4<u32>) -> vec4<u32> {
@@ -87,12 +111,10 @@ fn flush() {
     h0 += carry(l0, a0);
     l1 += a1;
     h1 += carry(l1, a1);
-    if (ELEM_BYTES == 1u) {
-      l2 += a2;
-      h2 += carry(l2, a2);
-      l3 += a3;
-      h3 += carry(l3, a3);
-    }
+    l2 += a2;
+    h2 += carry(l2, a2);
+    l3 += a3;
+    h3 += carry(l3, a3);
   }
   a0 = vec4<u32>(0u);
   a1 = vec4<u32>(0u);
@@ -102,6 +124,54 @@ fn flush() {
 
 fn row(i: u32) -> u32 {
   return (pixels[i] - params.row_first_pixel) * params.vec4_per_pixel;
+}
+
+// Where a thread's column lies: its segment, and that segment's bitmap word and bit.
+struct Segment {
+  index: u32,
+  word: u32,
+  bit: u32,
+}
+
+// Planes: the high-plane vec4 of list entry i (row vec4 `at`, column `column`), or zeros when its segment is
+// cold.
+fn high(i: u32, at: u32, column: u32, seg: Segment) -> vec4<u32> {
+  let p = pixels[i];
+  let bits = hot[p * params.hot_words_per_pixel + seg.word];
+  if (((bits >> seg.bit) & 1u) == 0u) {
+    return vec4<u32>(0u);
+  }
+  if (params.compact == 0u) {
+    return resident_hi[at];
+  }
+  var slot = hot_base[p] + countOneBits(bits & ((1u << seg.bit) - 1u));
+  for (var k = 0u; k < seg.word; k++) {
+    slot += countOneBits(hot[p * params.hot_words_per_pixel + k]);
+  }
+  return resident_hi[slot * (params.slot_frames / 16u) + column - seg.index * (params.segment_frames / 16u)];
+}
+
+// Adds row entries [i, i + 4) (unrolled, so that 4 loads per thread are in flight).
+fn rows4(i: u32, column: u32, seg: Segment) {
+  let r0 = row(i) + column;
+  let r1 = row(i + 1u) + column;
+  let r2 = row(i + 2u) + column;
+  let r3 = row(i + 3u) + column;
+  let v0 = resident[r0];
+  let v1 = resident[r1];
+  let v2 = resident[r2];
+  let v3 = resident[r3];
+  if (ELEM_BYTES == 2u) {
+    accumulate_planes(v0, high(i, r0, column, seg));
+    accumulate_planes(v1, high(i + 1u, r1, column, seg));
+    accumulate_planes(v2, high(i + 2u, r2, column, seg));
+    accumulate_planes(v3, high(i + 3u, r3, column, seg));
+  } else {
+    accumulate(v0);
+    accumulate(v1);
+    accumulate(v2);
+    accumulate(v3);
+  }
 }
 
 fn store(position: u32, lo: u32, hi: u32) {
@@ -145,21 +215,22 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   if (!in_range) {
     end = i;
   }
+  // Planes: the column's 16 positions lie in one hot segment.
+  let segment = column * 16u / max(params.segment_frames, 1u);
+  let seg = Segment(segment, segment / 32u, segment % 32u);
   while (i < end) {
     let stop = select(end, i + flush_rows, end - i > flush_rows);
     while (i + 4u <= stop) {
-      let v0 = resident[row(i) + column];
-      let v1 = resident[row(i + 1u) + column];
-      let v2 = resident[row(i + 2u) + column];
-      let v3 = resident[row(i + 3u) + column];
-      accumulate(v0);
-      accumulate(v1);
-      accumulate(v2);
-      accumulate(v3);
+      rows4(i, column, seg);
       i += 4u;
     }
     while (i < stop) {
-      accumulate(resident[row(i) + column]);
+      let at = row(i) + column;
+      if (ELEM_BYTES == 2u) {
+        accumulate_planes(resident[at], high(i, at, column, seg));
+      } else {
+        accumulate(resident[at]);
+      }
       i += 1u;
     }
     flush();
@@ -173,13 +244,12 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   var hi2 = h2;
   var lo3 = l3;
   var hi3 = h3;
-  let vpw = 4u / ELEM_BYTES;
+  // Positions per row word: 4 (uint8, and uint16's byte planes) or 1.
+  let vpw = select(4u, 1u, ELEM_BYTES == 4u);
   if (SLICES > 1u) {
     reduce_slices(lid, &lo0, &hi0);
     if (vpw > 1u) {
       reduce_slices(lid, &lo1, &hi1);
-    }
-    if (vpw > 2u) {
       reduce_slices(lid, &lo2, &hi2);
       reduce_slices(lid, &lo3, &hi3);
     }
@@ -192,8 +262,6 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     store(first, lo0[j], hi0[j]);
     if (vpw > 1u) {
       store(first + 1u, lo1[j], hi1[j]);
-    }
-    if (vpw > 2u) {
       store(first + 2u, lo2[j], hi2[j]);
       store(first + 3u, lo3[j], hi3[j]);
     }

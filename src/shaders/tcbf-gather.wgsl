@@ -6,6 +6,9 @@
 //
 // One thread per output element; thread t of [thread_first, thread_end) is image list_start + t / (rows cols),
 // element t % (rows cols). One dispatch per run of images sharing a resident buffer and a spectra buffer.
+// uint16 ('planes'): count = low byte + 256 x high byte, the high byte read only where the (pixel, segment)
+// hot bit is set (from the full high row, or from its slot hot_base[p] + rank in a compact high plane);
+// packed layouts bind placeholders at 6, 7 and 8 that the shader never reads.
 
 override ELEM_BYTES: u32 = 2u;
 override WORKGROUP_SIZE: u32 = 256u;
@@ -23,6 +26,12 @@ struct Params {
   list_total: u32,
   thread_first: u32,
   thread_end: u32,
+  // Planes: hot bitmap words per pixel, positions per segment.
+  hot_words_per_pixel: u32,
+  segment_frames: u32,
+  // Nonzero: `resident_hi` is the compact high plane (slots of slot_frames bytes), addressed through `hot_base`.
+  compact: u32,
+  slot_frames: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -33,6 +42,9 @@ struct Params {
 @group(0) @binding(4) var<storage, read> taper: array<f32>;
 // Complex slots as float pairs (re, im).
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
+@group(0) @binding(6) var<storage, read> resident_hi: array<u32>;
+@group(0) @binding(7) var<storage, read> hot: array<u32>;
+@group(0) @binding(8) var<storage, read> hot_base: array<u32>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -48,12 +60,30 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   var value = 0.0;
   if (r < params.scan_rows && c < params.scan_cols) {
     let s = r * params.scan_cols + c;
-    let vpw = 4u / ELEM_BYTES;
-    let word = resident[(pixels[image] - params.row_first_pixel) * params.words_per_pixel + s / vpw];
+    // Positions per row word: 4 (uint8, and uint16's byte planes) or 1.
+    let vpw = select(4u, 1u, ELEM_BYTES == 4u);
+    let pixel = pixels[image];
+    let at = (pixel - params.row_first_pixel) * params.words_per_pixel + s / vpw;
+    let word = resident[at];
     var count = word;
-    if (ELEM_BYTES < 4u) {
-      let bits = ELEM_BYTES * 8u;
-      count = (word >> ((s % vpw) * bits)) & ((1u << bits) - 1u);
+    if (vpw == 4u) {
+      let shift = (s % 4u) * 8u;
+      count = (word >> shift) & 0xffu;
+      if (ELEM_BYTES == 2u) {
+        let segment = s / params.segment_frames;
+        let bits = hot[pixel * params.hot_words_per_pixel + segment / 32u];
+        if (((bits >> (segment % 32u)) & 1u) != 0u) {
+          var hi_at = at;
+          if (params.compact != 0u) {
+            var slot = hot_base[pixel] + countOneBits(bits & ((1u << (segment % 32u)) - 1u));
+            for (var k = 0u; k < segment / 32u; k++) {
+              slot += countOneBits(hot[pixel * params.hot_words_per_pixel + k]);
+            }
+            hi_at = (slot * params.slot_frames + s - segment * params.segment_frames) / 4u;
+          }
+          count += ((resident_hi[hi_at] >> shift) & 0xffu) << 8u;
+        }
+      }
     }
     value = (f32(count) * inv_mean[image] - 1.0) * taper[r] * taper[params.rows + c];
   }

@@ -22,6 +22,8 @@ interface Case {
   framePad?: number;
   tilesPerWorkgroup?: number;
   maxValuesPerDispatch?: number;
+  /** uint16: positions per hot segment. */
+  segmentFrames?: number;
 }
 
 interface Result {
@@ -40,6 +42,7 @@ async function transposeAll(ctx: GpuTestContext, c: Case): Promise<Result> {
     elemSize,
     maxBindingBytes: ctx.device.limits.maxStorageBufferBindingSize,
     pixelsPerBufferLimit: c.pixelsPerBufferLimit,
+    segmentFrames: c.segmentFrames,
   });
   const resident = createResidentBuffers(ctx.device, layout, 'test resident');
   const dpSums = ctx.storage(c.pixels * 8);
@@ -82,7 +85,7 @@ function firstDifference(a: ArrayLike<number | bigint>, b: ArrayLike<number | bi
 async function check(ctx: GpuTestContext, c: Case): Promise<Result> {
   const r = await transposeAll(ctx, c);
   const reference = residentFromScan(r.layout, c.values);
-  expect(r.gpu.length).toBe(r.layout.bufferCount);
+  expect(r.gpu.length).toBe(r.layout.bufferBytes.length);
   r.gpu.forEach((words, b) => {
     expect(`buffer ${b} ${firstDifference(words, r.cpu[b])}`).toBe(`buffer ${b} identical`);
     expect(`buffer ${b} ${firstDifference(words, reference[b])}`).toBe(`buffer ${b} identical`);
@@ -101,10 +104,10 @@ describe('detector-transpose pass', () => {
       values: fullRange(Uint16Array, 77 * 1155, 21),
       frames: 77,
       pixels: 1155,
-      batches: [20, 30, 27],
+      batches: [20, 32, 25],
       pixelsPerBufferLimit: 100,
     });
-    expect(r.layout.bufferCount).toBe(12);
+    expect(r.layout.rowBuffers).toBe(12);
     expect(r.layout.framesPadded).toBe(80);
   });
 
@@ -114,7 +117,7 @@ describe('detector-transpose pass', () => {
       values,
       frames: 130,
       pixels: 1155,
-      batches: [66, 64],
+      batches: [68, 62],
       pixelsPerBufferLimit: 400,
       tilesPerWorkgroup: 2,
     });
@@ -130,7 +133,7 @@ describe('detector-transpose pass', () => {
       pixelsPerBufferLimit: 200,
       tilesPerWorkgroup: 1,
     });
-    expect(r.layout.bufferCount).toBe(6);
+    expect(r.layout.rowBuffers).toBe(6);
   });
 
   withGpu('uint8 odd pixel count 31x37 with a padded slot stride, 300 frames over 2 tiles', async (ctx) => {
@@ -157,7 +160,7 @@ describe('detector-transpose pass', () => {
       // One 32-frame span per dispatch: the 33-frame batch takes 2 dispatches per buffer.
       maxValuesPerDispatch: 64 * 32,
     });
-    expect(r.layout.bufferCount).toBe(32);
+    expect(r.layout.rowBuffers).toBe(32);
     expect(r.gpuSums.every((s) => s > 2n ** 32n)).toBe(true);
   });
 
@@ -170,8 +173,65 @@ describe('detector-transpose pass', () => {
       pixelsPerBufferLimit: 922,
       tilesPerWorkgroup: 2,
     });
-    expect(r.layout.bufferCount).toBe(10);
+    expect(r.layout.rowBuffers).toBe(10);
   });
+
+  withGpu('uint16 planes: 255/256/65535, single outliers, partial last segment, odd pixels', async (ctx) => {
+    const frames = 300; // segments of 128: 128, 128, 44
+    const pixels = 1147;
+    const values = new Uint16Array(frames * pixels);
+    for (let i = 0; i < values.length; i++) values[i] = ((i * 2654435761) >>> 0) % 40;
+    const at = (s: number, p: number) => s * pixels + p;
+    values[at(0, 0)] = 255;
+    values[at(1, 0)] = 256;
+    values[at(299, 1146)] = 65535; // the last value of the scan: partial last segment and word
+    values[at(127, 500)] = 300; // the last position of segment 0
+    values[at(128, 501)] = 65535; // the first of segment 1
+    values[at(200, 299)] = 256; // pixel 299: the last of a buffer
+    values[at(201, 300)] = 257; // pixel 300: the first of the next
+    for (let s = 0; s < frames; s++) values[at(s, 777)] = 1000 + s; // a whole hot row
+    const r = await check(ctx, {
+      values,
+      frames,
+      pixels,
+      batches: [128, 100, 72],
+      pixelsPerBufferLimit: 300,
+      segmentFrames: 128,
+    });
+    const hot = r.gpu[r.gpu.length - 1];
+    const bits = (p: number) => hot[p];
+    expect([bits(0), bits(1146), bits(500), bits(501), bits(299), bits(300), bits(777), bits(2)]).toEqual([
+      1, 4, 1, 2, 2, 2, 7, 0,
+    ]);
+    // Cold segments hold no high bytes at all.
+    expect(hot.reduce((n, w) => n + (w ? 1 : 0), 0)).toBe(7);
+  });
+
+  withGpu(
+    'uint16 planes: spans of 16 tiles over 17 segments, bitmap words crossed, 36 segments',
+    async (ctx) => {
+      const frames = 4500;
+      const pixels = 37;
+      const values = new Uint16Array(frames * pixels);
+      for (let i = 0; i < values.length; i++) values[i] = ((i * 2654435761) >>> 0) % 251;
+      // Pixel p has one outlier in every segment g with (g + p) % 3 == 0, at a varying position.
+      for (let p = 0; p < pixels; p++)
+        for (let g = 0; g < 36; g++)
+          if ((g + p) % 3 === 0)
+            values[Math.min(frames - 1, g * 128 + ((p * 7 + g) % 128)) * pixels + p] = 256 + g;
+      const r = await check(ctx, {
+        values,
+        frames,
+        pixels,
+        batches: [1092, 2048, 1360],
+        pixelsPerBufferLimit: 16,
+        tilesPerWorkgroup: 16,
+        segmentFrames: 128,
+      });
+      expect(r.layout.segments).toBe(36);
+      expect(r.layout.hotWordsPerPixel).toBe(2);
+    },
+  );
 
   withGpu('refuses a batch that starts inside a word', async (ctx) => {
     const layout = planResidentLayout({ frames: 10, pixels: 16, elemSize: 2, maxBindingBytes: 2 ** 20 });

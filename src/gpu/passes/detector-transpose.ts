@@ -3,16 +3,17 @@
  * DP sums per pixel. Shader: src/shaders/detector-transpose.wgsl. CPU twin: src/kernels/detector-transpose.ts.
  * Layout: src/gpu/resident-layout.ts; contract: docs/pass-graph.md.
  *
- * One compute pass per resident buffer, normally one dispatch each (a batch larger than
- * `maxValuesPerDispatch` values per buffer, or more than 65,535 workgroups, is split over frames). Traffic:
- * every decoded word is read once and every resident word of the batch written once (B x P x elemSize bytes
- * each way), plus 2 global atomics per pixel per workgroup span of tilesPerWorkgroup x 32 x VPW frames.
+ * One compute pass per row buffer, normally one dispatch each (a batch larger than `maxValuesPerDispatch`
+ * values per buffer, or more than 65,535 workgroups, is split over frames). Traffic: every decoded word is
+ * read once and every row word of the batch written once (B x P x elemSize bytes each way; uint16: the low
+ * plane's B x P bytes, and high-plane words only where nonzero), plus 2 global atomics per pixel per
+ * workgroup span of tilesPerWorkgroup x 32 x OVPW frames (and, uint16, up to 2 for the hot bits).
  */
 
 import { StemflowError } from '../../errors.ts';
 import { checkTransposeBatch } from '../../kernels/detector-transpose.ts';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
-import { bufferPixelRange, type ElemSize, type ResidentLayout } from '../resident-layout.ts';
+import { bufferPixelRange, type ElemSize, type ResidentLayout, residentParts } from '../resident-layout.ts';
 import { shaderSource } from '../shader-source.ts';
 import { structLayout } from '../uniform-layout.ts';
 
@@ -25,9 +26,9 @@ const MAX_TILES_PER_WORKGROUP = 16;
 /** Default workgroups a dispatch aims at before it lengthens each workgroup's span of frames. */
 const TARGET_WORKGROUPS = 1024;
 
-/** Frames per transpose tile: 32 output words of VPW values (128 uint8, 64 uint16, 32 uint32). */
+/** Frames per transpose tile: 32 row words of 4 values (uint8, and uint16's byte planes) or 1 (uint32). */
 export function transposeTileFrames(elemSize: ElemSize): number {
-  return TRANSPOSE_TILE_WORDS * (4 / elemSize);
+  return TRANSPOSE_TILE_WORDS * (elemSize === 4 ? 1 : 4);
 }
 
 export interface DetectorTransposeJob {
@@ -40,7 +41,7 @@ export interface DetectorTransposeJob {
   firstFrame: number;
   /** Frames in the batch. */
   frames: number;
-  /** layout.bufferCount buffers of at least layout.bufferBytes[b] bytes (createResidentBuffers). */
+  /** The resident set: buffer i of at least layout.bufferBytes[i] bytes (createResidentBuffers), zeroed once. */
   resident: readonly GPUBuffer[];
   /** 2 u32 (lo, hi) per pixel; the pass adds to it (clear it once before the first batch). */
   dpSums: GPUBuffer;
@@ -60,7 +61,7 @@ export interface DetectorTransposePass {
 
 const layout = structLayout(source, 'Params');
 
-/** Zeroed resident buffers of a layout (STORAGE | COPY_SRC | COPY_DST). */
+/** Zeroed resident buffers of a layout, all of them (STORAGE | COPY_SRC | COPY_DST). */
 export function createResidentBuffers(
   device: GPUDevice,
   resident: ResidentLayout,
@@ -97,10 +98,11 @@ export function createDetectorTransposePass(
       throw new StemflowError('invalid', `A ${elemSize}-byte transpose got a ${plan.elemSize}-byte layout.`);
     }
     const wordsPerFrame = checkTransposeBatch(job);
-    if (resident.length !== plan.bufferCount) {
+    const parts = residentParts(plan, resident);
+    if (plan.high === 'compact') {
       throw new StemflowError(
         'invalid',
-        `The layout has ${plan.bufferCount} resident buffers, not ${resident.length}.`,
+        'A compacted resident set is read-only: the transpose writes full rows.',
       );
     }
     resident.forEach((buffer, b) => {
@@ -128,7 +130,19 @@ export function createDetectorTransposePass(
     const maxValues = job.maxValuesPerDispatch ?? 2 ** 28;
     const frameTiles = Math.ceil(frames / tileFrames);
 
-    return resident.map((buffer, b) => {
+    // Packed layouts bind placeholders at the high plane and hot bitmap slots (the shader never touches them;
+    // two, as writable bindings must not alias); they go back with the parameter buffers, destroyed after
+    // the submit.
+    const unused = parts.hi
+      ? []
+      : [0, 1].map(() =>
+          device.createBuffer({
+            label: 'detector-transpose unused',
+            size: 16,
+            usage: GPUBufferUsage.STORAGE,
+          }),
+        );
+    const params = parts.lo.map((buffer, b) => {
       const { first, end } = bufferPixelRange(plan, b);
       const blocks = Math.ceil((end - first) / TRANSPOSE_TILE_PIXELS);
       const tiles =
@@ -162,6 +176,9 @@ export function createDetectorTransposePass(
               frame_end: frameEnd,
               tiles_per_group: tiles,
               out_word: firstFrame / plan.valuesPerWord,
+              first_frame: firstFrame,
+              segment_frames: plan.segmentFrames,
+              hot_words_per_pixel: plan.hotWordsPerPixel,
             },
             workgroups: pixelBlocks * Math.ceil((frameEnd - f) / spanFrames),
           });
@@ -178,11 +195,14 @@ export function createDetectorTransposePass(
             { binding: 1, resource: { buffer: decoded } },
             { binding: 2, resource: { buffer } },
             { binding: 3, resource: { buffer: dpSums } },
+            { binding: 4, resource: { buffer: parts.hi?.[b] ?? unused[0] } },
+            { binding: 5, resource: { buffer: parts.hot ?? unused[1] } },
           ],
         },
         chunks,
       );
     });
+    return [...params, ...unused];
   };
   return {
     elemSize,

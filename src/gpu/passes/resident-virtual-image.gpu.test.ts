@@ -18,6 +18,9 @@ interface Scan {
   frames: number;
   pixels: number;
   pixelsPerBufferLimit: number;
+  segmentFrames?: number;
+  /** Scribble on the high plane's words of cold segments (which no reader may look at). */
+  poisonCold?: boolean;
 }
 
 function planFor(ctx: GpuTestContext, s: Scan): ResidentLayout {
@@ -27,7 +30,26 @@ function planFor(ctx: GpuTestContext, s: Scan): ResidentLayout {
     elemSize: s.values.BYTES_PER_ELEMENT as ElemSize,
     maxBindingBytes: ctx.device.limits.maxStorageBufferBindingSize,
     pixelsPerBufferLimit: s.pixelsPerBufferLimit,
+    segmentFrames: s.segmentFrames,
   });
+}
+
+/** Fills the high-plane bytes of every cold (pixel, segment) with 0xff: readers must skip them. */
+function poisonColdSegments(layout: ResidentLayout, words: Uint32Array[]): number {
+  const hot = words[2 * layout.rowBuffers];
+  let poisoned = 0;
+  for (let p = 0; p < layout.pixels; p++) {
+    const b = Math.floor(p / layout.pixelsPerBuffer);
+    const bytes = new Uint8Array(words[layout.rowBuffers + b].buffer);
+    const row = (p - b * layout.pixelsPerBuffer) * layout.wordsPerPixel * 4;
+    for (let g = 0; g < layout.segments; g++) {
+      if ((hot[p * layout.hotWordsPerPixel + (g >>> 5)] >>> (g & 31)) & 1) continue;
+      const end = Math.min(layout.framesPadded, (g + 1) * layout.segmentFrames);
+      bytes.fill(0xff, row + g * layout.segmentFrames, row + end);
+      poisoned++;
+    }
+  }
+  return poisoned;
 }
 
 /** An annulus with random holes (flagged pixels already removed), as a sorted pixel list. */
@@ -92,6 +114,7 @@ function expectSame(actual: BigUint64Array, expected: BigUint64Array): void {
 async function checkMasks(ctx: GpuTestContext, s: Scan, lists: Uint32Array[]): Promise<BigUint64Array[]> {
   const layout = planFor(ctx, s);
   const words = residentFromScan(layout, s.values);
+  if (s.poisonCold) expect(poisonColdSegments(layout, words)).toBeGreaterThan(0);
   const resident = words.map((w) => ctx.upload(w));
   const results: BigUint64Array[] = [];
   for (const list of lists) {
@@ -135,6 +158,36 @@ describe('resident-virtual-image pass', () => {
     expect(empty.every((v) => v === 0n)).toBe(true);
     expect(full.some((v) => v > 2n ** 25n)).toBe(true);
   });
+
+  withGpu(
+    'uint16 planes: hot and cold segments (cold high bytes poisoned), outliers, partial segment',
+    async (ctx) => {
+      const frames = 1001; // 8 segments of 128, the last partial (105 positions)
+      const pixels = 1147; // odd
+      const values = new Uint16Array(frames * pixels);
+      const next = rng(41);
+      for (let i = 0; i < values.length; i++) values[i] = next() % 7 === 0 ? next() % 256 : 0;
+      const at = (f: number, p: number) => f * pixels + p;
+      // A bright disk around pixel 573 (every value above 255), lone outliers, 255/256/65535 elsewhere.
+      for (let f = 0; f < frames; f++)
+        for (const p of [572, 573, 574, 536, 610]) values[at(f, p)] = 300 + (f % 900);
+      values[at(0, 0)] = 255;
+      values[at(1, 0)] = 256;
+      values[at(1000, 1146)] = 65535;
+      values[at(640, 200)] = 65535;
+      values[at(127, 201)] = 256;
+      values[at(128, 202)] = 511;
+      const s = { values, frames, pixels, pixelsPerBufferLimit: 300, segmentFrames: 128, poisonCold: true };
+      const all = range(pixels);
+      const half = all.filter((p) => (p * 2654435761) % 7 < 3);
+      await checkMasks(ctx, s, [
+        all,
+        half,
+        annulusList(31, 37, 4),
+        Uint32Array.of(0, 1, 200, 201, 202, 573, 1146),
+      ]);
+    },
+  );
 
   withGpu('uint8 31x37 x 141 frames (odd), 6 buffers, rows of 16 positions per thread', async (ctx) => {
     const s = {

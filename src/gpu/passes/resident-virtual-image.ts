@@ -3,16 +3,23 @@
  * buffers. Shader: src/shaders/resident-virtual-image.wgsl. CPU twin: src/kernels/resident-virtual-image.ts.
  *
  * The mask arrives as a u32 list of global pixel indices, strictly increasing, flagged pixels already
- * removed, and its grouping per resident buffer (`groupPixelsByBuffer`). One dispatch per buffer that holds
+ * removed, and its grouping per row buffer (`groupPixelsByBuffer`). One dispatch per row buffer that holds
  * mask pixels; each adds into `image`, so the image is the sum over all buffers. Traffic: each listed pixel's
- * row is read once (wordsPerPixel x 4 bytes; 512 KiB for a 512 x 512 uint16 scan), plus the list and one
- * read-modify-write of the image (16 bytes per position) per buffer dispatch. Parallelism: one thread per
- * vec4 column and slice of the list (slices x wordsPerPixel / 4 threads per dispatch).
+ * row is read once (wordsPerPixel x 4 bytes; uint16: the low plane's 256 KiB for a 512 x 512 scan, plus the
+ * high plane's segments whose hot bit is set, `residentReads`), plus the list and one read-modify-write of
+ * the image (16 bytes per position) per buffer dispatch. Parallelism: one thread per vec4 column and slice of
+ * the list (slices x wordsPerPixel / 4 threads per dispatch).
  */
 
 import { StemflowError } from '../../errors.ts';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
-import { bufferPixelRange, type ElemSize, type PixelGroup, type ResidentLayout } from '../resident-layout.ts';
+import {
+  bufferPixelRange,
+  type ElemSize,
+  type PixelGroup,
+  type ResidentLayout,
+  residentParts,
+} from '../resident-layout.ts';
 import { shaderSource } from '../shader-source.ts';
 import { structLayout } from '../uniform-layout.ts';
 
@@ -20,7 +27,7 @@ const source = shaderSource['resident-virtual-image'];
 
 export interface ResidentVirtualImageJob {
   layout: ResidentLayout;
-  /** layout.bufferCount resident buffers (only those named by `groups` are bound). */
+  /** The resident set, layout.bufferBytes order (only the row buffers named by `groups` are bound). */
   resident: readonly GPUBuffer[];
   /** u32 global pixel indices, strictly increasing (STORAGE). */
   pixelList: GPUBuffer;
@@ -50,14 +57,16 @@ export function createResidentVirtualImagePass(
   {
     elemSize,
     workgroupSize = 256,
-    slices = 8,
+    slices = elemSize === 2 ? 16 : 8,
   }: {
     elemSize: ElemSize;
     /** Threads per workgroup: workgroupSize / slices columns x slices parts of the pixel list. */
     workgroupSize?: number;
     /**
      * Parts of the pixel list read in parallel per column (more loads in flight), added up in the workgroup.
-     * H200, 512 x 512 x 192 x 192 uint16, workgroup 256: 1 slice 0.7 TB/s, 4: 1.4 TB/s, 8: 3.6 TB/s, 16: 3.9 TB/s.
+     * H200, 512 x 512 x 192 x 192 uint16 packed 2 per word, workgroup 256: 1 slice 0.7 TB/s, 4: 1.4 TB/s,
+     * 8: 3.6 TB/s, 16: 3.9 TB/s. Byte planes have half the vec4 columns per row (16 positions each), so they
+     * default to 16 slices: as many threads and loads in flight as the packed rows had with 8.
      */
     slices?: number;
   },
@@ -101,12 +110,7 @@ export function createResidentVirtualImagePass(
         `A ${elemSize}-byte virtual image got a ${plan.elemSize}-byte layout.`,
       );
     }
-    if (resident.length !== plan.bufferCount) {
-      throw new StemflowError(
-        'invalid',
-        `The layout has ${plan.bufferCount} resident buffers, not ${resident.length}.`,
-      );
-    }
+    const parts = residentParts(plan, resident);
     if (image.size < plan.frames * 8) {
       throw new StemflowError('invalid', `The image buffer does not hold ${plan.frames} positions.`);
     }
@@ -121,17 +125,24 @@ export function createResidentVirtualImagePass(
     const params: GPUBuffer[] = [];
     for (const { buffer: b, start, count } of groups) {
       if (count === 0) continue;
-      if (!(b >= 0 && b < plan.bufferCount) || (start + count) * 4 > pixelList.size) {
+      if (!(b >= 0 && b < plan.rowBuffers) || (start + count) * 4 > pixelList.size) {
         throw new StemflowError('invalid', `Mask group of buffer ${b} reaches past the pixel list.`);
       }
-      const buffer = resident[b];
-      if (buffer.size < plan.bufferBytes[b]) {
-        throw new StemflowError(
-          'invalid',
-          `Resident buffer ${b} is smaller than ${plan.bufferBytes[b]} bytes.`,
-        );
+      const buffer = parts.lo[b];
+      const hi = parts.hi?.[b] ?? buffer;
+      const hot = parts.hot ?? pixelList;
+      const hotBase = parts.hotBase ?? pixelList;
+      for (const [what, x, bytes] of [
+        ['low', buffer, plan.rowBufferBytes[b]],
+        ['high', hi, parts.hi ? plan.bufferBytes[plan.rowBuffers + b] : 0],
+        ['hot', hot, parts.hot ? plan.hotBytes : 0],
+        ['hot base', hotBase, parts.hotBase ? plan.pixels * 4 : 0],
+      ] as const) {
+        if (x.size < bytes) {
+          throw new StemflowError('invalid', `Resident ${what} buffer ${b} is smaller than ${bytes} bytes.`);
+        }
+        checkBindable(device, x, `resident ${what} ${b}`);
       }
-      checkBindable(device, buffer, `resident ${b}`);
       const chunks: DispatchChunk[] = [];
       for (let c = 0; c < columns; c += perDispatch) {
         const end = Math.min(columns, c + perDispatch);
@@ -145,6 +156,10 @@ export function createResidentVirtualImagePass(
             column_first: c,
             column_end: end,
             subtract: job.subtract ? 1 : 0,
+            hot_words_per_pixel: plan.hotWordsPerPixel,
+            segment_frames: plan.segmentFrames,
+            compact: plan.high === 'compact' ? 1 : 0,
+            slot_frames: plan.slotFrames,
           },
           workgroups: Math.ceil((end - c) / columnsPerGroup),
         });
@@ -161,6 +176,10 @@ export function createResidentVirtualImagePass(
               { binding: 1, resource: { buffer } },
               { binding: 2, resource: { buffer: pixelList } },
               { binding: 3, resource: { buffer: image } },
+              // Packed layouts: read-only placeholders the shader never reads.
+              { binding: 4, resource: { buffer: hi } },
+              { binding: 5, resource: { buffer: hot } },
+              { binding: 6, resource: { buffer: hotBase } },
             ],
           },
           chunks,

@@ -12,8 +12,21 @@ const layout = structLayout(shaderSource['tcbf-gather'], 'Params');
 const WORKGROUP = 256;
 
 export interface GatherRun {
-  /** The resident buffer holding the run's pixels, and its first pixel. */
+  /** The row buffer holding the run's pixels (uint16: of the low plane), and its first pixel. */
   resident: GPUBuffer;
+  /**
+   * uint16: the high plane's buffer (full rows, or compact slots with `hotBase`) and the hot bitmap
+   * (resident-layout.ts 'planes').
+   */
+  planes?: {
+    hi: GPUBuffer;
+    hot: GPUBuffer;
+    hotBase?: GPUBuffer;
+    hotWordsPerPixel: number;
+    segmentFrames: number;
+    /** Compact: bytes per slot. */
+    slotFrames?: number;
+  };
   rowFirstPixel: number;
   wordsPerPixel: number;
   /** Images [listStart, listStart + count) of the bright-field list. */
@@ -45,6 +58,10 @@ export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
   return {
     encode(encoder: GPUCommandEncoder, shared: GatherShared, run: GatherRun): GPUBuffer {
       checkBindable(device, run.resident, 'resident');
+      if (run.planes) {
+        checkBindable(device, run.planes.hi, 'resident high plane');
+        checkBindable(device, run.planes.hot, 'hot bitmap');
+      }
       checkBindable(device, run.out, 'spectra');
       const hw = shared.rows * shared.cols;
       return encodeChunks(
@@ -60,6 +77,10 @@ export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
             { binding: 3, resource: { buffer: shared.invMean } },
             { binding: 4, resource: { buffer: shared.taper } },
             { binding: 5, resource: { buffer: run.out } },
+            // Packed layouts: read-only placeholders the shader never reads.
+            { binding: 6, resource: { buffer: run.planes?.hi ?? run.resident } },
+            { binding: 7, resource: { buffer: run.planes?.hot ?? shared.pixels } },
+            { binding: 8, resource: { buffer: run.planes?.hotBase ?? shared.pixels } },
           ],
         },
         threadChunks(device, run.count * hw, WORKGROUP, {
@@ -72,6 +93,10 @@ export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
           cols: shared.cols,
           out_first: run.outFirst,
           list_total: shared.total,
+          hot_words_per_pixel: run.planes?.hotWordsPerPixel ?? 0,
+          segment_frames: run.planes?.segmentFrames ?? 0,
+          compact: run.planes?.hotBase ? 1 : 0,
+          slot_frames: run.planes?.slotFrames ?? 0,
         }),
       );
     },

@@ -5,7 +5,7 @@
 
 import { readBuffer } from '../../compute/readback.ts';
 import { StemflowError } from '../../errors.ts';
-import type { ResidentLayout } from '../../gpu/resident-layout.ts';
+import { type ResidentLayout, residentParts } from '../../gpu/resident-layout.ts';
 import type { TcbfBackend } from '../backend.ts';
 import type { TcbfGrid } from '../grid.ts';
 import { createFftPass } from './fft-pass.ts';
@@ -40,12 +40,7 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
   const { rows, cols } = grid;
   const hw = rows * cols;
   const count = pixels.length;
-  if (input.resident.length !== layout.bufferCount) {
-    throw new StemflowError(
-      'invalid',
-      `The layout has ${layout.bufferCount} resident buffers, not ${input.resident.length}.`,
-    );
-  }
+  const parts = residentParts(layout, input.resident);
   const plan = planTcbf({
     count,
     rows,
@@ -152,7 +147,18 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
           }
           params.push(
             gather.encode(encoder, shared, {
-              resident: input.resident[rb],
+              resident: parts.lo[rb],
+              planes:
+                parts.hi && parts.hot
+                  ? {
+                      hi: parts.hi[rb],
+                      hot: parts.hot,
+                      hotBase: parts.hotBase ?? undefined,
+                      hotWordsPerPixel: layout.hotWordsPerPixel,
+                      segmentFrames: layout.segmentFrames,
+                      slotFrames: layout.slotFrames,
+                    }
+                  : undefined,
               rowFirstPixel: rb * layout.pixelsPerBuffer,
               wordsPerPixel: layout.wordsPerPixel,
               listStart: start,

@@ -3,10 +3,10 @@
  * tolerances stated per test), and bit-identical repeats on the GPU.
  */
 import { describe, expect } from 'vitest';
-import { planResidentLayout } from '../../gpu/resident-layout.ts';
+import { planResidentLayout, residentParts } from '../../gpu/resident-layout.ts';
 import { rng, sparseCounts } from '../../gpu/test-data.ts';
 import { type GpuTestContext, withGpu } from '../../gpu/test-harness.ts';
-import { residentFromScan } from '../../kernels/detector-transpose.ts';
+import { compactResident, residentFromScan } from '../../kernels/detector-transpose.ts';
 import { fft2dBatch, fftLines, rowPass } from '../kernels/fft.ts';
 import { edgeTaper, tcbfGather } from '../kernels/gather.ts';
 import { tcbfPeak } from '../kernels/peak.ts';
@@ -93,15 +93,25 @@ describe('tcBF passes: GPU = CPU twin', () => {
       const scanCols = 20;
       const det = 16;
       const counts = sparseCounts(scanRows * scanCols, det, det, 5);
+      // uint16 byte planes in 2 segments: outliers above 255 in one segment of some pixels only.
+      for (const [s, p] of [
+        [3, 17],
+        [130, 38],
+        [239, 255],
+        [0, 120],
+      ])
+        counts[s * det * det + p] = 300 + 1000 * p;
       const layout = planResidentLayout({
         frames: scanRows * scanCols,
         pixels: det * det,
         elemSize: 2,
         maxBindingBytes: ctx.device.limits.maxStorageBufferBindingSize,
         pixelsPerBufferLimit: 40,
+        segmentFrames: 128,
       });
       const words = residentFromScan(layout, counts);
-      const resident = words.map((w) => ctx.upload(w));
+      // The full high plane as the load writes it, and the compact one (hot segments only) after compaction.
+      const compact = compactResident(layout, words);
       const pixels = Uint32Array.from([3, 17, 38, 39, 40, 41, 100, 119, 120, 200, 255]);
       const invMean = Float32Array.from(pixels, (p) => 1 / (1 + (p % 7)));
       const rows = 16;
@@ -138,44 +148,65 @@ describe('tcBF passes: GPU = CPU twin', () => {
         total: pixels.length,
       };
       const gather = createGatherPass(ctx.device, 2);
-      await run(ctx, (e) => {
-        const params: GPUBuffer[] = [];
-        let start = 0;
-        while (start < pixels.length) {
-          const rb = Math.floor(pixels[start] / layout.pixelsPerBuffer);
-          const sb = start < split ? 0 : 1;
-          let end = start + 1;
-          while (
-            end < pixels.length &&
-            Math.floor(pixels[end] / layout.pixelsPerBuffer) === rb &&
-            (end < split ? 0 : 1) === sb
-          )
-            end++;
-          params.push(
-            gather.encode(e, shared, {
-              resident: resident[rb],
-              rowFirstPixel: rb * layout.pixelsPerBuffer,
-              wordsPerPixel: layout.wordsPerPixel,
-              listStart: start,
-              count: end - start,
-              out: outs[sb],
-              outFirst: sb === 0 ? 0 : split,
-            }),
+      for (const set of [
+        { layout, words },
+        { layout: compact.layout, words: compact.resident },
+      ]) {
+        const parts = residentParts(
+          set.layout,
+          set.words.map((w) => ctx.upload(w)),
+        );
+        for (const out of outs) ctx.device.queue.writeBuffer(out, 0, new Float32Array(out.size / 4).fill(7));
+        await run(ctx, (e) => {
+          const params: GPUBuffer[] = [];
+          let start = 0;
+          while (start < pixels.length) {
+            const rb = Math.floor(pixels[start] / layout.pixelsPerBuffer);
+            const sb = start < split ? 0 : 1;
+            let end = start + 1;
+            while (
+              end < pixels.length &&
+              Math.floor(pixels[end] / layout.pixelsPerBuffer) === rb &&
+              (end < split ? 0 : 1) === sb
+            )
+              end++;
+            params.push(
+              gather.encode(e, shared, {
+                resident: parts.lo[rb],
+                planes: {
+                  hi: parts.hi![rb],
+                  hot: parts.hot!,
+                  hotBase: parts.hotBase ?? undefined,
+                  hotWordsPerPixel: layout.hotWordsPerPixel,
+                  segmentFrames: layout.segmentFrames,
+                  slotFrames: set.layout.slotFrames,
+                },
+                rowFirstPixel: rb * layout.pixelsPerBuffer,
+                wordsPerPixel: layout.wordsPerPixel,
+                listStart: start,
+                count: end - start,
+                out: outs[sb],
+                outFirst: sb === 0 ? 0 : split,
+              }),
+            );
+            start = end;
+          }
+          return params;
+        });
+        const got = new Float32Array(2 * Math.ceil(pixels.length / 2) * hw);
+        got.set(await ctx.readBack(outs[0], Float32Array), 0);
+        got.set(await ctx.readBack(outs[1], Float32Array), split * hw);
+        expect(got.length).toBe(expected.length);
+        for (let i = 0; i < got.length; i++) {
+          expect(Math.abs(got[i] - expected[i])).toBeLessThanOrEqual(
+            1e-6 * Math.max(1, Math.abs(expected[i])),
           );
-          start = end;
         }
-        return params;
-      });
-      const got = new Float32Array(2 * Math.ceil(pixels.length / 2) * hw);
-      got.set(await ctx.readBack(outs[0], Float32Array), 0);
-      got.set(await ctx.readBack(outs[1], Float32Array), split * hw);
-      expect(got.length).toBe(expected.length);
-      for (let i = 0; i < got.length; i++) {
-        expect(Math.abs(got[i] - expected[i])).toBeLessThanOrEqual(1e-6 * Math.max(1, Math.abs(expected[i])));
+        // The padding is exactly zero; real counts reached the images.
+        expect(got[2 * (scanCols + 1)]).toBe(0);
+        expect(maxAbs(got)).toBeGreaterThan(1);
       }
-      // The padding is exactly zero; real counts reached the images.
-      expect(got[2 * (scanCols + 1)]).toBe(0);
-      expect(maxAbs(got)).toBeGreaterThan(1);
+      expect(compact.layout.high).toBe('compact');
     },
   );
 

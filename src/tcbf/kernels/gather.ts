@@ -7,10 +7,11 @@
  * real images (docs/tcbf.md, "Packed pairs").
  */
 import type { ResidentLayout } from '../../gpu/resident-layout.ts';
+import { residentValueAt } from '../../kernels/detector-transpose.ts';
 
 export interface GatherJob {
   layout: ResidentLayout;
-  /** Resident words per buffer (Uint32Array per GPU buffer). */
+  /** Resident words per buffer (Uint32Array per GPU buffer, layout.bufferBytes order). */
   resident: readonly Uint32Array[];
   /** Global detector pixel of each image. */
   pixels: ArrayLike<number>;
@@ -23,20 +24,6 @@ export interface GatherJob {
   taperCol: Float32Array;
 }
 
-/** Resident value of pixel p at frame s. */
-export function residentValue(
-  layout: ResidentLayout,
-  resident: readonly Uint32Array[],
-  p: number,
-  s: number,
-): number {
-  const b = Math.floor(p / layout.pixelsPerBuffer);
-  const word = (p - b * layout.pixelsPerBuffer) * layout.wordsPerPixel + Math.floor(s / layout.valuesPerWord);
-  const v = resident[b][word];
-  const bits = layout.elemSize * 8;
-  return bits === 32 ? v : (v >>> ((s % layout.valuesPerWord) * bits)) & ((1 << bits) - 1);
-}
-
 export function tcbfGather(job: GatherJob): Float64Array {
   const { rows, cols, scanRows, scanCols } = job;
   const hw = rows * cols;
@@ -45,7 +32,7 @@ export function tcbfGather(job: GatherJob): Float64Array {
     const p = job.pixels[j];
     for (let r = 0; r < scanRows; r++) {
       for (let c = 0; c < scanCols; c++) {
-        const count = residentValue(job.layout, job.resident, p, r * scanCols + c);
+        const count = residentValueAt(job.layout, job.resident, p, r * scanCols + c);
         out[2 * ((j >> 1) * hw + r * cols + c) + (j & 1)] =
           (count * job.invMean[j] - 1) * job.taperRow[r] * job.taperCol[c];
       }
