@@ -9,8 +9,9 @@ import type { EncodedRecord, RecordAudit } from './convert';
 import { align4 } from './gpu-encoder-plan';
 import type { EncodeParams, EncoderState, Slot } from './gpu-encoder-slots';
 import { NEIGHBOUR_BUCKETS } from './hybrid-uint';
-import { frequenciesFromHistogram, type RecordModel, recordTables } from './record-tables';
+import { frequenciesFromHistogram, type RecordModel } from './record-tables';
 import { classMapFromSumsFast, sumsFromPairs } from './tans-stats';
+import { buildEncodeTablesAll } from './tans-table';
 
 export interface GpuEncoderTimings {
   records: number;
@@ -192,11 +193,12 @@ export async function encodeRecord(
     freqs: frequenciesFromHistogram(histogram, plan.classes * NEIGHBOUR_BUCKETS, plan.tokens, plan.tableLog),
     pixelSums,
   };
-  const tables = recordTables(model);
+  const contexts = plan.classes * NEIGHBOUR_BUCKETS;
+  const tables = buildEncodeTablesAll(model.freqs, contexts, plan.tokens, plan.tableLog);
   timings.modelMs += now() - t;
   t = now();
-  queue.writeBuffer(b['encode symbols'], 0, tables.encodeSymbols);
-  queue.writeBuffer(b['encode positions'], 0, Uint32Array.from(tables.encodePositions));
+  queue.writeBuffer(b['encode symbols'], 0, tables.symbols);
+  queue.writeBuffer(b['encode positions'], 0, tables.positions);
   timings.uploadMs += now() - t;
   t = now();
   const encodeJob = {
