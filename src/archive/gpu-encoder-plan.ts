@@ -19,10 +19,18 @@ export interface GpuEncoderPlanInput {
   /** Largest stored (compressed) bytes of one record. */
   maxStoredBytes: number;
   slots: number;
+  /**
+   * Extra output readbacks the encoder may lend to the converter (mapped in place, written without a host
+   * copy, given back once written; default 0).
+   */
+  lendReadbacks?: number;
+  /** GPU bytes the encoder may allocate in all (optional): a plan above it is refused with its numbers. */
+  budgetBytes?: number;
   limits: { maxBufferSize: number; maxStorageBufferBindingSize: number };
 }
 
 export interface GpuEncoderPlan extends GpuEncoderPlanInput {
+  lendReadbacks: number;
   wordsPerFrame: number;
   lanes: number;
   laneStride: number;
@@ -30,6 +38,9 @@ export interface GpuEncoderPlan extends GpuEncoderPlanInput {
   /** Buffers of one slot: label, bytes, whether bound as storage (else a mappable staging buffer). */
   buffers: { label: string; bytes: number; bound: boolean }[];
   slotBytes: number;
+  /** Bytes of one lent output readback (the slot's own output readback size). */
+  lendBytes: number;
+  /** slots x slotBytes + lendReadbacks x lendBytes. */
   totalBytes: number;
 }
 
@@ -86,14 +97,27 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
     }
   }
   const slotBytes = buffers.reduce((n, b) => n + b.bytes, 0);
+  const lendReadbacks = Math.max(0, Math.floor(input.lendReadbacks ?? 0));
+  const lendBytes = align4(lanes * stride * 4);
+  const totalBytes = slotBytes * slots + lendReadbacks * lendBytes;
+  if (input.budgetBytes !== undefined && totalBytes > input.budgetBytes) {
+    const gib = (n: number) => `${(n / 2 ** 30).toFixed(2)} GiB`;
+    const fit = Math.floor((input.budgetBytes - lendReadbacks * lendBytes) / slotBytes);
+    throw new StemflowError(
+      'budget',
+      `GPU encoder: ${slots} record slot(s) of ${gib(slotBytes)} (${frames} frames each) + ${lendReadbacks} lent readback(s) of ${gib(lendBytes)} = ${gib(totalBytes)} exceed the budget of ${gib(input.budgetBytes)}; ${fit >= 1 ? `at most ${fit} slot(s) fit` : 'use smaller records'}.`,
+    );
+  }
   return {
     ...input,
+    lendReadbacks,
     wordsPerFrame,
     lanes,
     laneStride: stride,
     tokens,
     buffers,
     slotBytes,
-    totalBytes: slotBytes * slots,
+    lendBytes,
+    totalBytes,
   };
 }

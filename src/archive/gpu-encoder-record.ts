@@ -31,8 +31,29 @@ export interface GpuEncoderTimings {
   compactMs: number;
   /** Compaction + copy of the data words to mapped memory, until mapped. */
   readbackMs: number;
-  /** Copying the mapped data words into host memory. */
+  /** Copying the mapped data words into host memory (records whose readback was not lent). */
   hostCopyMs: number;
+  /** Records whose words were lent in their mapped readback (no host copy). */
+  lentRecords: number;
+  /** One entry per record encoded, in the order they finished. */
+  timeline: RecordTimeline[];
+}
+
+/** Where one record's time went (ms). Records overlap: their GPU waits include other records' passes. */
+export interface RecordTimeline {
+  firstFrame: number;
+  /** Start and end, ms after the encoder was created. */
+  startMs: number;
+  endMs: number;
+  /** Reading the stored chunks into the mapped staging (includes waiting for the staging to be mapped). */
+  readMs: number;
+  /** Host model: class map, audit, frequencies, tables. */
+  modelMs: number;
+  /** Host copy of the data words (0 when the readback was lent). */
+  copyMs: number;
+  /** Waiting for the GPU's results: sums, histogram, lane counts, data words. */
+  gpuWaitMs: number;
+  lent: boolean;
 }
 
 async function readStaging(buffer: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
@@ -54,10 +75,33 @@ export async function encodeRecord(
   firstFrame: number,
   frames: number,
   { geometry: g }: EncodeParams,
-  { timings, profile, pool }: { timings: GpuEncoderTimings; profile: boolean; pool: HostPool },
+  {
+    timings,
+    profile,
+    pool,
+    epoch,
+  }: { timings: GpuEncoderTimings; profile: boolean; pool: HostPool; epoch: number },
   signal?: AbortSignal,
 ): Promise<EncodedRecord> {
   const { device, plan } = s;
+  const line: RecordTimeline = {
+    firstFrame,
+    startMs: now() - epoch,
+    endMs: 0,
+    readMs: 0,
+    modelMs: 0,
+    copyMs: 0,
+    gpuWaitMs: 0,
+    lent: false,
+  };
+  const gpuResult = async <T>(p: Promise<T>): Promise<T> => {
+    const t = now();
+    try {
+      return await p;
+    } finally {
+      line.gpuWaitMs += now() - t;
+    }
+  };
   const { pixels } = g;
   const b = slot.buffers;
   const lanes = frames * g.slices;
@@ -90,7 +134,8 @@ export async function encodeRecord(
     );
   }
   if (stored.bytes.buffer !== mapped.buffer || stored.bytes.byteOffset !== 0) mapped.set(stored.bytes);
-  timings.readMs += now() - t;
+  line.readMs = now() - t;
+  timings.readMs += line.readMs;
   t = now();
   upload.unmap();
   const index = new Uint32Array(frames * 2);
@@ -140,7 +185,7 @@ export async function encodeRecord(
       slot.uploadReady = upload.mapAsync(GPUMapMode.WRITE);
       slot.uploadReady.catch(() => undefined); // a destroyed slot rejects it; the next job awaits it
     }
-    return new Uint32Array(await readStaging(staging, pixels * 8 + 8 + frames * 4));
+    return new Uint32Array(await gpuResult(readStaging(staging, pixels * 8 + 8 + frames * 4)));
   };
   let words = await sums();
   if (profile) timings.sumsMs += now() - t;
@@ -163,7 +208,7 @@ export async function encodeRecord(
     total: exactTotal(pixelSums),
     above255: words[2 * pixels + 1],
   };
-  timings.modelMs += now() - t;
+  line.modelMs += now() - t;
   t = now();
   queue.writeBuffer(b['class map'], 0, Uint32Array.from(classMap));
   timings.uploadMs += now() - t;
@@ -178,7 +223,7 @@ export async function encodeRecord(
   });
   encoder.copyBufferToBuffer(b.histogram, 0, b['small readback'], 0, bins * 4);
   submit(encoder, [histParams]);
-  const histogram = new Uint32Array(await readStaging(b['small readback'], bins * 4));
+  const histogram = new Uint32Array(await gpuResult(readStaging(b['small readback'], bins * 4)));
   timings.histogramMs += now() - t;
 
   // 4. Host: frequencies and tables; encode every lane on the GPU.
@@ -195,7 +240,8 @@ export async function encodeRecord(
   };
   const contexts = plan.classes * NEIGHBOUR_BUCKETS;
   const tables = buildEncodeTablesAll(model.freqs, contexts, plan.tokens, plan.tableLog);
-  timings.modelMs += now() - t;
+  line.modelMs += now() - t;
+  timings.modelMs += line.modelMs;
   t = now();
   queue.writeBuffer(b['encode symbols'], 0, tables.symbols);
   queue.writeBuffer(b['encode positions'], 0, tables.positions);
@@ -222,7 +268,7 @@ export async function encodeRecord(
   encoder.copyBufferToBuffer(b['lane counts'], 0, b['small readback'], 0, lanes * 4);
   encoder.copyBufferToBuffer(b['lane errors'], 0, b['small readback'], lanes * 4, lanes * 4);
   submit(encoder, [laneParams]);
-  const laneWords = new Uint32Array(await readStaging(b['small readback'], lanes * 8));
+  const laneWords = new Uint32Array(await gpuResult(readStaging(b['small readback'], lanes * 8)));
   timings.encodeMs += now() - t;
   const bad = laneWords.subarray(lanes).findIndex((e) => e !== 0);
   if (bad >= 0) {
@@ -254,19 +300,40 @@ export async function encodeRecord(
     t = now();
     encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: readback` });
   }
-  const readback = b['output readback'];
+  // The data words: into a lent readback when one is free (handed out mapped, no host copy; the converter
+  // gives it back once written), else into the slot's own readback and copied into host memory.
+  const lend = dataWords > 0 ? s.lendable.pop() : undefined;
+  const readback = lend ?? b['output readback'];
   if (dataWords > 0) encoder.copyBufferToBuffer(b['record output'], 0, readback, 0, dataWords * 4);
   submit(encoder, profile ? [] : [compactParams]);
-  const data = pool.take(plan.lanes * plan.laneStride).subarray(0, dataWords);
-  if (dataWords > 0) {
-    await readback.mapAsync(GPUMapMode.READ, 0, dataWords * 4);
+  let data: Uint32Array;
+  if (lend) {
+    try {
+      await gpuResult(readback.mapAsync(GPUMapMode.READ, 0, dataWords * 4));
+    } catch (error) {
+      s.lendable.push(lend);
+      throw error;
+    }
     timings.readbackMs += now() - t;
-    t = now();
-    data.set(new Uint32Array(readback.getMappedRange(0, dataWords * 4)));
-    readback.unmap();
-    timings.hostCopyMs += now() - t;
+    data = new Uint32Array(readback.getMappedRange(0, dataWords * 4));
+    s.lent.set(data.buffer, lend);
+    line.lent = true;
+    timings.lentRecords++;
+  } else {
+    data = pool.take(plan.lanes * plan.laneStride).subarray(0, dataWords);
+    if (dataWords > 0) {
+      await gpuResult(readback.mapAsync(GPUMapMode.READ, 0, dataWords * 4));
+      timings.readbackMs += now() - t;
+      t = now();
+      data.set(new Uint32Array(readback.getMappedRange(0, dataWords * 4)));
+      readback.unmap();
+      line.copyMs = now() - t;
+      timings.hostCopyMs += line.copyMs;
+    }
   }
-  return { model, offsets, words: data, audit };
+  line.endMs = now() - epoch;
+  timings.timeline.push(line);
+  return { model, offsets, words: data, audit, lent: line.lent };
 }
 
 /** Exact sum of per-pixel sums (each exact below 2^53). */

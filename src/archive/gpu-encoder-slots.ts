@@ -23,10 +23,17 @@ export interface EncoderState {
   plan: GpuEncoderPlan;
   source: AcquisitionSource;
   slots: Slot[];
+  /** Output readbacks free to lend (plan.lendReadbacks in all, with those lent out). */
+  lendable: GPUBuffer[];
+  /** Lent readbacks, by the ArrayBuffer of their mapped range; given back by `giveBack`. */
+  lent: Map<ArrayBufferLike, GPUBuffer>;
   decode: ReturnType<typeof createBslz4DecodePass>;
   stats: ReturnType<typeof createTansStatsPass>;
   lanes: ReturnType<typeof createTansEncodePass>;
+  /** Frees every buffer but the lent readbacks, which are freed when given back. */
   destroy(): void;
+  /** Takes back a lent readback (unmapped, then free to lend again, or freed if the state is destroyed). */
+  giveBack(words: ArrayBufferLike): boolean;
 }
 
 export function sameParams(
@@ -66,6 +73,7 @@ export async function createState(
   frames: number,
   params: EncodeParams,
   slots: number,
+  { lendReadbacks = 0, budgetBytes }: { lendReadbacks?: number; budgetBytes?: number } = {},
 ): Promise<EncoderState> {
   if (!source.storedCodec.gpu) {
     throw new StemflowError('unsupported', `GPU encoder: ${source.storedCodec.reason}`);
@@ -79,11 +87,28 @@ export async function createState(
     tableLog: params.tableLog,
     maxStoredBytes: maxRecordStored(source, frames),
     slots,
+    lendReadbacks,
+    budgetBytes,
     limits: device.limits,
   });
   const created: GPUBuffer[] = [];
+  const lendable: GPUBuffer[] = [];
+  const lent = new Map<ArrayBufferLike, GPUBuffer>();
+  let alive = true;
   const destroy = () => {
+    alive = false;
     for (const b of created.splice(0)) b.destroy();
+    for (const b of lendable.splice(0)) b.destroy();
+  };
+  const giveBack = (words: ArrayBufferLike) => {
+    const buffer = lent.get(words);
+    if (!buffer) return false;
+    lent.delete(words);
+    if (alive) {
+      buffer.unmap();
+      lendable.push(buffer);
+    } else buffer.destroy();
+    return true;
   };
   const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
   const READBACK = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
@@ -108,12 +133,17 @@ export async function createState(
       }
       made.push({ buffers, uploadReady: Promise.resolve() });
     }
+    for (let k = 0; k < plan.lendReadbacks; k++) {
+      lendable.push(
+        device.createBuffer({ label: `encoder lent readback ${k}`, size: plan.lendBytes, usage: READBACK }),
+      );
+    }
     popped = true;
     const oom = await device.popErrorScope();
     if (oom) {
       throw new StemflowError(
         'budget',
-        `GPU encoder: ${slots} record slot(s) of ${plan.slotBytes} bytes (${plan.totalBytes} in all) do not fit this GPU's memory (${oom.message}). Use smaller records.`,
+        `GPU encoder: ${slots} record slot(s) of ${plan.slotBytes} bytes and ${plan.lendReadbacks} lent readback(s) of ${plan.lendBytes} bytes (${plan.totalBytes} in all) do not fit this GPU's memory (${oom.message}). Use smaller records.`,
       );
     }
     return {
@@ -121,10 +151,13 @@ export async function createState(
       plan,
       source,
       slots: made,
+      lendable,
+      lent,
       decode: createBslz4DecodePass(device, { elemSize: (bits / 8) as 1 | 2 | 4 }),
       stats: createTansStatsPass(device, { bits, tokens: plan.tokens, classes: params.classes }),
       lanes: createTansEncodePass(device, { bits, tableLog: params.tableLog, tokens: plan.tokens }),
       destroy,
+      giveBack,
     };
   } catch (error) {
     if (!popped) await device.popErrorScope().catch(() => null);

@@ -18,7 +18,7 @@ import {
   lanesPerFrameFor,
   viewValues,
 } from '../archive/convert';
-import { type GpuEncoderTimings, gpuRecordEncoder } from '../archive/gpu-encoder';
+import { type GpuEncoderTimings, gpuRecordEncoder, type RecordTimeline } from '../archive/gpu-encoder';
 import { verifyAcquisitionGpu } from '../archive/gpu-verify';
 import { laneGeometry } from '../archive/lanes';
 import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
@@ -37,6 +37,12 @@ export interface BenchConvertOptions {
   record?: number;
   /** Records in flight (default 2). */
   slots?: number;
+  /** Output readbacks the encoder lends (written without a host copy; default 3, 0: copy every record). */
+  lend?: number;
+  /** Shards written + hashed while the next records are encoded (default 4). */
+  writes?: number;
+  /** GPU memory the encoder may plan, GiB (default 64). */
+  budgetGiB?: number;
   json?: string;
   keep?: boolean;
 }
@@ -48,6 +54,12 @@ const gbps = (bytes: number, millis: number) => bytes / (millis / 1000) / GB;
 export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   const log = (s: string) => process.stdout.write(`${s}\n`);
   const codec: CodecParams = { ...DEFAULT_CODEC, recordFrames: o.record ?? DEFAULT_CODEC.recordFrames };
+  const writesInFlight = o.writes ?? 4;
+  const encoderOptions = {
+    slots: o.slots,
+    lendReadbacks: o.lend ?? 3,
+    budgetBytes: (o.budgetGiB ?? 64) * 2 ** 30,
+  };
   let t = performance.now();
   const acq = generateSynthetic({
     scan: [o.scan, o.scan],
@@ -69,7 +81,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   log(`adapter: ${ctx.adapter.vendor} ${ctx.adapter.architecture} ${ctx.adapter.description}`);
   const source = await syntheticSource(acq, path, offsets);
   const report: Record<string, unknown> = {
-    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames}${o.slots ? ` --slots ${o.slots}` : ''}`,
+    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64}`,
     adapter: ctx.adapter,
     frames: acq.frames,
     detector: [o.det, o.det],
@@ -82,12 +94,12 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     report.profile = await profileStages(device, source, codec, log);
 
     const archiveDir = join(dir, 'archive');
-    const encoder = gpuRecordEncoder(device, { slots: o.slots });
+    const encoder = gpuRecordEncoder(device, encoderOptions);
     t = performance.now();
     const result = await convertArchive(
       [{ name: 'synthetic', source, sources: [] }],
       await nodeArchiveTarget(archiveDir),
-      { hash: nodeSha256, encoder, codec },
+      { hash: nodeSha256, encoder, codec, writesInFlight },
     );
     const convertMs = performance.now() - t;
     const plan = encoder.plan;
@@ -97,7 +109,9 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
       totalMs: convertMs,
       encodeMs: result.timings.encodeMs,
       writeHashMs: result.timings.writeMs,
-      encoderStages: encoder.timings,
+      encoderStages: { ...encoder.timings, timeline: undefined },
+      timeline: timelineSummary(encoder.timings.timeline, result.timings.records),
+      records: encoder.timings.timeline.map((line, r) => ({ ...line, ...result.timings.records[r] })),
       rawGBps: gbps(rawBytes, convertMs),
       archiveBytes: result.archiveBytes,
       archiveOverBslz4: ratio,
@@ -111,14 +125,15 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     log(
       `convert: ${ms(convertMs)} = ${gbps(rawBytes, convertMs).toFixed(2)} GB/s of raw counts; in the encoder ${ms(result.timings.encodeMs)}, write+hash ${ms(result.timings.writeMs)}`,
     );
-    log(`encoder stages, summed over records (two records overlap): ${stageLine(encoder.timings)}`);
+    log(`encoder stages, summed over records (records overlap): ${stageLine(encoder.timings)}`);
+    log(timelineLine(report.convert as { timeline: ReturnType<typeof timelineSummary> }));
     log(
       `archive: ${result.archiveBytes} bytes = ${ratio.toFixed(3)} x bitshuffle/LZ4 (${compressedBytes} bytes), ${(rawBytes / result.archiveBytes).toFixed(2)}x smaller than raw`,
     );
 
     // Reference: the same conversion with shards written one after another, hashed on the main thread.
     const serialDir = join(dir, 'archive-serial');
-    const serialEncoder = gpuRecordEncoder(device, { slots: o.slots });
+    const serialEncoder = gpuRecordEncoder(device, encoderOptions);
     t = performance.now();
     const serial = await convertArchive(
       [{ name: 'synthetic', source, sources: [] }],
@@ -236,7 +251,8 @@ async function profileStages(
       encoder.recycle(await encoder.encode(source, r * frames, frames, params));
     const per: Record<string, number> = {};
     for (const [k, v] of Object.entries(encoder.timings)) {
-      if (k !== 'records') per[k] = (v - warm[k as keyof GpuEncoderTimings]) / records;
+      if (k !== 'records' && typeof v === 'number')
+        per[k] = (v - (warm[k as keyof GpuEncoderTimings] as number)) / records;
     }
     log(
       `per record of ${frames} frames, one pass at a time: ${stageLine(per as unknown as GpuEncoderTimings)}`,
@@ -245,6 +261,38 @@ async function profileStages(
   } finally {
     await encoder.dispose();
   }
+}
+
+/** Mean and max per record of where the time went (the first record, with the pipelines, left out). */
+function timelineSummary(
+  lines: RecordTimeline[],
+  converter: { encodeWaitMs: number; writeWaitMs: number }[],
+) {
+  const stat = (values: number[]) => {
+    const v = values.length > 1 ? values.slice(1) : values;
+    return {
+      mean: v.reduce((a, b) => a + b, 0) / Math.max(1, v.length),
+      max: v.reduce((a, b) => Math.max(a, b), 0),
+    };
+  };
+  const ends = lines.map((l) => l.endMs).sort((a, b) => a - b);
+  return {
+    records: lines.length,
+    lent: lines.filter((l) => l.lent).length,
+    intervalMs: stat(ends.map((e, i) => (i === 0 ? e : e - ends[i - 1]))),
+    readMs: stat(lines.map((l) => l.readMs)),
+    hostModelMs: stat(lines.map((l) => l.modelMs)),
+    hostCopyMs: stat(lines.map((l) => l.copyMs)),
+    gpuWaitMs: stat(lines.map((l) => l.gpuWaitMs)),
+    recordMs: stat(lines.map((l) => l.endMs - l.startMs)),
+    converterEncodeWaitMs: stat(converter.map((c) => c.encodeWaitMs)),
+    converterWriteWaitMs: stat(converter.map((c) => c.writeWaitMs)),
+  };
+}
+
+function timelineLine({ timeline: t }: { timeline: ReturnType<typeof timelineSummary> }): string {
+  const f = (s: { mean: number; max: number }) => `${s.mean.toFixed(1)} / ${s.max.toFixed(1)}`;
+  return `timeline per record, mean / max ms (${t.records} records, first left out; ${t.lent} written from lent readbacks): one record every ${f(t.intervalMs)}; each record: start to end ${f(t.recordMs)}, read ${f(t.readMs)}, host model ${f(t.hostModelMs)}, host copy ${f(t.hostCopyMs)}, GPU wait ${f(t.gpuWaitMs)}; converter waiting for the encoder ${f(t.converterEncodeWaitMs)}, for writes + hashes ${f(t.converterWriteWaitMs)}`;
 }
 
 async function spotCheck(
