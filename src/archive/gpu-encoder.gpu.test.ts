@@ -23,6 +23,7 @@ async function convertWith(
   encoder: RecordEncoder,
   codec: Partial<CodecParams>,
   options: { dataset?: string } = {},
+  writesInFlight?: number,
 ) {
   const { source, close } = await openSource(paths, options);
   const dir = join(await tempDir(), 'archive');
@@ -32,6 +33,7 @@ async function convertWith(
       encoder,
       codec,
       now: fixedDate,
+      writesInFlight,
     });
   } finally {
     await close();
@@ -110,6 +112,66 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
   );
 
   withGpu(
+    'lent readbacks (written without a host copy, hashed from the file): the same archive with 0, 2 and 4 shards in flight, every buffer freed',
+    async ({ device }) => {
+      const cpu = await convertWith(arinaPaths, cpuRecordEncoder, small);
+      for (const [lend, writes] of [
+        [3, 2],
+        [1, 4],
+        [2, 0],
+      ]) {
+        const tracked = trackBuffers(device);
+        try {
+          const encoder = gpuRecordEncoder(device, { slots: 3, lendReadbacks: lend });
+          expect(await convertWith(arinaPaths, encoder, small, {}, writes)).toBe(cpu);
+          expect(encoder.timings.lentRecords).toBeGreaterThan(0);
+          expect(encoder.timings.timeline.filter((l) => l.lent).length).toBe(encoder.timings.lentRecords);
+          await encoder.dispose();
+          expect(tracked.alive()).toBe(0);
+        } finally {
+          tracked.stop();
+        }
+      }
+    },
+    240_000,
+  );
+
+  withGpu(
+    'a lent record kept past dispose stays mapped; its readback is freed when given back',
+    async ({ device }) => {
+      const tracked = trackBuffers(device);
+      const { source, close } = await openSource(arinaPaths);
+      try {
+        const [rows, cols] = source.summary.detector;
+        const params = {
+          dtype: 'uint16' as const,
+          geometry: laneGeometry(rows * cols, 3),
+          cols,
+          tableLog: 11,
+          classes: 8,
+        };
+        const encoder = gpuRecordEncoder(device, { prefetch: false, lendReadbacks: 1 });
+        const first = await encoder.encode(source, 0, 7, params);
+        // The only lendable readback is out: the next record is copied into host memory.
+        const second = await encoder.encode(source, 7, 7, params);
+        expect([first.lent, second.lent]).toEqual([true, false]);
+        const words = first.words.slice();
+        expect(words.length).toBeGreaterThan(0);
+        await encoder.dispose();
+        expect(tracked.alive()).toBe(1);
+        expect(first.words).toEqual(words);
+        encoder.recycle(first);
+        expect(tracked.alive()).toBe(0);
+        expect(first.words.length).toBe(0); // unmapped: the loan is over
+      } finally {
+        tracked.stop();
+        await close();
+      }
+    },
+    240_000,
+  );
+
+  withGpu(
     'a damaged source chunk: a corrupt error naming the frame, nothing published, every buffer freed',
     async ({ device }) => {
       const { source, close } = await openSource(arinaPaths);
@@ -174,6 +236,25 @@ describe('planGpuEncoder', () => {
     expect(plan.laneStride).toBe(4608 + 2);
     expect(plan.buffers.find((b) => b.label === 'lane scratch')?.bytes).toBe(16384 * 4 * 4610 * 4);
     expect(plan.totalBytes).toBe(2 * plan.slotBytes);
+  });
+  it('refuses record slots and lent readbacks over the GPU budget, with the numbers', () => {
+    const plan = planGpuEncoder({ ...base, frames: 16384, slots: 4, lendReadbacks: 3 });
+    expect(plan.lendBytes).toBe(16384 * 4 * 4610 * 4);
+    expect(plan.totalBytes).toBe(4 * plan.slotBytes + 3 * plan.lendBytes);
+    expect(
+      planGpuEncoder({ ...base, frames: 16384, slots: 4, budgetBytes: 4 * plan.slotBytes }).totalBytes,
+    ).toBe(4 * plan.slotBytes);
+    expect(() =>
+      planGpuEncoder({
+        ...base,
+        frames: 16384,
+        slots: 4,
+        lendReadbacks: 3,
+        budgetBytes: plan.totalBytes - 1,
+      }),
+    ).toThrow(
+      /4 record slot\(s\) of [\d.]+ GiB \(16384 frames each\) \+ 3 lent readback\(s\) of [\d.]+ GiB = [\d.]+ GiB exceed the budget of [\d.]+ GiB; at most 3 slot\(s\) fit/,
+    );
   });
   it("refuses a record whose buffers exceed the GPU's binding limit, with the numbers", () => {
     expect(() => planGpuEncoder({ ...base, frames: 32768 })).toThrow(
