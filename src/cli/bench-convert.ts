@@ -79,10 +79,16 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   const ctx = await acquireDevice(nodeGpu());
   const { device } = ctx;
   log(`adapter: ${ctx.adapter.vendor} ${ctx.adapter.architecture} ${ctx.adapter.description}`);
+  // Source reads, shard writes and fsyncs share libuv's pool (4 threads unless UV_THREADPOOL_SIZE is set).
+  const uvThreads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+  log(
+    `encoder: ${o.slots ?? 2} records in flight, ${encoderOptions.lendReadbacks} lent readbacks, ${writesInFlight} shards written at once, libuv threads ${uvThreads}`,
+  );
   const source = await syntheticSource(acq, path, offsets);
   const report: Record<string, unknown> = {
     command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64}`,
     adapter: ctx.adapter,
+    uvThreadpool: uvThreads,
     frames: acq.frames,
     detector: [o.det, o.det],
     codec,
@@ -172,12 +178,26 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
       const acquisition = archive.acquisitions[0];
       await verifyAcquisitionGpu(device, acquisition, source, { slots: o.slots }); // warm-up (pipelines)
       const verify = await verifyAcquisitionGpu(device, acquisition, source, { slots: o.slots });
+      // Where a record's verification goes: each step waited for (the timed run above overlaps them).
+      const prof = await verifyAcquisitionGpu(device, acquisition, source, { slots: o.slots, profile: true });
+      const nRec = acquisition.records.length;
+      const verifyPerRecord = {
+        records: nRec,
+        pipelinedMs: verify.ms / nRec,
+        copyMs: prof.timings.copyMs / nRec,
+        decodeMs: prof.timings.decodeMs / nRec,
+        compareMs: prof.timings.compareMs / nRec,
+        notDecodeMs: verify.ms / nRec - prof.timings.decodeMs / nRec,
+        profiledTotalMs: prof.ms,
+        exact: prof.mismatches === 0 && prof.laneErrors === 0 && prof.sourceErrors === 0,
+      };
       const spot = await spotCheck(acquisition, source);
       const ok =
         sameManifest &&
         verify.mismatches === 0 &&
         verify.laneErrors === 0 &&
         verify.sourceErrors === 0 &&
+        verifyPerRecord.exact &&
         verify.compared === acq.frames * o.det * o.det &&
         spot.every((s) => s.exact);
       report.verify = {
@@ -185,10 +205,15 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
         openHashedOnMainThreadMs: openMainThreadMs,
         ...verify,
         rawEquivalentGBps: gbps(rawBytes, verify.ms),
+        perRecord: verifyPerRecord,
         spotCheck: spot,
       };
       log(
         `open (every SHA-256 checked): ${ms(openMs)} (hashed on the main thread, 4 files at once: ${ms(openMainThreadMs)}); GPU verify: ${verify.compared} values, ${verify.mismatches} mismatches, ${verify.laneErrors} lane errors, ${verify.sourceErrors} source errors in ${ms(verify.ms)} = ${gbps(rawBytes, verify.ms).toFixed(1)} GB/s raw-equivalent (read ${ms(verify.timings.readMs)}, upload ${ms(verify.timings.uploadMs)}, GPU wait ${ms(verify.timings.gpuWaitMs)})`,
+      );
+      const v = verifyPerRecord;
+      log(
+        `GPU verify per record of ${codec.recordFrames} frames: ${ms(v.pipelinedMs)} pipelined; one step at a time: staging copies + small uploads ${ms(v.copyMs)}, decode ${ms(v.decodeMs)}, compare ${ms(v.compareMs)}; not the decode: ${ms(v.notDecodeMs)} (${((100 * v.notDecodeMs) / v.pipelinedMs).toFixed(0)} %)`,
       );
       log(
         `spot check (CPU twin decode vs source): ${spot.map((s) => `frame ${s.frame} ${s.exact ? 'exact' : 'MISMATCH'}`).join(', ')}`,
