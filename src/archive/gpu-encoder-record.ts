@@ -47,6 +47,8 @@ export interface RecordTimeline {
   endMs: number;
   /** Reading the stored chunks into the mapped staging (includes waiting for the staging to be mapped). */
   readMs: number;
+  /** Waiting, chunks read, for the record before in the same slot to finish. */
+  slotWaitMs: number;
   /** Host model: class map, audit, frequencies, tables. */
   modelMs: number;
   /** Host copy of the data words (0 when the readback was lent). */
@@ -80,7 +82,18 @@ export async function encodeRecord(
     profile,
     pool,
     epoch,
-  }: { timings: GpuEncoderTimings; profile: boolean; pool: HostPool; epoch: number },
+    after,
+    freeStaging,
+  }: {
+    timings: GpuEncoderTimings;
+    profile: boolean;
+    pool: HostPool;
+    epoch: number;
+    /** The record before in this slot: done with the chunks' staging; done with the slot. */
+    after: { staging: Promise<void>; slot: Promise<void> };
+    /** Called once this record no longer needs the chunks' staging. */
+    freeStaging: () => void;
+  },
   signal?: AbortSignal,
 ): Promise<EncodedRecord> {
   const { device, plan } = s;
@@ -89,6 +102,7 @@ export async function encodeRecord(
     startMs: now() - epoch,
     endMs: 0,
     readMs: 0,
+    slotWaitMs: 0,
     modelMs: 0,
     copyMs: 0,
     gpuWaitMs: 0,
@@ -122,6 +136,7 @@ export async function encodeRecord(
   // 1. Read the stored chunks straight into the mapped staging buffer; the GPU copies them into its slot.
   let t = now();
   const upload = b['compressed upload'];
+  await after.staging;
   await slot.uploadReady;
   if (upload.mapState !== 'mapped') await upload.mapAsync(GPUMapMode.WRITE); // after a failed job
   const mapped = new Uint8Array(upload.getMappedRange());
@@ -136,6 +151,9 @@ export async function encodeRecord(
   if (stored.bytes.buffer !== mapped.buffer || stored.bytes.byteOffset !== 0) mapped.set(stored.bytes);
   line.readMs = now() - t;
   timings.readMs += line.readMs;
+  t = now();
+  await after.slot; // its GPU steps use this slot's buffers until it is done
+  line.slotWaitMs = now() - t;
   t = now();
   upload.unmap();
   const index = new Uint32Array(frames * 2);
@@ -185,6 +203,7 @@ export async function encodeRecord(
       slot.uploadReady = upload.mapAsync(GPUMapMode.WRITE);
       slot.uploadReady.catch(() => undefined); // a destroyed slot rejects it; the next job awaits it
     }
+    freeStaging();
     return new Uint32Array(await gpuResult(readStaging(staging, pixels * 8 + 8 + frames * 4)));
   };
   let words = await sums();

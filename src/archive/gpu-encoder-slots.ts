@@ -16,6 +16,13 @@ export interface Slot {
   buffers: Record<string, GPUBuffer>;
   /** Resolves when the chunks' staging buffer is mapped for writing again. */
   uploadReady: Promise<void>;
+  /**
+   * The record before in this slot: resolves once it no longer needs the chunks' staging (it is being mapped
+   * again, `uploadReady` is set), so the next record may read its chunks while that one is still encoded.
+   */
+  stagingFree: Promise<void>;
+  /** The record before in this slot: resolves once it has settled (done with every buffer of the slot). */
+  free: Promise<void>;
 }
 
 export interface EncoderState {
@@ -131,7 +138,12 @@ export async function createState(
         created.push(buffer);
         buffers[b.label] = buffer;
       }
-      made.push({ buffers, uploadReady: Promise.resolve() });
+      made.push({
+        buffers,
+        uploadReady: Promise.resolve(),
+        stagingFree: Promise.resolve(),
+        free: Promise.resolve(),
+      });
     }
     for (let k = 0; k < plan.lendReadbacks; k++) {
       lendable.push(

@@ -12,7 +12,9 @@
  *      without a host copy and given back with `recycle`) or, when none is free, copied into host memory.
  * The model is built on the host between the GPU steps, so each record has four small waits; they are the
  * only waits. Two (or `slots`) slots keep records in flight: while record r is encoded, record r + 1 is read,
- * decoded and summed (the encoder guesses that the next calls ask for the next records, and drops a wrong guess).
+ * decoded and summed, and record r + slots already reads its chunks into r's slot once r's decode has them
+ * (its GPU steps wait until r is done). The encoder guesses that the next calls ask for the next records, and
+ * drops a wrong guess.
  * Memory is planned before anything is allocated (`planGpuEncoder`); a failure frees every buffer.
  * The output is bit-identical to the CPU twins' (`cpuRecordEncoder`). Modules: gpu-encoder-plan.ts (memory plan),
  * gpu-encoder-slots.ts (buffers and pipelines), gpu-encoder-record.ts (one record's steps), gpu-tans-passes.ts.
@@ -68,6 +70,8 @@ interface Job {
 export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions = {}): GpuRecordEncoder {
   const { prefetch = true, profile = false } = options;
   const depth = prefetch ? Math.max(2, Math.floor(options.slots ?? 2)) : 1;
+  // With prefetch, one more record than slots: it reads its chunks while its slot's record is finished.
+  const inFlight = prefetch ? depth + 1 : 1;
   const timings: GpuEncoderTimings = {
     records: 0,
     readMs: 0,
@@ -89,7 +93,7 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
   const loans = new Map<ArrayBufferLike, EncoderState>();
   const jobs: Job[] = [];
   // Records in the encoder, plus those the converter is still writing (convertArchive's writesInFlight).
-  const pool = createHostPool(depth + 3);
+  const pool = createHostPool(inFlight + 3);
   let nextSlot = 0;
 
   const release = () => {
@@ -121,6 +125,11 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
     const s = state as EncoderState;
     const slot = s.slots[nextSlot];
     nextSlot = (nextSlot + 1) % s.slots.length;
+    const after = { staging: slot.stagingFree, slot: slot.free };
+    let freeStaging = () => {};
+    slot.stagingFree = new Promise<void>((resolve) => {
+      freeStaging = resolve;
+    });
     const result = encodeRecord(
       s,
       slot,
@@ -128,9 +137,14 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
       firstFrame,
       frames,
       params,
-      { timings, profile, pool, epoch },
+      { timings, profile, pool, epoch, after, freeStaging },
       signal,
     );
+    slot.free = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    result.then(freeStaging, freeStaging); // also when the record fails before its decode
     result.then(
       (record) => {
         if (record.lent) loans.set(record.words.buffer, s);
@@ -165,7 +179,7 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
         }
         // Prefetch the records that follow (records start at multiples of `frames`).
         let next = Math.max(firstFrame, ...jobs.map((j) => j.firstFrame)) + frames;
-        while (jobs.length < depth && next < source.frameCount) {
+        while (jobs.length < inFlight && next < source.frameCount) {
           start(source, next, Math.min(frames, source.frameCount - next), params, signal);
           next += frames;
         }

@@ -306,6 +306,7 @@ function timelineSummary(
     lent: lines.filter((l) => l.lent).length,
     intervalMs: stat(ends.map((e, i) => (i === 0 ? e : e - ends[i - 1]))),
     readMs: stat(lines.map((l) => l.readMs)),
+    slotWaitMs: stat(lines.map((l) => l.slotWaitMs)),
     hostModelMs: stat(lines.map((l) => l.modelMs)),
     hostCopyMs: stat(lines.map((l) => l.copyMs)),
     gpuWaitMs: stat(lines.map((l) => l.gpuWaitMs)),
@@ -317,7 +318,7 @@ function timelineSummary(
 
 function timelineLine({ timeline: t }: { timeline: ReturnType<typeof timelineSummary> }): string {
   const f = (s: { mean: number; max: number }) => `${s.mean.toFixed(1)} / ${s.max.toFixed(1)}`;
-  return `timeline per record, mean / max ms (${t.records} records, first left out; ${t.lent} written from lent readbacks): one record every ${f(t.intervalMs)}; each record: start to end ${f(t.recordMs)}, read ${f(t.readMs)}, host model ${f(t.hostModelMs)}, host copy ${f(t.hostCopyMs)}, GPU wait ${f(t.gpuWaitMs)}; converter waiting for the encoder ${f(t.converterEncodeWaitMs)}, for writes + hashes ${f(t.converterWriteWaitMs)}`;
+  return `timeline per record, mean / max ms (${t.records} records, first left out; ${t.lent} written from lent readbacks): one record every ${f(t.intervalMs)}; each record: start to end ${f(t.recordMs)}, read ${f(t.readMs)}, then waiting for its slot ${f(t.slotWaitMs)}, host model ${f(t.hostModelMs)}, host copy ${f(t.hostCopyMs)}, GPU wait ${f(t.gpuWaitMs)}; converter waiting for the encoder ${f(t.converterEncodeWaitMs)}, for writes + hashes ${f(t.converterWriteWaitMs)}`;
 }
 
 async function spotCheck(
