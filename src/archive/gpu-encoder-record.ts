@@ -45,7 +45,9 @@ export interface RecordTimeline {
   /** Start and end, ms after the encoder was created. */
   startMs: number;
   endMs: number;
-  /** Reading the stored chunks into the mapped staging (includes waiting for the staging to be mapped). */
+  /** Waiting for the chunks' staging: the record before in the slot has its chunks on the GPU, mapped again. */
+  stagingWaitMs: number;
+  /** Reading the stored chunks into the mapped staging. */
   readMs: number;
   /** Waiting, chunks read, for the record before in the same slot to finish. */
   slotWaitMs: number;
@@ -101,6 +103,7 @@ export async function encodeRecord(
     firstFrame,
     startMs: now() - epoch,
     endMs: 0,
+    stagingWaitMs: 0,
     readMs: 0,
     slotWaitMs: 0,
     modelMs: 0,
@@ -139,6 +142,7 @@ export async function encodeRecord(
   await after.staging;
   await slot.uploadReady;
   if (upload.mapState !== 'mapped') await upload.mapAsync(GPUMapMode.WRITE); // after a failed job
+  line.stagingWaitMs = now() - t;
   const mapped = new Uint8Array(upload.getMappedRange());
   const stored = await source.readStored(firstFrame, frames, signal, mapped);
   const storedBytes = stored.bytes.byteLength;
@@ -149,8 +153,8 @@ export async function encodeRecord(
     );
   }
   if (stored.bytes.buffer !== mapped.buffer || stored.bytes.byteOffset !== 0) mapped.set(stored.bytes);
-  line.readMs = now() - t;
-  timings.readMs += line.readMs;
+  line.readMs = now() - t - line.stagingWaitMs;
+  timings.readMs += now() - t;
   t = now();
   await after.slot; // its GPU steps use this slot's buffers until it is done
   line.slotWaitMs = now() - t;

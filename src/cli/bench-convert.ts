@@ -82,7 +82,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   // Source reads, shard writes and fsyncs share libuv's pool (4 threads unless UV_THREADPOOL_SIZE is set).
   const uvThreads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
   log(
-    `encoder: ${o.slots ?? 2} records in flight, ${encoderOptions.lendReadbacks} lent readbacks, ${writesInFlight} shards written at once, libuv threads ${uvThreads}`,
+    `encoder: ${o.slots ?? 2} record slots (+1 record reading ahead), ${encoderOptions.lendReadbacks} lent readbacks, ${writesInFlight} shards written at once, libuv threads ${uvThreads}`,
   );
   const source = await syntheticSource(acq, path, offsets);
   const report: Record<string, unknown> = {
@@ -305,6 +305,7 @@ function timelineSummary(
     records: lines.length,
     lent: lines.filter((l) => l.lent).length,
     intervalMs: stat(ends.map((e, i) => (i === 0 ? e : e - ends[i - 1]))),
+    stagingWaitMs: stat(lines.map((l) => l.stagingWaitMs)),
     readMs: stat(lines.map((l) => l.readMs)),
     slotWaitMs: stat(lines.map((l) => l.slotWaitMs)),
     hostModelMs: stat(lines.map((l) => l.modelMs)),
@@ -318,7 +319,7 @@ function timelineSummary(
 
 function timelineLine({ timeline: t }: { timeline: ReturnType<typeof timelineSummary> }): string {
   const f = (s: { mean: number; max: number }) => `${s.mean.toFixed(1)} / ${s.max.toFixed(1)}`;
-  return `timeline per record, mean / max ms (${t.records} records, first left out; ${t.lent} written from lent readbacks): one record every ${f(t.intervalMs)}; each record: start to end ${f(t.recordMs)}, read ${f(t.readMs)}, then waiting for its slot ${f(t.slotWaitMs)}, host model ${f(t.hostModelMs)}, host copy ${f(t.hostCopyMs)}, GPU wait ${f(t.gpuWaitMs)}; converter waiting for the encoder ${f(t.converterEncodeWaitMs)}, for writes + hashes ${f(t.converterWriteWaitMs)}`;
+  return `timeline per record, mean / max ms (${t.records} records, first left out; ${t.lent} written from lent readbacks): one record every ${f(t.intervalMs)}; each record: start to end ${f(t.recordMs)}, waiting for its staging ${f(t.stagingWaitMs)}, read ${f(t.readMs)}, then waiting for its slot ${f(t.slotWaitMs)}, host model ${f(t.hostModelMs)}, host copy ${f(t.hostCopyMs)}, GPU wait ${f(t.gpuWaitMs)}; converter waiting for the encoder ${f(t.converterEncodeWaitMs)}, for writes + hashes ${f(t.converterWriteWaitMs)}`;
 }
 
 async function spotCheck(
