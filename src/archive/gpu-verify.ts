@@ -20,8 +20,13 @@ import type { ArchiveAcquisition, ArchiveRecord } from './reader';
 import type { VerifyReport } from './verify';
 
 const layout = structLayout(source, 'Params');
-const LANES_PER_DISPATCH = 65536;
 const WORKGROUP = 64;
+/**
+ * Lanes per compare dispatch: a whole record in one (32,768 workgroups, below the default limit of 65,535).
+ * Dispatches of one pass run one after another, and 65,536 invocations (the former chunk) are fewer than an
+ * H200's 132 SMs hold at once: a record's lanes are all resident together now.
+ */
+const LANES_PER_DISPATCH = 32768 * WORKGROUP;
 
 export interface TansComparePass {
   encode(
