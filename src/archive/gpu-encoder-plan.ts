@@ -35,10 +35,15 @@ export interface GpuEncoderPlan extends GpuEncoderPlanInput {
   lanes: number;
   laneStride: number;
   tokens: number;
-  /** Buffers of one slot: label, bytes, whether bound as storage (else a mappable staging buffer). */
-  buffers: { label: string; bytes: number; bound: boolean }[];
+  /**
+   * Buffers of one slot: label, bytes (the most it may need), whether bound as storage (else a mappable
+   * staging buffer), and whether it is created when first needed, at the size then needed (the output
+   * readback: a record's data words are a fraction of the worst case, and a mapped buffer is cleared in full
+   * on first use).
+   */
+  buffers: { label: string; bytes: number; bound: boolean; lazy?: boolean }[];
   slotBytes: number;
-  /** Bytes of one lent output readback (the slot's own output readback size). */
+  /** Bytes of one lent output readback at most (created when first lent, at the size then needed). */
   lendBytes: number;
   /** slots x slotBytes + lendReadbacks x lendBytes. */
   totalBytes: number;
@@ -85,7 +90,7 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
     { label: 'lane offsets', bytes: align4((lanes + 1) * 4), bound: true },
     { label: 'record output', bytes: align4(lanes * stride * 4), bound: true },
     { label: 'small readback', bytes: align4(small), bound: false },
-    { label: 'output readback', bytes: align4(lanes * stride * 4), bound: false },
+    { label: 'output readback', bytes: align4(lanes * stride * 4), bound: false, lazy: true },
   ];
   for (const b of buffers) {
     const max = b.bound ? limits.maxStorageBufferBindingSize : limits.maxBufferSize;

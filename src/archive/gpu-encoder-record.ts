@@ -309,6 +309,20 @@ export async function encodeRecord(
   t = now();
   queue.writeBuffer(b['lane offsets'], 0, offsets);
   timings.uploadMs += now() - t;
+  // The data words: into a lent readback when one is free (handed out mapped, no host copy; the converter
+  // gives it back once written), else into the slot's own readback and copied into host memory. Readbacks
+  // are created when first needed, at about the size needed (grown if a record needs more).
+  const bytes = dataWords * 4;
+  const lend = dataWords > 0 ? await lendableReadback(s, bytes) : undefined;
+  let readback = lend;
+  if (!readback && dataWords > 0) {
+    if (slot.readback && slot.readback.size < bytes) {
+      slot.readback.destroy();
+      slot.readback = null;
+    }
+    slot.readback ??= await s.createReadback(bytes, 'output readback');
+    readback = slot.readback;
+  }
   t = now();
   encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: compaction` });
   const compactParams = s.lanes.encodeCompaction(encoder, {
@@ -323,32 +337,28 @@ export async function encodeRecord(
     t = now();
     encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: readback` });
   }
-  // The data words: into a lent readback when one is free (handed out mapped, no host copy; the converter
-  // gives it back once written), else into the slot's own readback and copied into host memory.
-  const lend = dataWords > 0 ? s.lendable.pop() : undefined;
-  const readback = lend ?? b['output readback'];
-  if (dataWords > 0) encoder.copyBufferToBuffer(b['record output'], 0, readback, 0, dataWords * 4);
+  if (readback) encoder.copyBufferToBuffer(b['record output'], 0, readback, 0, bytes);
   submit(encoder, profile ? [] : [compactParams]);
   let data: Uint32Array;
   if (lend) {
     try {
-      await gpuResult(readback.mapAsync(GPUMapMode.READ, 0, dataWords * 4));
+      await gpuResult(lend.mapAsync(GPUMapMode.READ, 0, bytes));
     } catch (error) {
       s.lendable.push(lend);
       throw error;
     }
     timings.readbackMs += now() - t;
-    data = new Uint32Array(readback.getMappedRange(0, dataWords * 4));
+    data = new Uint32Array(lend.getMappedRange(0, bytes));
     s.lent.set(data.buffer, lend);
     line.lent = true;
     timings.lentRecords++;
   } else {
     data = pool.take(plan.lanes * plan.laneStride).subarray(0, dataWords);
-    if (dataWords > 0) {
-      await gpuResult(readback.mapAsync(GPUMapMode.READ, 0, dataWords * 4));
+    if (readback) {
+      await gpuResult(readback.mapAsync(GPUMapMode.READ, 0, bytes));
       timings.readbackMs += now() - t;
       t = now();
-      data.set(new Uint32Array(readback.getMappedRange(0, dataWords * 4)));
+      data.set(new Uint32Array(readback.getMappedRange(0, bytes)));
       readback.unmap();
       line.copyMs = now() - t;
       timings.hostCopyMs += line.copyMs;
@@ -357,6 +367,33 @@ export async function encodeRecord(
   line.endMs = now() - epoch;
   timings.timeline.push(line);
   return { model, offsets, words: data, audit, lent: line.lent };
+}
+
+/**
+ * A free lendable readback of at least `bytes`: one free already, else a new one while fewer than planned
+ * exist, else a free smaller one replaced by a larger one; undefined when every one is lent out.
+ */
+async function lendableReadback(s: EncoderState, bytes: number): Promise<GPUBuffer | undefined> {
+  const i = s.lendable.findIndex((b) => b.size >= bytes);
+  if (i >= 0) return s.lendable.splice(i, 1)[0];
+  if (s.unmade > 0) {
+    s.unmade--;
+    try {
+      return await s.createReadback(bytes, 'lent readback');
+    } catch (error) {
+      s.unmade++;
+      throw error;
+    }
+  }
+  const small = s.lendable.pop();
+  if (!small) return undefined;
+  small.destroy();
+  try {
+    return await s.createReadback(bytes, 'lent readback');
+  } catch (error) {
+    s.unmade++;
+    throw error;
+  }
 }
 
 /** Exact sum of per-pixel sums (each exact below 2^53). */

@@ -23,6 +23,14 @@ export interface Slot {
   stagingFree: Promise<void>;
   /** The record before in this slot: resolves once it has settled (done with every buffer of the slot). */
   free: Promise<void>;
+  /** The slot's own output readback (words copied into host memory), created when first needed. */
+  readback: GPUBuffer | null;
+}
+
+/** Readbacks are created at the size needed + 25 %, in steps of 16 MiB, up to the plan's size. */
+export function readbackBytes(needed: number, max: number): number {
+  const step = 16 * 2 ** 20;
+  return Math.max(needed, Math.min(max, Math.ceil((needed * 1.25) / step) * step));
 }
 
 export interface EncoderState {
@@ -30,8 +38,15 @@ export interface EncoderState {
   plan: GpuEncoderPlan;
   source: AcquisitionSource;
   slots: Slot[];
-  /** Output readbacks free to lend (plan.lendReadbacks in all, with those lent out). */
+  /** Output readbacks free to lend (with those lent out and `unmade`: plan.lendReadbacks). */
   lendable: GPUBuffer[];
+  /** Lendable readbacks not created yet. */
+  unmade: number;
+  /**
+   * A readback of at least `bytes` (a new one, inside an out-of-memory scope; 'budget' error when it fails):
+   * the caller keeps it (slot readback) or lends it.
+   */
+  createReadback(bytes: number, label: string): Promise<GPUBuffer>;
   /** Lent readbacks, by the ArrayBuffer of their mapped range; given back by `giveBack`. */
   lent: Map<ArrayBufferLike, GPUBuffer>;
   decode: ReturnType<typeof createBslz4DecodePass>;
@@ -98,6 +113,10 @@ export async function createState(
     budgetBytes,
     limits: device.limits,
   });
+  const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+  const READBACK = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
+  const UPLOAD = GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
+  const made: Slot[] = [];
   const created: GPUBuffer[] = [];
   const lendable: GPUBuffer[] = [];
   const lent = new Map<ArrayBufferLike, GPUBuffer>();
@@ -106,6 +125,27 @@ export async function createState(
     alive = false;
     for (const b of created.splice(0)) b.destroy();
     for (const b of lendable.splice(0)) b.destroy();
+    for (const slot of made) {
+      slot.readback?.destroy();
+      slot.readback = null;
+    }
+  };
+  const createReadback = async (bytes: number, label: string) => {
+    device.pushErrorScope('out-of-memory');
+    const buffer = device.createBuffer({
+      label: `encoder ${label}`,
+      size: readbackBytes(bytes, plan.lendBytes),
+      usage: READBACK,
+    });
+    const oom = await device.popErrorScope();
+    if (oom) {
+      buffer.destroy();
+      throw new StemflowError(
+        'budget',
+        `GPU encoder: a readback of ${bytes} bytes does not fit this GPU's memory (${oom.message}).`,
+      );
+    }
+    return buffer;
   };
   const giveBack = (words: ArrayBufferLike) => {
     const buffer = lent.get(words);
@@ -117,17 +157,14 @@ export async function createState(
     } else buffer.destroy();
     return true;
   };
-  const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
-  const READBACK = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
-  const UPLOAD = GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
   device.pushErrorScope('out-of-memory');
   let popped = false;
   try {
     const bits = DTYPE_BITS[params.dtype];
-    const made: Slot[] = [];
     for (let s = 0; s < slots; s++) {
       const buffers: Record<string, GPUBuffer> = {};
       for (const b of plan.buffers) {
+        if (b.lazy) continue;
         const upload = b.label === 'compressed upload';
         const buffer = device.createBuffer({
           label: `encoder ${s} ${b.label}`,
@@ -143,12 +180,8 @@ export async function createState(
         uploadReady: Promise.resolve(),
         stagingFree: Promise.resolve(),
         free: Promise.resolve(),
+        readback: null,
       });
-    }
-    for (let k = 0; k < plan.lendReadbacks; k++) {
-      lendable.push(
-        device.createBuffer({ label: `encoder lent readback ${k}`, size: plan.lendBytes, usage: READBACK }),
-      );
     }
     popped = true;
     const oom = await device.popErrorScope();
@@ -164,6 +197,8 @@ export async function createState(
       source,
       slots: made,
       lendable,
+      unmade: plan.lendReadbacks,
+      createReadback,
       lent,
       decode: createBslz4DecodePass(device, { elemSize: (bits / 8) as 1 | 2 | 4 }),
       stats: createTansStatsPass(device, { bits, tokens: plan.tokens, classes: params.classes }),

@@ -8,6 +8,7 @@ import { fixture, loadOracle } from '../testing/fixtures';
 import { mulberry32 } from '../util/prng';
 import { type CodecParams, convertArchive, cpuRecordEncoder, type RecordEncoder } from './convert';
 import { gpuRecordEncoder, planGpuEncoder } from './gpu-encoder';
+import { readbackBytes } from './gpu-encoder-slots';
 import { laneGeometry } from './lanes';
 import { nodeArchiveTarget, nodeSha256 } from './node-folder';
 import { classMapFromSums, classMapFromSumsFast } from './tans-stats';
@@ -236,6 +237,14 @@ describe('planGpuEncoder', () => {
     expect(plan.laneStride).toBe(4608 + 2);
     expect(plan.buffers.find((b) => b.label === 'lane scratch')?.bytes).toBe(16384 * 4 * 4610 * 4);
     expect(plan.totalBytes).toBe(2 * plan.slotBytes);
+  });
+  it('sizes readbacks to the words needed + 25 % in 16 MiB steps, never above the plan, never below the need', () => {
+    const MiB = 2 ** 20;
+    expect(readbackBytes(4, 2 ** 30)).toBe(16 * MiB);
+    expect(readbackBytes(103_000_000, 1_208_483_840)).toBe(128 * MiB);
+    expect(readbackBytes(1_000_000_000, 1_208_483_840)).toBe(1_208_483_840);
+    expect(readbackBytes(20 * MiB, 21 * MiB)).toBe(21 * MiB);
+    expect(readbackBytes(4 * MiB + 4, 4 * MiB)).toBe(4 * MiB + 4);
   });
   it('refuses record slots and lent readbacks over the GPU budget, with the numbers', () => {
     const plan = planGpuEncoder({ ...base, frames: 16384, slots: 4, lendReadbacks: 3 });
