@@ -6,6 +6,7 @@ import { StemflowError, throwIfAborted } from '../errors';
 import { DecodeError } from '../kernels/decode-errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import type { EncodedRecord, RecordAudit } from './convert';
+import { type HostPool, lendableReadback } from './gpu-encoder-memory';
 import { align4 } from './gpu-encoder-plan';
 import type { EncodeParams, EncoderState, Slot } from './gpu-encoder-slots';
 import { NEIGHBOUR_BUCKETS } from './hybrid-uint';
@@ -369,33 +370,6 @@ export async function encodeRecord(
   return { model, offsets, words: data, audit, lent: line.lent };
 }
 
-/**
- * A free lendable readback of at least `bytes`: one free already, else a new one while fewer than planned
- * exist, else a free smaller one replaced by a larger one; undefined when every one is lent out.
- */
-async function lendableReadback(s: EncoderState, bytes: number): Promise<GPUBuffer | undefined> {
-  const i = s.lendable.findIndex((b) => b.size >= bytes);
-  if (i >= 0) return s.lendable.splice(i, 1)[0];
-  if (s.unmade > 0) {
-    s.unmade--;
-    try {
-      return await s.createReadback(bytes, 'lent readback');
-    } catch (error) {
-      s.unmade++;
-      throw error;
-    }
-  }
-  const small = s.lendable.pop();
-  if (!small) return undefined;
-  small.destroy();
-  try {
-    return await s.createReadback(bytes, 'lent readback');
-  } catch (error) {
-    s.unmade++;
-    throw error;
-  }
-}
-
 /** Exact sum of per-pixel sums (each exact below 2^53). */
 function exactTotal(sums: Float64Array): bigint {
   let total = 0n;
@@ -437,40 +411,4 @@ async function decodeOnHost(
     padded.set(bytes);
     s.device.queue.writeBuffer(slot.buffers.decoded, f * wordBytes, padded);
   }
-}
-
-export interface HostPool {
-  /** A host array of at least `words` words: a recycled one, or a new one. */
-  take(words: number): Uint32Array;
-  /** Returns an array `take` gave out (any view of it); others are ignored. */
-  give(words: Uint32Array): void;
-}
-
-/**
- * Host arrays for the records' data words, reused once the converter has written a record (`recycle`):
- * touching fresh memory costs more than the copy itself (H200 host: 100 MB copied from the mapped readback
- * into fresh memory 67-85 ms, into touched memory 19-21 ms). In Node they are SharedArrayBuffers, so a hashing
- * worker (node-hash-pool.ts) reads them without a copy.
- */
-export function createHostPool(keep: number): HostPool {
-  const ours = new WeakSet<ArrayBufferLike>();
-  const free: Uint32Array[] = [];
-  // Not in browsers (which define `crossOriginIsolated`): WebCrypto and file streams refuse shared memory.
-  const shared = typeof SharedArrayBuffer === 'function' && !('crossOriginIsolated' in globalThis);
-  const allocate = (bytes: number): ArrayBufferLike =>
-    shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
-  return {
-    take(words) {
-      const i = free.findIndex((a) => a.length >= words);
-      if (i >= 0) return free.splice(i, 1)[0];
-      const fresh = new Uint32Array(allocate(words * 4));
-      ours.add(fresh.buffer);
-      return fresh;
-    },
-    give(words) {
-      const buffer = words.buffer;
-      if (!ours.has(buffer) || free.some((a) => a.buffer === buffer) || free.length >= keep) return;
-      free.push(new Uint32Array(buffer));
-    },
-  };
 }

@@ -17,13 +17,15 @@
  * drops a wrong guess.
  * Memory is planned before anything is allocated (`planGpuEncoder`); a failure frees every buffer.
  * The output is bit-identical to the CPU twins' (`cpuRecordEncoder`). Modules: gpu-encoder-plan.ts (memory plan),
- * gpu-encoder-slots.ts (buffers and pipelines), gpu-encoder-record.ts (one record's steps), gpu-tans-passes.ts.
+ * gpu-encoder-slots.ts (buffers and pipelines), gpu-encoder-record.ts (one record's steps), gpu-encoder-memory.ts
+ * (host arrays, lent readbacks), gpu-tans-passes.ts.
  */
 import { throwIfAborted } from '../errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import type { EncodedRecord, RecordEncoder } from './convert';
+import { createHostPool } from './gpu-encoder-memory';
 import type { GpuEncoderPlan } from './gpu-encoder-plan';
-import { createHostPool, encodeRecord, type GpuEncoderTimings } from './gpu-encoder-record';
+import { encodeRecord, type GpuEncoderTimings } from './gpu-encoder-record';
 import { createState, type EncodeParams, type EncoderState, sameParams } from './gpu-encoder-slots';
 
 export { type GpuEncoderPlan, type GpuEncoderPlanInput, planGpuEncoder } from './gpu-encoder-plan';
