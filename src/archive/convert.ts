@@ -64,6 +64,12 @@ export interface EncodedRecord {
   offsets: Uint32Array;
   words: Uint32Array;
   audit: RecordAudit;
+  /**
+   * The words are memory the encoder lends until `recycle` (a GPU readback mapped in place, not shared with
+   * other threads): the converter writes them, hashes the written file (the target's `hashWritten`) rather
+   * than handing them to another thread, and gives them back as soon as they are written.
+   */
+  lent?: boolean;
 }
 
 export interface RecordAudit {
@@ -164,7 +170,13 @@ export interface ConvertResult {
   manifest: ArchiveManifest;
   rawBytes: number;
   archiveBytes: number;
-  timings: { encodeMs: number; writeMs: number; totalMs: number };
+  timings: {
+    encodeMs: number;
+    writeMs: number;
+    totalMs: number;
+    /** Per record: how long the converter waited for the encoder, and for shards being written + hashed. */
+    records: { encodeWaitMs: number; writeWaitMs: number }[];
+  };
 }
 
 /** Converts acquisitions into a new archive written to `target`; publishes it only when complete. */
@@ -197,6 +209,7 @@ export async function convertArchive(
   let archiveBytes = 0;
   let encodeMs = 0;
   let writeMs = 0;
+  const recordTimings: { encodeWaitMs: number; writeWaitMs: number }[] = [];
   const t0 = performance.now();
   /** Shards being written, oldest first; each settles to its manifest entry. */
   const writing: { done: Promise<ManifestFile>; report: () => void }[] = [];
@@ -206,7 +219,10 @@ export async function convertArchive(
     if (!job) return;
     const tw = performance.now();
     files.push(await job.done);
-    writeMs += performance.now() - tw;
+    const waited = performance.now() - tw;
+    writeMs += waited;
+    const last = recordTimings[recordTimings.length - 1];
+    if (last) last.writeWaitMs += waited;
     job.report();
   };
   try {
@@ -246,7 +262,9 @@ export async function convertArchive(
           { dtype, geometry, cols: s.detector[1], tableLog: codec.tableLog, classes: codec.classes },
           signal,
         );
-        encodeMs += performance.now() - te;
+        const encodeWaitMs = performance.now() - te;
+        encodeMs += encodeWaitMs;
+        recordTimings.push({ encodeWaitMs, writeWaitMs: 0 });
         classMaps.set(rec.model.classMap, r * pixels);
         if (rec.model.pixelSums) pixelSums.set(rec.model.pixelSums, r * pixels);
         else haveSums = false;
@@ -264,9 +282,18 @@ export async function convertArchive(
         rawBytes += frames * pixels * (DTYPE_BITS[dtype] / 8);
         manifestRecords.push({ file, firstFrame, frames });
         const bytesWritten = archiveBytes;
-        const done = writeFile(target, file, [head, body], hash, hashParts).finally(() =>
-          encoder.recycle?.(rec),
-        );
+        // Lent words (not shareable with a hashing thread) are given back once written; the file is hashed.
+        let recycled = false;
+        const recycle = () => {
+          if (recycled) return;
+          recycled = true;
+          encoder.recycle?.(rec);
+        };
+        const fromFile = rec.lent && hashParts ? target.hashWritten : undefined;
+        const done = writeFile(target, file, [head, body], hash, hashParts, {
+          hashWritten: fromFile,
+          onWritten: rec.lent ? recycle : undefined,
+        }).finally(recycle);
         done.catch(() => undefined); // awaited in order by finishOldest, or when a failure is cleaned up
         writing.push({
           done,
@@ -326,7 +353,7 @@ export async function convertArchive(
       manifest,
       rawBytes,
       archiveBytes,
-      timings: { encodeMs, writeMs, totalMs: performance.now() - t0 },
+      timings: { encodeMs, writeMs, totalMs: performance.now() - t0, records: recordTimings },
     };
   } catch (error) {
     await Promise.allSettled(writing.map((w) => w.done));
@@ -335,16 +362,37 @@ export async function convertArchive(
   }
 }
 
-/** Writes one file and hashes its bytes: on this thread with `hash`, or alongside the write with `hashParts`. */
+/**
+ * Writes one file and hashes its bytes: on this thread with `hash`, alongside the write with `hashParts`, or,
+ * with `hashWritten`, from the file once its bytes are written (while it is synced). `onWritten` runs when the
+ * parts are no longer needed.
+ */
 async function writeFile(
   target: ArchiveTarget,
   path: string,
   parts: Uint8Array[],
   hash: Sha256Factory,
   hashParts?: ParallelSha256,
+  {
+    hashWritten,
+    onWritten,
+  }: { hashWritten?: (path: string) => Promise<string>; onWritten?: () => void } = {},
 ): Promise<ManifestFile> {
   const size = parts.reduce((n, p) => n + p.byteLength, 0);
   const sink = await target.create(path);
+  if (hashWritten) {
+    let digest: Promise<string>;
+    try {
+      if (sink.writeParts) await sink.writeParts(parts);
+      else for (const part of parts) await sink.write(part);
+      onWritten?.();
+      digest = hashWritten(path);
+      digest.catch(() => undefined); // awaited below, unless closing fails first
+    } finally {
+      await sink.close();
+    }
+    return { path, size, sha256: await digest };
+  }
   if (hashParts) {
     const digest = hashParts(parts);
     digest.catch(() => undefined); // awaited below, unless the write fails first
@@ -354,6 +402,7 @@ async function writeFile(
     } finally {
       await sink.close();
     }
+    onWritten?.();
     return { path, size, sha256: await digest };
   }
   const h = await hash();
@@ -365,5 +414,6 @@ async function writeFile(
   } finally {
     await sink.close();
   }
+  onWritten?.();
   return { path, size, sha256: h.digest() };
 }

@@ -33,6 +33,12 @@ export interface ArchiveTarget {
   create(path: string): Promise<FileSink>;
   /** Hashes files' bytes off the main thread while they are written (optional; else the `Sha256Factory`). */
   hashParts?: ParallelSha256;
+  /**
+   * SHA-256 of a file of this target once its bytes are written (read back and hashed off the main thread;
+   * optional). The converter uses it for bytes it cannot hand to `hashParts` without a copy (memory lent by
+   * the GPU encoder, mapped in place): the file is hashed while it is synced.
+   */
+  hashWritten?(path: string): Promise<string>;
   publish(): Promise<void>;
   discard(): Promise<void>;
 }

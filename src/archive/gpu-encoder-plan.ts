@@ -19,17 +19,33 @@ export interface GpuEncoderPlanInput {
   /** Largest stored (compressed) bytes of one record. */
   maxStoredBytes: number;
   slots: number;
+  /**
+   * Extra output readbacks the encoder may lend to the converter (mapped in place, written without a host
+   * copy, given back once written; default 0).
+   */
+  lendReadbacks?: number;
+  /** GPU bytes the encoder may allocate in all (optional): a plan above it is refused with its numbers. */
+  budgetBytes?: number;
   limits: { maxBufferSize: number; maxStorageBufferBindingSize: number };
 }
 
 export interface GpuEncoderPlan extends GpuEncoderPlanInput {
+  lendReadbacks: number;
   wordsPerFrame: number;
   lanes: number;
   laneStride: number;
   tokens: number;
-  /** Buffers of one slot: label, bytes, whether bound as storage (else a mappable staging buffer). */
-  buffers: { label: string; bytes: number; bound: boolean }[];
+  /**
+   * Buffers of one slot: label, bytes (the most it may need), whether bound as storage (else a mappable
+   * staging buffer), and whether it is created when first needed, at the size then needed (the output
+   * readback: a record's data words are a fraction of the worst case, and a mapped buffer is cleared in full
+   * on first use).
+   */
+  buffers: { label: string; bytes: number; bound: boolean; lazy?: boolean }[];
   slotBytes: number;
+  /** Bytes of one lent output readback at most (created when first lent, at the size then needed). */
+  lendBytes: number;
+  /** slots x slotBytes + lendReadbacks x lendBytes. */
   totalBytes: number;
 }
 
@@ -74,7 +90,7 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
     { label: 'lane offsets', bytes: align4((lanes + 1) * 4), bound: true },
     { label: 'record output', bytes: align4(lanes * stride * 4), bound: true },
     { label: 'small readback', bytes: align4(small), bound: false },
-    { label: 'output readback', bytes: align4(lanes * stride * 4), bound: false },
+    { label: 'output readback', bytes: align4(lanes * stride * 4), bound: false, lazy: true },
   ];
   for (const b of buffers) {
     const max = b.bound ? limits.maxStorageBufferBindingSize : limits.maxBufferSize;
@@ -86,14 +102,27 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
     }
   }
   const slotBytes = buffers.reduce((n, b) => n + b.bytes, 0);
+  const lendReadbacks = Math.max(0, Math.floor(input.lendReadbacks ?? 0));
+  const lendBytes = align4(lanes * stride * 4);
+  const totalBytes = slotBytes * slots + lendReadbacks * lendBytes;
+  if (input.budgetBytes !== undefined && totalBytes > input.budgetBytes) {
+    const gib = (n: number) => `${(n / 2 ** 30).toFixed(2)} GiB`;
+    const fit = Math.floor((input.budgetBytes - lendReadbacks * lendBytes) / slotBytes);
+    throw new StemflowError(
+      'budget',
+      `GPU encoder: ${slots} record slot(s) of ${gib(slotBytes)} (${frames} frames each) + ${lendReadbacks} lent readback(s) of ${gib(lendBytes)} = ${gib(totalBytes)} exceed the budget of ${gib(input.budgetBytes)}; ${fit >= 1 ? `at most ${fit} slot(s) fit` : 'use smaller records'}.`,
+    );
+  }
   return {
     ...input,
+    lendReadbacks,
     wordsPerFrame,
     lanes,
     laneStride: stride,
     tokens,
     buffers,
     slotBytes,
-    totalBytes: slotBytes * slots,
+    lendBytes,
+    totalBytes,
   };
 }

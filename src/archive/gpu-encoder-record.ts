@@ -6,11 +6,13 @@ import { StemflowError, throwIfAborted } from '../errors';
 import { DecodeError } from '../kernels/decode-errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import type { EncodedRecord, RecordAudit } from './convert';
+import { type HostPool, lendableReadback } from './gpu-encoder-memory';
 import { align4 } from './gpu-encoder-plan';
 import type { EncodeParams, EncoderState, Slot } from './gpu-encoder-slots';
 import { NEIGHBOUR_BUCKETS } from './hybrid-uint';
-import { frequenciesFromHistogram, type RecordModel, recordTables } from './record-tables';
+import { frequenciesFromHistogram, type RecordModel } from './record-tables';
 import { classMapFromSumsFast, sumsFromPairs } from './tans-stats';
+import { buildEncodeTablesAll } from './tans-table';
 
 export interface GpuEncoderTimings {
   records: number;
@@ -30,8 +32,33 @@ export interface GpuEncoderTimings {
   compactMs: number;
   /** Compaction + copy of the data words to mapped memory, until mapped. */
   readbackMs: number;
-  /** Copying the mapped data words into host memory. */
+  /** Copying the mapped data words into host memory (records whose readback was not lent). */
   hostCopyMs: number;
+  /** Records whose words were lent in their mapped readback (no host copy). */
+  lentRecords: number;
+  /** One entry per record encoded, in the order they finished. */
+  timeline: RecordTimeline[];
+}
+
+/** Where one record's time went (ms). Records overlap: their GPU waits include other records' passes. */
+export interface RecordTimeline {
+  firstFrame: number;
+  /** Start and end, ms after the encoder was created. */
+  startMs: number;
+  endMs: number;
+  /** Waiting for the chunks' staging: the record before in the slot has its chunks on the GPU, mapped again. */
+  stagingWaitMs: number;
+  /** Reading the stored chunks into the mapped staging. */
+  readMs: number;
+  /** Waiting, chunks read, for the record before in the same slot to finish. */
+  slotWaitMs: number;
+  /** Host model: class map, audit, frequencies, tables. */
+  modelMs: number;
+  /** Host copy of the data words (0 when the readback was lent). */
+  copyMs: number;
+  /** Waiting for the GPU's results: sums, histogram, lane counts, data words. */
+  gpuWaitMs: number;
+  lent: boolean;
 }
 
 async function readStaging(buffer: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
@@ -53,10 +80,46 @@ export async function encodeRecord(
   firstFrame: number,
   frames: number,
   { geometry: g }: EncodeParams,
-  { timings, profile, pool }: { timings: GpuEncoderTimings; profile: boolean; pool: HostPool },
+  {
+    timings,
+    profile,
+    pool,
+    epoch,
+    after,
+    freeStaging,
+  }: {
+    timings: GpuEncoderTimings;
+    profile: boolean;
+    pool: HostPool;
+    epoch: number;
+    /** The record before in this slot: done with the chunks' staging; done with the slot. */
+    after: { staging: Promise<void>; slot: Promise<void> };
+    /** Called once this record no longer needs the chunks' staging. */
+    freeStaging: () => void;
+  },
   signal?: AbortSignal,
 ): Promise<EncodedRecord> {
   const { device, plan } = s;
+  const line: RecordTimeline = {
+    firstFrame,
+    startMs: now() - epoch,
+    endMs: 0,
+    stagingWaitMs: 0,
+    readMs: 0,
+    slotWaitMs: 0,
+    modelMs: 0,
+    copyMs: 0,
+    gpuWaitMs: 0,
+    lent: false,
+  };
+  const gpuResult = async <T>(p: Promise<T>): Promise<T> => {
+    const t = now();
+    try {
+      return await p;
+    } finally {
+      line.gpuWaitMs += now() - t;
+    }
+  };
   const { pixels } = g;
   const b = slot.buffers;
   const lanes = frames * g.slices;
@@ -77,8 +140,10 @@ export async function encodeRecord(
   // 1. Read the stored chunks straight into the mapped staging buffer; the GPU copies them into its slot.
   let t = now();
   const upload = b['compressed upload'];
+  await after.staging;
   await slot.uploadReady;
   if (upload.mapState !== 'mapped') await upload.mapAsync(GPUMapMode.WRITE); // after a failed job
+  line.stagingWaitMs = now() - t;
   const mapped = new Uint8Array(upload.getMappedRange());
   const stored = await source.readStored(firstFrame, frames, signal, mapped);
   const storedBytes = stored.bytes.byteLength;
@@ -89,7 +154,11 @@ export async function encodeRecord(
     );
   }
   if (stored.bytes.buffer !== mapped.buffer || stored.bytes.byteOffset !== 0) mapped.set(stored.bytes);
+  line.readMs = now() - t - line.stagingWaitMs;
   timings.readMs += now() - t;
+  t = now();
+  await after.slot; // its GPU steps use this slot's buffers until it is done
+  line.slotWaitMs = now() - t;
   t = now();
   upload.unmap();
   const index = new Uint32Array(frames * 2);
@@ -139,7 +208,8 @@ export async function encodeRecord(
       slot.uploadReady = upload.mapAsync(GPUMapMode.WRITE);
       slot.uploadReady.catch(() => undefined); // a destroyed slot rejects it; the next job awaits it
     }
-    return new Uint32Array(await readStaging(staging, pixels * 8 + 8 + frames * 4));
+    freeStaging();
+    return new Uint32Array(await gpuResult(readStaging(staging, pixels * 8 + 8 + frames * 4)));
   };
   let words = await sums();
   if (profile) timings.sumsMs += now() - t;
@@ -162,7 +232,7 @@ export async function encodeRecord(
     total: exactTotal(pixelSums),
     above255: words[2 * pixels + 1],
   };
-  timings.modelMs += now() - t;
+  line.modelMs += now() - t;
   t = now();
   queue.writeBuffer(b['class map'], 0, Uint32Array.from(classMap));
   timings.uploadMs += now() - t;
@@ -177,7 +247,7 @@ export async function encodeRecord(
   });
   encoder.copyBufferToBuffer(b.histogram, 0, b['small readback'], 0, bins * 4);
   submit(encoder, [histParams]);
-  const histogram = new Uint32Array(await readStaging(b['small readback'], bins * 4));
+  const histogram = new Uint32Array(await gpuResult(readStaging(b['small readback'], bins * 4)));
   timings.histogramMs += now() - t;
 
   // 4. Host: frequencies and tables; encode every lane on the GPU.
@@ -192,11 +262,13 @@ export async function encodeRecord(
     freqs: frequenciesFromHistogram(histogram, plan.classes * NEIGHBOUR_BUCKETS, plan.tokens, plan.tableLog),
     pixelSums,
   };
-  const tables = recordTables(model);
-  timings.modelMs += now() - t;
+  const contexts = plan.classes * NEIGHBOUR_BUCKETS;
+  const tables = buildEncodeTablesAll(model.freqs, contexts, plan.tokens, plan.tableLog);
+  line.modelMs += now() - t;
+  timings.modelMs += line.modelMs;
   t = now();
-  queue.writeBuffer(b['encode symbols'], 0, tables.encodeSymbols);
-  queue.writeBuffer(b['encode positions'], 0, Uint32Array.from(tables.encodePositions));
+  queue.writeBuffer(b['encode symbols'], 0, tables.symbols);
+  queue.writeBuffer(b['encode positions'], 0, tables.positions);
   timings.uploadMs += now() - t;
   t = now();
   const encodeJob = {
@@ -220,7 +292,7 @@ export async function encodeRecord(
   encoder.copyBufferToBuffer(b['lane counts'], 0, b['small readback'], 0, lanes * 4);
   encoder.copyBufferToBuffer(b['lane errors'], 0, b['small readback'], lanes * 4, lanes * 4);
   submit(encoder, [laneParams]);
-  const laneWords = new Uint32Array(await readStaging(b['small readback'], lanes * 8));
+  const laneWords = new Uint32Array(await gpuResult(readStaging(b['small readback'], lanes * 8)));
   timings.encodeMs += now() - t;
   const bad = laneWords.subarray(lanes).findIndex((e) => e !== 0);
   if (bad >= 0) {
@@ -238,6 +310,20 @@ export async function encodeRecord(
   t = now();
   queue.writeBuffer(b['lane offsets'], 0, offsets);
   timings.uploadMs += now() - t;
+  // The data words: into a lent readback when one is free (handed out mapped, no host copy; the converter
+  // gives it back once written), else into the slot's own readback and copied into host memory. Readbacks
+  // are created when first needed, at about the size needed (grown if a record needs more).
+  const bytes = dataWords * 4;
+  const lend = dataWords > 0 ? await lendableReadback(s, bytes) : undefined;
+  let readback = lend;
+  if (!readback && dataWords > 0) {
+    if (slot.readback && slot.readback.size < bytes) {
+      slot.readback.destroy();
+      slot.readback = null;
+    }
+    slot.readback ??= await s.createReadback(bytes, 'output readback');
+    readback = slot.readback;
+  }
   t = now();
   encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: compaction` });
   const compactParams = s.lanes.encodeCompaction(encoder, {
@@ -252,19 +338,36 @@ export async function encodeRecord(
     t = now();
     encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: readback` });
   }
-  const readback = b['output readback'];
-  if (dataWords > 0) encoder.copyBufferToBuffer(b['record output'], 0, readback, 0, dataWords * 4);
+  if (readback) encoder.copyBufferToBuffer(b['record output'], 0, readback, 0, bytes);
   submit(encoder, profile ? [] : [compactParams]);
-  const data = pool.take(plan.lanes * plan.laneStride).subarray(0, dataWords);
-  if (dataWords > 0) {
-    await readback.mapAsync(GPUMapMode.READ, 0, dataWords * 4);
+  let data: Uint32Array;
+  if (lend) {
+    try {
+      await gpuResult(lend.mapAsync(GPUMapMode.READ, 0, bytes));
+    } catch (error) {
+      s.lendable.push(lend);
+      throw error;
+    }
     timings.readbackMs += now() - t;
-    t = now();
-    data.set(new Uint32Array(readback.getMappedRange(0, dataWords * 4)));
-    readback.unmap();
-    timings.hostCopyMs += now() - t;
+    data = new Uint32Array(lend.getMappedRange(0, bytes));
+    s.lent.set(data.buffer, lend);
+    line.lent = true;
+    timings.lentRecords++;
+  } else {
+    data = pool.take(plan.lanes * plan.laneStride).subarray(0, dataWords);
+    if (readback) {
+      await gpuResult(readback.mapAsync(GPUMapMode.READ, 0, bytes));
+      timings.readbackMs += now() - t;
+      t = now();
+      data.set(new Uint32Array(readback.getMappedRange(0, bytes)));
+      readback.unmap();
+      line.copyMs = now() - t;
+      timings.hostCopyMs += line.copyMs;
+    }
   }
-  return { model, offsets, words: data, audit };
+  line.endMs = now() - epoch;
+  timings.timeline.push(line);
+  return { model, offsets, words: data, audit, lent: line.lent };
 }
 
 /** Exact sum of per-pixel sums (each exact below 2^53). */
@@ -308,40 +411,4 @@ async function decodeOnHost(
     padded.set(bytes);
     s.device.queue.writeBuffer(slot.buffers.decoded, f * wordBytes, padded);
   }
-}
-
-export interface HostPool {
-  /** A host array of at least `words` words: a recycled one, or a new one. */
-  take(words: number): Uint32Array;
-  /** Returns an array `take` gave out (any view of it); others are ignored. */
-  give(words: Uint32Array): void;
-}
-
-/**
- * Host arrays for the records' data words, reused once the converter has written a record (`recycle`):
- * touching fresh memory costs more than the copy itself (H200 host: 100 MB copied from the mapped readback
- * into fresh memory 67-85 ms, into touched memory 19-21 ms). In Node they are SharedArrayBuffers, so a hashing
- * worker (node-hash-pool.ts) reads them without a copy.
- */
-export function createHostPool(keep: number): HostPool {
-  const ours = new WeakSet<ArrayBufferLike>();
-  const free: Uint32Array[] = [];
-  // Not in browsers (which define `crossOriginIsolated`): WebCrypto and file streams refuse shared memory.
-  const shared = typeof SharedArrayBuffer === 'function' && !('crossOriginIsolated' in globalThis);
-  const allocate = (bytes: number): ArrayBufferLike =>
-    shared ? new SharedArrayBuffer(bytes) : new ArrayBuffer(bytes);
-  return {
-    take(words) {
-      const i = free.findIndex((a) => a.length >= words);
-      if (i >= 0) return free.splice(i, 1)[0];
-      const fresh = new Uint32Array(allocate(words * 4));
-      ours.add(fresh.buffer);
-      return fresh;
-    },
-    give(words) {
-      const buffer = words.buffer;
-      if (!ours.has(buffer) || free.some((a) => a.buffer === buffer) || free.length >= keep) return;
-      free.push(new Uint32Array(buffer));
-    },
-  };
 }

@@ -16,6 +16,21 @@ export interface Slot {
   buffers: Record<string, GPUBuffer>;
   /** Resolves when the chunks' staging buffer is mapped for writing again. */
   uploadReady: Promise<void>;
+  /**
+   * The record before in this slot: resolves once it no longer needs the chunks' staging (it is being mapped
+   * again, `uploadReady` is set), so the next record may read its chunks while that one is still encoded.
+   */
+  stagingFree: Promise<void>;
+  /** The record before in this slot: resolves once it has settled (done with every buffer of the slot). */
+  free: Promise<void>;
+  /** The slot's own output readback (words copied into host memory), created when first needed. */
+  readback: GPUBuffer | null;
+}
+
+/** Readbacks are created at the size needed + 25 %, in steps of 16 MiB, up to the plan's size. */
+export function readbackBytes(needed: number, max: number): number {
+  const step = 16 * 2 ** 20;
+  return Math.max(needed, Math.min(max, Math.ceil((needed * 1.25) / step) * step));
 }
 
 export interface EncoderState {
@@ -23,10 +38,24 @@ export interface EncoderState {
   plan: GpuEncoderPlan;
   source: AcquisitionSource;
   slots: Slot[];
+  /** Output readbacks free to lend (with those lent out and `unmade`: plan.lendReadbacks). */
+  lendable: GPUBuffer[];
+  /** Lendable readbacks not created yet. */
+  unmade: number;
+  /**
+   * A readback of at least `bytes` (a new one, inside an out-of-memory scope; 'budget' error when it fails):
+   * the caller keeps it (slot readback) or lends it.
+   */
+  createReadback(bytes: number, label: string): Promise<GPUBuffer>;
+  /** Lent readbacks, by the ArrayBuffer of their mapped range; given back by `giveBack`. */
+  lent: Map<ArrayBufferLike, GPUBuffer>;
   decode: ReturnType<typeof createBslz4DecodePass>;
   stats: ReturnType<typeof createTansStatsPass>;
   lanes: ReturnType<typeof createTansEncodePass>;
+  /** Frees every buffer but the lent readbacks, which are freed when given back. */
   destroy(): void;
+  /** Takes back a lent readback (unmapped, then free to lend again, or freed if the state is destroyed). */
+  giveBack(words: ArrayBufferLike): boolean;
 }
 
 export function sameParams(
@@ -66,6 +95,7 @@ export async function createState(
   frames: number,
   params: EncodeParams,
   slots: number,
+  { lendReadbacks = 0, budgetBytes }: { lendReadbacks?: number; budgetBytes?: number } = {},
 ): Promise<EncoderState> {
   if (!source.storedCodec.gpu) {
     throw new StemflowError('unsupported', `GPU encoder: ${source.storedCodec.reason}`);
@@ -79,23 +109,62 @@ export async function createState(
     tableLog: params.tableLog,
     maxStoredBytes: maxRecordStored(source, frames),
     slots,
+    lendReadbacks,
+    budgetBytes,
     limits: device.limits,
   });
-  const created: GPUBuffer[] = [];
-  const destroy = () => {
-    for (const b of created.splice(0)) b.destroy();
-  };
   const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
   const READBACK = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;
   const UPLOAD = GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
+  const made: Slot[] = [];
+  const created: GPUBuffer[] = [];
+  const lendable: GPUBuffer[] = [];
+  const lent = new Map<ArrayBufferLike, GPUBuffer>();
+  let alive = true;
+  const destroy = () => {
+    alive = false;
+    for (const b of created.splice(0)) b.destroy();
+    for (const b of lendable.splice(0)) b.destroy();
+    for (const slot of made) {
+      slot.readback?.destroy();
+      slot.readback = null;
+    }
+  };
+  const createReadback = async (bytes: number, label: string) => {
+    device.pushErrorScope('out-of-memory');
+    const buffer = device.createBuffer({
+      label: `encoder ${label}`,
+      size: readbackBytes(bytes, plan.lendBytes),
+      usage: READBACK,
+    });
+    const oom = await device.popErrorScope();
+    if (oom) {
+      buffer.destroy();
+      throw new StemflowError(
+        'budget',
+        `GPU encoder: a readback of ${bytes} bytes does not fit this GPU's memory (${oom.message}).`,
+      );
+    }
+    return buffer;
+  };
+  const giveBack = (words: ArrayBufferLike) => {
+    const buffer = lent.get(words);
+    if (!buffer) return false;
+    lent.delete(words);
+    if (alive) {
+      buffer.unmap();
+      lendable.push(buffer);
+    } else buffer.destroy();
+    return true;
+  };
   device.pushErrorScope('out-of-memory');
   let popped = false;
   try {
     const bits = DTYPE_BITS[params.dtype];
-    const made: Slot[] = [];
     for (let s = 0; s < slots; s++) {
       const buffers: Record<string, GPUBuffer> = {};
       for (const b of plan.buffers) {
+        if (b.lazy) continue;
         const upload = b.label === 'compressed upload';
         const buffer = device.createBuffer({
           label: `encoder ${s} ${b.label}`,
@@ -106,14 +175,20 @@ export async function createState(
         created.push(buffer);
         buffers[b.label] = buffer;
       }
-      made.push({ buffers, uploadReady: Promise.resolve() });
+      made.push({
+        buffers,
+        uploadReady: Promise.resolve(),
+        stagingFree: Promise.resolve(),
+        free: Promise.resolve(),
+        readback: null,
+      });
     }
     popped = true;
     const oom = await device.popErrorScope();
     if (oom) {
       throw new StemflowError(
         'budget',
-        `GPU encoder: ${slots} record slot(s) of ${plan.slotBytes} bytes (${plan.totalBytes} in all) do not fit this GPU's memory (${oom.message}). Use smaller records.`,
+        `GPU encoder: ${slots} record slot(s) of ${plan.slotBytes} bytes and ${plan.lendReadbacks} lent readback(s) of ${plan.lendBytes} bytes (${plan.totalBytes} in all) do not fit this GPU's memory (${oom.message}). Use smaller records.`,
       );
     }
     return {
@@ -121,10 +196,15 @@ export async function createState(
       plan,
       source,
       slots: made,
+      lendable,
+      unmade: plan.lendReadbacks,
+      createReadback,
+      lent,
       decode: createBslz4DecodePass(device, { elemSize: (bits / 8) as 1 | 2 | 4 }),
       stats: createTansStatsPass(device, { bits, tokens: plan.tokens, classes: params.classes }),
       lanes: createTansEncodePass(device, { bits, tableLog: params.tableLog, tokens: plan.tokens }),
       destroy,
+      giveBack,
     };
   } catch (error) {
     if (!popped) await device.popErrorScope().catch(() => null);

@@ -8,6 +8,7 @@ import { fixture, loadOracle } from '../testing/fixtures';
 import { mulberry32 } from '../util/prng';
 import { type CodecParams, convertArchive, cpuRecordEncoder, type RecordEncoder } from './convert';
 import { gpuRecordEncoder, planGpuEncoder } from './gpu-encoder';
+import { readbackBytes } from './gpu-encoder-slots';
 import { laneGeometry } from './lanes';
 import { nodeArchiveTarget, nodeSha256 } from './node-folder';
 import { classMapFromSums, classMapFromSumsFast } from './tans-stats';
@@ -23,6 +24,7 @@ async function convertWith(
   encoder: RecordEncoder,
   codec: Partial<CodecParams>,
   options: { dataset?: string } = {},
+  writesInFlight?: number,
 ) {
   const { source, close } = await openSource(paths, options);
   const dir = join(await tempDir(), 'archive');
@@ -32,6 +34,7 @@ async function convertWith(
       encoder,
       codec,
       now: fixedDate,
+      writesInFlight,
     });
   } finally {
     await close();
@@ -65,8 +68,8 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
         try {
           const cpu = await convertWith(paths, cpuRecordEncoder, codec, options);
           const encoder = gpuRecordEncoder(device);
-          // The converter recycles each record's words after writing them: at most slots + the converter's
-          // writes in flight (2) + 1 host arrays.
+          // The converter recycles each record's words after writing them: at most the records in flight
+          // (slots + 1 reading ahead) + the converter's writes in flight (2) + 1 host arrays.
           const buffers = new Set<ArrayBufferLike>();
           const watched: RecordEncoder = {
             encode: async (...args) => {
@@ -77,7 +80,7 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
             recycle: (record) => encoder.recycle?.(record),
           };
           const gpu = await convertWith(paths, watched, codec, options);
-          expect(buffers.size).toBeLessThanOrEqual(5);
+          expect(buffers.size).toBeLessThanOrEqual(6);
           await encoder.dispose();
           expect(gpu).toBe(cpu);
           expect(JSON.parse(gpu).files.length).toBeGreaterThanOrEqual(2);
@@ -105,6 +108,66 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
       await deep.dispose();
       expect(encoder.timings.sumsMs).toBeGreaterThan(0);
       expect(encoder.timings.compactMs).toBeGreaterThan(0);
+    },
+    240_000,
+  );
+
+  withGpu(
+    'lent readbacks (written without a host copy, hashed from the file): the same archive with 0, 2 and 4 shards in flight, every buffer freed',
+    async ({ device }) => {
+      const cpu = await convertWith(arinaPaths, cpuRecordEncoder, small);
+      for (const [lend, writes] of [
+        [3, 2],
+        [1, 4],
+        [2, 0],
+      ]) {
+        const tracked = trackBuffers(device);
+        try {
+          const encoder = gpuRecordEncoder(device, { slots: 3, lendReadbacks: lend });
+          expect(await convertWith(arinaPaths, encoder, small, {}, writes)).toBe(cpu);
+          expect(encoder.timings.lentRecords).toBeGreaterThan(0);
+          expect(encoder.timings.timeline.filter((l) => l.lent).length).toBe(encoder.timings.lentRecords);
+          await encoder.dispose();
+          expect(tracked.alive()).toBe(0);
+        } finally {
+          tracked.stop();
+        }
+      }
+    },
+    240_000,
+  );
+
+  withGpu(
+    'a lent record kept past dispose stays mapped; its readback is freed when given back',
+    async ({ device }) => {
+      const tracked = trackBuffers(device);
+      const { source, close } = await openSource(arinaPaths);
+      try {
+        const [rows, cols] = source.summary.detector;
+        const params = {
+          dtype: 'uint16' as const,
+          geometry: laneGeometry(rows * cols, 3),
+          cols,
+          tableLog: 11,
+          classes: 8,
+        };
+        const encoder = gpuRecordEncoder(device, { prefetch: false, lendReadbacks: 1 });
+        const first = await encoder.encode(source, 0, 7, params);
+        // The only lendable readback is out: the next record is copied into host memory.
+        const second = await encoder.encode(source, 7, 7, params);
+        expect([first.lent, second.lent]).toEqual([true, false]);
+        const words = first.words.slice();
+        expect(words.length).toBeGreaterThan(0);
+        await encoder.dispose();
+        expect(tracked.alive()).toBe(1);
+        expect(first.words).toEqual(words);
+        encoder.recycle(first);
+        expect(tracked.alive()).toBe(0);
+        expect(first.words.length).toBe(0); // unmapped: the loan is over
+      } finally {
+        tracked.stop();
+        await close();
+      }
     },
     240_000,
   );
@@ -174,6 +237,33 @@ describe('planGpuEncoder', () => {
     expect(plan.laneStride).toBe(4608 + 2);
     expect(plan.buffers.find((b) => b.label === 'lane scratch')?.bytes).toBe(16384 * 4 * 4610 * 4);
     expect(plan.totalBytes).toBe(2 * plan.slotBytes);
+  });
+  it('sizes readbacks to the words needed + 25 % in 16 MiB steps, never above the plan, never below the need', () => {
+    const MiB = 2 ** 20;
+    expect(readbackBytes(4, 2 ** 30)).toBe(16 * MiB);
+    expect(readbackBytes(103_000_000, 1_208_483_840)).toBe(128 * MiB);
+    expect(readbackBytes(1_000_000_000, 1_208_483_840)).toBe(1_208_483_840);
+    expect(readbackBytes(20 * MiB, 21 * MiB)).toBe(21 * MiB);
+    expect(readbackBytes(4 * MiB + 4, 4 * MiB)).toBe(4 * MiB + 4);
+  });
+  it('refuses record slots and lent readbacks over the GPU budget, with the numbers', () => {
+    const plan = planGpuEncoder({ ...base, frames: 16384, slots: 4, lendReadbacks: 3 });
+    expect(plan.lendBytes).toBe(16384 * 4 * 4610 * 4);
+    expect(plan.totalBytes).toBe(4 * plan.slotBytes + 3 * plan.lendBytes);
+    expect(
+      planGpuEncoder({ ...base, frames: 16384, slots: 4, budgetBytes: 4 * plan.slotBytes }).totalBytes,
+    ).toBe(4 * plan.slotBytes);
+    expect(() =>
+      planGpuEncoder({
+        ...base,
+        frames: 16384,
+        slots: 4,
+        lendReadbacks: 3,
+        budgetBytes: plan.totalBytes - 1,
+      }),
+    ).toThrow(
+      /4 record slot\(s\) of [\d.]+ GiB \(16384 frames each\) \+ 3 lent readback\(s\) of [\d.]+ GiB = [\d.]+ GiB exceed the budget of [\d.]+ GiB; at most 3 slot\(s\) fit/,
+    );
   });
   it("refuses a record whose buffers exceed the GPU's binding limit, with the numbers", () => {
     expect(() => planGpuEncoder({ ...base, frames: 32768 })).toThrow(

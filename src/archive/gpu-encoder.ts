@@ -7,26 +7,35 @@
  *      histogram (`token_histogram`) -> read back;
  *   4. host: frequencies and tables (frequenciesFromHistogram, recordTables) -> upload; encode every lane
  *      (tans-encode.wgsl `main`) -> read back the lanes' word counts and errors;
- *   5. host: exclusive prefix sum -> upload the offsets; compaction (`compact`) -> read back the data words.
+ *   5. host: exclusive prefix sum -> upload the offsets; compaction (`compact`) -> read back the data words,
+ *      into a lent readback (`lendReadbacks`: the record's words are its mapped range, written by the converter
+ *      without a host copy and given back with `recycle`) or, when none is free, copied into host memory.
  * The model is built on the host between the GPU steps, so each record has four small waits; they are the
  * only waits. Two (or `slots`) slots keep records in flight: while record r is encoded, record r + 1 is read,
- * decoded and summed (the encoder guesses that the next calls ask for the next records, and drops a wrong guess).
+ * decoded and summed, and record r + slots already reads its chunks into r's slot once r's decode has them
+ * (its GPU steps wait until r is done). The encoder guesses that the next calls ask for the next records, and
+ * drops a wrong guess.
  * Memory is planned before anything is allocated (`planGpuEncoder`); a failure frees every buffer.
  * The output is bit-identical to the CPU twins' (`cpuRecordEncoder`). Modules: gpu-encoder-plan.ts (memory plan),
- * gpu-encoder-slots.ts (buffers and pipelines), gpu-encoder-record.ts (one record's steps), gpu-tans-passes.ts.
+ * gpu-encoder-slots.ts (buffers and pipelines), gpu-encoder-record.ts (one record's steps), gpu-encoder-memory.ts
+ * (host arrays, lent readbacks), gpu-tans-passes.ts.
  */
 import { throwIfAborted } from '../errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import type { EncodedRecord, RecordEncoder } from './convert';
+import { createHostPool } from './gpu-encoder-memory';
 import type { GpuEncoderPlan } from './gpu-encoder-plan';
-import { createHostPool, encodeRecord, type GpuEncoderTimings } from './gpu-encoder-record';
+import { encodeRecord, type GpuEncoderTimings } from './gpu-encoder-record';
 import { createState, type EncodeParams, type EncoderState, sameParams } from './gpu-encoder-slots';
 
 export { type GpuEncoderPlan, type GpuEncoderPlanInput, planGpuEncoder } from './gpu-encoder-plan';
-export type { GpuEncoderTimings } from './gpu-encoder-record';
+export type { GpuEncoderTimings, RecordTimeline } from './gpu-encoder-record';
 
 export interface GpuRecordEncoder extends RecordEncoder {
-  /** Takes back a record's words for a later record (convertArchive calls it once a shard is written). */
+  /**
+   * Takes back a record's words for a later record (convertArchive calls it once a shard is written); a lent
+   * readback is unmapped, after which the record's words are gone.
+   */
   recycle(record: EncodedRecord): void;
   readonly timings: GpuEncoderTimings;
   /** The plan in use (after the first record). */
@@ -42,6 +51,14 @@ export interface GpuEncoderOptions {
   profile?: boolean;
   /** Records in flight with prefetch (default 2). */
   slots?: number;
+  /**
+   * Output readbacks lent with the records (default 0): a record's words are then the readback's mapped range,
+   * valid until `recycle`. For converters that give records back once written (convertArchive) and write
+   * them without keeping them; with none free, the words are copied into host memory as without lending.
+   */
+  lendReadbacks?: number;
+  /** GPU bytes the encoder may allocate (optional): more slots or readbacks than fit are refused. */
+  budgetBytes?: number;
 }
 
 interface Job {
@@ -55,6 +72,8 @@ interface Job {
 export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions = {}): GpuRecordEncoder {
   const { prefetch = true, profile = false } = options;
   const depth = prefetch ? Math.max(2, Math.floor(options.slots ?? 2)) : 1;
+  // With prefetch, one more record than slots: it reads its chunks while its slot's record is finished.
+  const inFlight = prefetch ? depth + 1 : 1;
   const timings: GpuEncoderTimings = {
     records: 0,
     readMs: 0,
@@ -67,20 +86,35 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
     compactMs: 0,
     readbackMs: 0,
     hostCopyMs: 0,
+    lentRecords: 0,
+    timeline: [],
   };
+  const epoch = performance.now();
   let state: EncoderState | null = null;
+  /** Lent readbacks not yet given back, with the state that lent them (it may have been replaced since). */
+  const loans = new Map<ArrayBufferLike, EncoderState>();
   const jobs: Job[] = [];
   // Records in the encoder, plus those the converter is still writing (convertArchive's writesInFlight).
-  const pool = createHostPool(depth + 3);
+  const pool = createHostPool(inFlight + 3);
   let nextSlot = 0;
 
   const release = () => {
     state?.destroy();
     state = null;
   };
+  /** Waits for the records nobody will ask for (wrong guesses, or at the end) and takes back their loans. */
   const settle = async () => {
     const pending = jobs.splice(0);
-    await Promise.allSettled(pending.map((j) => j.result));
+    for (const r of await Promise.allSettled(pending.map((j) => j.result))) {
+      if (r.status === 'fulfilled') giveBack(r.value);
+    }
+  };
+  const giveBack = (record: EncodedRecord) => {
+    const lender = loans.get(record.words.buffer);
+    if (lender) {
+      loans.delete(record.words.buffer);
+      lender.giveBack(record.words.buffer);
+    } else pool.give(record.words);
   };
 
   const start = (
@@ -93,6 +127,11 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
     const s = state as EncoderState;
     const slot = s.slots[nextSlot];
     nextSlot = (nextSlot + 1) % s.slots.length;
+    const after = { staging: slot.stagingFree, slot: slot.free };
+    let freeStaging = () => {};
+    slot.stagingFree = new Promise<void>((resolve) => {
+      freeStaging = resolve;
+    });
     const result = encodeRecord(
       s,
       slot,
@@ -100,10 +139,20 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
       firstFrame,
       frames,
       params,
-      { timings, profile, pool },
+      { timings, profile, pool, epoch, after, freeStaging },
       signal,
     );
-    result.catch(() => undefined); // awaited by `encode`, or dropped with the guess
+    slot.free = result.then(
+      () => undefined,
+      () => undefined,
+    );
+    result.then(freeStaging, freeStaging); // also when the record fails before its decode
+    result.then(
+      (record) => {
+        if (record.lent) loans.set(record.words.buffer, s);
+      },
+      () => undefined, // awaited by `encode`, or dropped with the guess
+    );
     const job = { firstFrame, frames, source, result };
     jobs.push(job);
     return job;
@@ -122,14 +171,17 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
           await settle();
           if (!state || !sameParams(state, source, frames, params)) {
             release();
-            state = await createState(device, source, frames, params, depth);
+            state = await createState(device, source, frames, params, depth, {
+              lendReadbacks: options.lendReadbacks,
+              budgetBytes: options.budgetBytes,
+            });
             nextSlot = 0;
           }
           job = start(source, firstFrame, frames, params, signal);
         }
         // Prefetch the records that follow (records start at multiples of `frames`).
         let next = Math.max(firstFrame, ...jobs.map((j) => j.firstFrame)) + frames;
-        while (jobs.length < depth && next < source.frameCount) {
+        while (jobs.length < inFlight && next < source.frameCount) {
           start(source, next, Math.min(frames, source.frameCount - next), params, signal);
           next += frames;
         }
@@ -143,9 +195,7 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
         throw error;
       }
     },
-    recycle(record) {
-      pool.give(record.words);
-    },
+    recycle: giveBack,
     close() {
       if (jobs.length === 0) release();
       else void settle().then(release);

@@ -46,8 +46,10 @@ describe('tans-compare.wgsl against its CPU twin', () => {
         ];
         for (const [i, s] of sources.entries()) {
           const cpu = await verifyAcquisition(acq, s, cpuVerifier);
-          // 1, 2 or 3 records staged at once.
-          const gpu = await verifyAcquisitionGpu(device, acq, s, { slots: 1 + (i % 3) });
+          // 1, 2 or 3 records staged at once; every other source in profile mode (each pass waited for).
+          const profile = i % 2 === 1;
+          const gpu = await verifyAcquisitionGpu(device, acq, s, { slots: 1 + (i % 3), profile });
+          expect(gpu.timings.decodeMs > 0 && gpu.timings.compareMs > 0).toBe(profile);
           expect(gpu.badBlocks).toEqual(cpu.badBlocks);
           expect([gpu.mismatches, gpu.laneErrors, gpu.sourceErrors]).toEqual([
             cpu.mismatches,

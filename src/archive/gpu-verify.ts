@@ -20,8 +20,13 @@ import type { ArchiveAcquisition, ArchiveRecord } from './reader';
 import type { VerifyReport } from './verify';
 
 const layout = structLayout(source, 'Params');
-const LANES_PER_DISPATCH = 65536;
 const WORKGROUP = 64;
+/**
+ * Lanes per compare dispatch: a whole record in one (32,768 workgroups, below the default limit of 65,535).
+ * Dispatches of one pass run one after another, and 65,536 invocations (the former chunk) are fewer than an
+ * H200's 132 SMs hold at once: a record's lanes are all resident together now.
+ */
+const LANES_PER_DISPATCH = 32768 * WORKGROUP;
 
 export interface TansComparePass {
   encode(
@@ -125,10 +130,20 @@ interface Slot {
 const align4 = (n: number) => Math.ceil(n / 4) * 4;
 
 export interface GpuVerifyTimings {
+  /** Reading the stored chunks and the lanes into mapped staging (summed over records; overlapped). */
   readMs: number;
+  /** Host: unmapping, small uploads, encoding the passes. */
   uploadMs: number;
+  /** Waiting for a record's staging to be read (or for its slot), and for the final readback. */
   gpuWaitMs: number;
   totalMs: number;
+  /**
+   * Profile mode only (each step waited for), summed over records: staging copies with the small uploads,
+   * decode, compare.
+   */
+  copyMs: number;
+  decodeMs: number;
+  compareMs: number;
 }
 
 /**
@@ -144,6 +159,8 @@ export async function verifyAcquisitionGpu(
     onProgress?: (framesDone: number, frameCount: number) => void;
     /** Records staged at once (default 2). */
     slots?: number;
+    /** Wait after each pass so copies, decode and compare are timed apart (slower; default false). */
+    profile?: boolean;
   } = {},
 ): Promise<VerifyReport & { timings: GpuVerifyTimings; sourceErrors: number }> {
   const { info, geometry } = acq;
@@ -229,7 +246,19 @@ export async function verifyAcquisitionGpu(
       throw new StemflowError('budget', `GPU verification: the GPU ran out of memory (${oom.message}).`);
     const decode = createBslz4DecodePass(device, { elemSize: elem });
     const compare = createTansComparePass(device, { bits, tableLog: info.tableLog, tokens });
-    const timings: GpuVerifyTimings = { readMs: 0, uploadMs: 0, gpuWaitMs: 0, totalMs: 0 };
+    const timings: GpuVerifyTimings = {
+      readMs: 0,
+      uploadMs: 0,
+      gpuWaitMs: 0,
+      totalMs: 0,
+      copyMs: 0,
+      decodeMs: 0,
+      compareMs: 0,
+    };
+    const profiled = async (what: 'copyMs' | 'decodeMs' | 'compareMs', t: number) => {
+      await device.queue.onSubmittedWorkDone();
+      timings[what] += performance.now() - t;
+    };
 
     /** Reads record i's chunks and lanes into its slot's mapped staging buffers (after the slot is free). */
     const stage = async (i: number) => {
@@ -289,10 +318,21 @@ export async function verifyAcquisitionGpu(
       device.queue.writeBuffer(offsets, 0, rec.offsets);
       device.queue.writeBuffer(cells, 0, rec.tables.decodeCells);
       device.queue.writeBuffer(classMap, 0, Uint32Array.from(rec.tables.classMap));
-      const encoder = device.createCommandEncoder({ label: `verify record ${rec.index}` });
-      if (storedBytes > 0) encoder.copyBufferToBuffer(slot.chunks, 0, compressed, 0, storedBytes);
-      if (rec.dataWords > 0) encoder.copyBufferToBuffer(slot.data, 0, data, 0, rec.dataWords * 4);
+      // The staging copies go in their own submission, so the slot is mapped again (and the record after the
+      // next one read into it) as soon as they are done, while this record is decoded and compared.
+      const copies = device.createCommandEncoder({ label: `verify record ${rec.index}: staging` });
+      if (storedBytes > 0) copies.copyBufferToBuffer(slot.chunks, 0, compressed, 0, storedBytes);
+      if (rec.dataWords > 0) copies.copyBufferToBuffer(slot.data, 0, data, 0, rec.dataWords * 4);
       timings.uploadMs += performance.now() - t;
+      t = performance.now();
+      device.queue.submit([copies.finish()]);
+      slot.ready = Promise.all([
+        slot.chunks.mapAsync(GPUMapMode.WRITE),
+        slot.data.mapAsync(GPUMapMode.WRITE),
+      ]).then(() => undefined);
+      if (options.profile) await profiled('copyMs', t);
+      t = performance.now();
+      let encoder = device.createCommandEncoder({ label: `verify record ${rec.index}` });
       const p1 = decode.encode(encoder, {
         compressed,
         compressedBytes: storedBytes,
@@ -307,6 +347,12 @@ export async function verifyAcquisitionGpu(
         firstFrame: rec.firstFrame,
         wordsPerFrame,
       });
+      if (options.profile) {
+        device.queue.submit([encoder.finish()]);
+        await profiled('decodeMs', t);
+        t = performance.now();
+        encoder = device.createCommandEncoder({ label: `verify record ${rec.index}: compare` });
+      }
       const p2 = compare.encode(encoder, {
         data,
         dataWords: rec.dataWords,
@@ -329,11 +375,7 @@ export async function verifyAcquisitionGpu(
       device.queue.submit([encoder.finish()]);
       p1.destroy();
       p2.destroy();
-      // The slot's staging is free once the GPU has copied it; the record after the next ones reuses it.
-      slot.ready = Promise.all([
-        slot.chunks.mapAsync(GPUMapMode.WRITE),
-        slot.data.mapAsync(GPUMapMode.WRITE),
-      ]).then(() => undefined);
+      if (options.profile) await profiled('compareMs', t);
       stageNext();
       blockBase += Math.ceil(rec.frames / info.blockFrames);
       options.onProgress?.(rec.firstFrame + rec.frames, frameCount);

@@ -74,26 +74,49 @@ export function sumsFromPairs(pairs: Uint32Array): Float64Array {
 }
 
 /**
- * The same class map as `classMapFromSums`, in O(n log n) with a native typed-array sort (the encoder builds
- * one per record on the host): a pixel's rank is the number of pixels with a smaller sum plus the number of
- * earlier pixels with the same sum. Sums must be exact integers (they are).
+ * The same class map as `classMapFromSums`, in linear time (the encoder builds one per record on the host): a
+ * stable LSD radix sort of the pixels by sum (11-bit digits of the low and high 32 bits; digits that every
+ * pixel shares are skipped), so equal sums keep pixel order, as in `classMapFromSums`. Sums must be exact
+ * non-negative integers below 2^53 (they are).
  */
 export function classMapFromSumsFast(sums: Float64Array, classes: number): Uint8Array {
   const pixels = sums.length;
-  const sorted = Float64Array.from(sums).sort();
-  const seen = new Uint32Array(pixels);
-  const map = new Uint8Array(pixels);
+  const lo = new Uint32Array(pixels);
+  const hi = new Uint32Array(pixels);
   for (let p = 0; p < pixels; p++) {
     const s = sums[p];
-    let lo = 0;
-    let hi = pixels;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (sorted[mid] < s) lo = mid + 1;
-      else hi = mid;
-    }
-    const rank = lo + seen[lo]++;
-    map[p] = Math.floor((rank * classes) / pixels);
+    const h = Math.floor(s / 2 ** 32);
+    hi[p] = h;
+    lo[p] = s - h * 2 ** 32;
   }
+  let order = new Uint32Array(pixels);
+  let next = new Uint32Array(pixels);
+  for (let p = 0; p < pixels; p++) order[p] = p;
+  const count = new Uint32Array(2048);
+  for (const [key, shift] of [
+    [lo, 0],
+    [lo, 11],
+    [lo, 22],
+    [hi, 0],
+    [hi, 11],
+    [hi, 22],
+  ] as const) {
+    count.fill(0);
+    for (let p = 0; p < pixels; p++) count[(key[p] >>> shift) & 2047]++;
+    if (count[(key[0] >>> shift) & 2047] === pixels) continue; // every pixel has this digit
+    let at = 0;
+    for (let d = 0; d < 2048; d++) {
+      const n = count[d];
+      count[d] = at;
+      at += n;
+    }
+    for (let i = 0; i < pixels; i++) {
+      const p = order[i];
+      next[count[(key[p] >>> shift) & 2047]++] = p;
+    }
+    [order, next] = [next, order];
+  }
+  const map = new Uint8Array(pixels);
+  for (let rank = 0; rank < pixels; rank++) map[order[rank]] = Math.floor((rank * classes) / pixels);
   return map;
 }

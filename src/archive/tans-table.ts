@@ -45,23 +45,30 @@ export function normaliseCounts(counts: ArrayLike<number>, tableLog: number): Ui
     sum += f;
   }
   // Adjust one step at a time where the change costs the fewest bits: cost of moving f -> f +- 1 for a
-  // token counted c times is c * log2(f / (f +- 1)).
+  // token counted c times is c * log2(f / (f +- 1)). Each token's cost is kept and recomputed only when its
+  // frequency changes (the direction never changes: sum moves towards L); a token that may not move costs
+  // +infinity, which the strict comparison never picks, exactly as skipping it.
+  if (sum === L) return freq;
+  const up = sum < L;
+  const cost = new Float64Array(n);
+  const costOf = (t: number) => {
+    const f = freq[t];
+    if (f === 0 || (!up && f === 1)) return Number.POSITIVE_INFINITY;
+    return counts[t] * Math.log2(up ? f / (f + 1) : f / (f - 1));
+  };
+  for (let t = 0; t < n; t++) cost[t] = costOf(t);
   while (sum !== L) {
-    const up = sum < L;
     let best = -1;
     let bestCost = Number.POSITIVE_INFINITY;
     for (let t = 0; t < n; t++) {
-      const f = freq[t];
-      if (f === 0) continue;
-      if (!up && f === 1) continue;
-      const cost = counts[t] * Math.log2(up ? f / (f + 1) : f / (f - 1));
-      if (cost < bestCost) {
-        bestCost = cost;
+      if (cost[t] < bestCost) {
+        bestCost = cost[t];
         best = t;
       }
     }
     freq[best] += up ? 1 : -1;
     sum += up ? 1 : -1;
+    cost[best] = costOf(best);
   }
   return freq;
 }
@@ -141,5 +148,47 @@ export function buildEncodeTables(
   }
   const fill = start.slice();
   for (let u = 0; u < L; u++) positions[positionsAt + fill[cells[u]]++] = u;
+  return { symbols, positions };
+}
+
+/**
+ * Encoder tables of every context at once, as the GPU encoder uploads them: the same values as
+ * `buildEncodeTables` per context (positions widened to u32), built with typed arrays and no allocation per
+ * context, and without the decoder's cells (the encoder does not need them). `freqs` holds `contexts` x
+ * `tokens` frequencies, each context summing to 2^tableLog (checked).
+ */
+export function buildEncodeTablesAll(
+  freqs: Uint16Array,
+  contexts: number,
+  tokens: number,
+  tableLog: number,
+  what = 'record',
+): { symbols: Uint32Array; positions: Uint32Array } {
+  const L = 1 << tableLog;
+  const mask = L - 1;
+  const step = spreadStep(L);
+  const symbols = new Uint32Array(contexts * tokens);
+  const positions = new Uint32Array(contexts * L);
+  const cells = new Uint8Array(L);
+  const fill = new Int32Array(tokens);
+  for (let c = 0; c < contexts; c++) {
+    const f0 = c * tokens;
+    let cum = 0;
+    let pos = 0;
+    for (let t = 0; t < tokens; t++) {
+      const f = freqs[f0 + t];
+      fill[t] = cum;
+      symbols[f0 + t] = f | (cum << 16);
+      cum += f;
+      if (cum > L) break;
+      for (let i = 0; i < f; i++) {
+        cells[pos] = t;
+        pos = (pos + step) & mask;
+      }
+    }
+    if (cum !== L) checkFrequencies(freqs.subarray(f0, f0 + tokens), tableLog, `${what} context ${c}`);
+    const p0 = c * L;
+    for (let u = 0; u < L; u++) positions[p0 + fill[cells[u]]++] = u;
+  }
   return { symbols, positions };
 }

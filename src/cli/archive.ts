@@ -79,7 +79,8 @@ export async function convertCommand(args: string[], o: ConvertCliOptions): Prom
     let encoder: RecordEncoder | undefined;
     if (o.backend === 'webgpu') {
       ctx = await acquireDevice(nodeGpu());
-      encoder = preferGpuEncoder(gpuRecordEncoder(ctx.device));
+      // Lent readbacks: shards are written straight from the GPU's mapped readback and hashed from the file.
+      encoder = preferGpuEncoder(gpuRecordEncoder(ctx.device, { lendReadbacks: 3 }));
       encoderToClose = encoder;
     }
     const target = await nodeArchiveTarget(o.out);
@@ -87,6 +88,7 @@ export async function convertCommand(args: string[], o: ConvertCliOptions): Prom
       hash: nodeSha256,
       codec: o.codec,
       encoder,
+      writesInFlight: 4,
       writer: 'stemflow convert',
       onProgress: o.json
         ? undefined
@@ -116,7 +118,12 @@ export async function convertCommand(args: string[], o: ConvertCliOptions): Prom
             : result.manifest.acquisitions[0].dtype === 'uint16'
               ? 2
               : 4)),
-      ms: { hashSources: hashMs, ...result.timings },
+      ms: {
+        hashSources: hashMs,
+        encodeMs: result.timings.encodeMs,
+        writeMs: result.timings.writeMs,
+        totalMs: result.timings.totalMs,
+      },
       rawGBps: result.rawBytes / GB / (result.timings.totalMs / 1000),
     };
     if (o.json) log(JSON.stringify(report, null, 2));

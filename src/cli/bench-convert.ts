@@ -18,7 +18,7 @@ import {
   lanesPerFrameFor,
   viewValues,
 } from '../archive/convert';
-import { type GpuEncoderTimings, gpuRecordEncoder } from '../archive/gpu-encoder';
+import { type GpuEncoderTimings, gpuRecordEncoder, type RecordTimeline } from '../archive/gpu-encoder';
 import { verifyAcquisitionGpu } from '../archive/gpu-verify';
 import { laneGeometry } from '../archive/lanes';
 import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
@@ -37,6 +37,12 @@ export interface BenchConvertOptions {
   record?: number;
   /** Records in flight (default 2). */
   slots?: number;
+  /** Output readbacks the encoder lends (written without a host copy; default 3, 0: copy every record). */
+  lend?: number;
+  /** Shards written + hashed while the next records are encoded (default 4). */
+  writes?: number;
+  /** GPU memory the encoder may plan, GiB (default 64). */
+  budgetGiB?: number;
   json?: string;
   keep?: boolean;
 }
@@ -48,6 +54,12 @@ const gbps = (bytes: number, millis: number) => bytes / (millis / 1000) / GB;
 export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   const log = (s: string) => process.stdout.write(`${s}\n`);
   const codec: CodecParams = { ...DEFAULT_CODEC, recordFrames: o.record ?? DEFAULT_CODEC.recordFrames };
+  const writesInFlight = o.writes ?? 4;
+  const encoderOptions = {
+    slots: o.slots,
+    lendReadbacks: o.lend ?? 3,
+    budgetBytes: (o.budgetGiB ?? 64) * 2 ** 30,
+  };
   let t = performance.now();
   const acq = generateSynthetic({
     scan: [o.scan, o.scan],
@@ -67,10 +79,16 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   const ctx = await acquireDevice(nodeGpu());
   const { device } = ctx;
   log(`adapter: ${ctx.adapter.vendor} ${ctx.adapter.architecture} ${ctx.adapter.description}`);
+  // Source reads, shard writes and fsyncs share libuv's pool (4 threads unless UV_THREADPOOL_SIZE is set).
+  const uvThreads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
+  log(
+    `encoder: ${o.slots ?? 2} record slots (+1 record reading ahead), ${encoderOptions.lendReadbacks} lent readbacks, ${writesInFlight} shards written at once, libuv threads ${uvThreads}`,
+  );
   const source = await syntheticSource(acq, path, offsets);
   const report: Record<string, unknown> = {
-    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames}${o.slots ? ` --slots ${o.slots}` : ''}`,
+    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64}`,
     adapter: ctx.adapter,
+    uvThreadpool: uvThreads,
     frames: acq.frames,
     detector: [o.det, o.det],
     codec,
@@ -82,12 +100,12 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     report.profile = await profileStages(device, source, codec, log);
 
     const archiveDir = join(dir, 'archive');
-    const encoder = gpuRecordEncoder(device, { slots: o.slots });
+    const encoder = gpuRecordEncoder(device, encoderOptions);
     t = performance.now();
     const result = await convertArchive(
       [{ name: 'synthetic', source, sources: [] }],
       await nodeArchiveTarget(archiveDir),
-      { hash: nodeSha256, encoder, codec },
+      { hash: nodeSha256, encoder, codec, writesInFlight },
     );
     const convertMs = performance.now() - t;
     const plan = encoder.plan;
@@ -97,7 +115,9 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
       totalMs: convertMs,
       encodeMs: result.timings.encodeMs,
       writeHashMs: result.timings.writeMs,
-      encoderStages: encoder.timings,
+      encoderStages: { ...encoder.timings, timeline: undefined },
+      timeline: timelineSummary(encoder.timings.timeline, result.timings.records),
+      records: encoder.timings.timeline.map((line, r) => ({ ...line, ...result.timings.records[r] })),
       rawGBps: gbps(rawBytes, convertMs),
       archiveBytes: result.archiveBytes,
       archiveOverBslz4: ratio,
@@ -111,14 +131,15 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     log(
       `convert: ${ms(convertMs)} = ${gbps(rawBytes, convertMs).toFixed(2)} GB/s of raw counts; in the encoder ${ms(result.timings.encodeMs)}, write+hash ${ms(result.timings.writeMs)}`,
     );
-    log(`encoder stages, summed over records (two records overlap): ${stageLine(encoder.timings)}`);
+    log(`encoder stages, summed over records (records overlap): ${stageLine(encoder.timings)}`);
+    log(timelineLine(report.convert as { timeline: ReturnType<typeof timelineSummary> }));
     log(
       `archive: ${result.archiveBytes} bytes = ${ratio.toFixed(3)} x bitshuffle/LZ4 (${compressedBytes} bytes), ${(rawBytes / result.archiveBytes).toFixed(2)}x smaller than raw`,
     );
 
     // Reference: the same conversion with shards written one after another, hashed on the main thread.
     const serialDir = join(dir, 'archive-serial');
-    const serialEncoder = gpuRecordEncoder(device, { slots: o.slots });
+    const serialEncoder = gpuRecordEncoder(device, encoderOptions);
     t = performance.now();
     const serial = await convertArchive(
       [{ name: 'synthetic', source, sources: [] }],
@@ -157,12 +178,26 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
       const acquisition = archive.acquisitions[0];
       await verifyAcquisitionGpu(device, acquisition, source, { slots: o.slots }); // warm-up (pipelines)
       const verify = await verifyAcquisitionGpu(device, acquisition, source, { slots: o.slots });
+      // Where a record's verification goes: each step waited for (the timed run above overlaps them).
+      const prof = await verifyAcquisitionGpu(device, acquisition, source, { slots: o.slots, profile: true });
+      const nRec = acquisition.records.length;
+      const verifyPerRecord = {
+        records: nRec,
+        pipelinedMs: verify.ms / nRec,
+        copyMs: prof.timings.copyMs / nRec,
+        decodeMs: prof.timings.decodeMs / nRec,
+        compareMs: prof.timings.compareMs / nRec,
+        notDecodeMs: verify.ms / nRec - prof.timings.decodeMs / nRec,
+        profiledTotalMs: prof.ms,
+        exact: prof.mismatches === 0 && prof.laneErrors === 0 && prof.sourceErrors === 0,
+      };
       const spot = await spotCheck(acquisition, source);
       const ok =
         sameManifest &&
         verify.mismatches === 0 &&
         verify.laneErrors === 0 &&
         verify.sourceErrors === 0 &&
+        verifyPerRecord.exact &&
         verify.compared === acq.frames * o.det * o.det &&
         spot.every((s) => s.exact);
       report.verify = {
@@ -170,10 +205,15 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
         openHashedOnMainThreadMs: openMainThreadMs,
         ...verify,
         rawEquivalentGBps: gbps(rawBytes, verify.ms),
+        perRecord: verifyPerRecord,
         spotCheck: spot,
       };
       log(
         `open (every SHA-256 checked): ${ms(openMs)} (hashed on the main thread, 4 files at once: ${ms(openMainThreadMs)}); GPU verify: ${verify.compared} values, ${verify.mismatches} mismatches, ${verify.laneErrors} lane errors, ${verify.sourceErrors} source errors in ${ms(verify.ms)} = ${gbps(rawBytes, verify.ms).toFixed(1)} GB/s raw-equivalent (read ${ms(verify.timings.readMs)}, upload ${ms(verify.timings.uploadMs)}, GPU wait ${ms(verify.timings.gpuWaitMs)})`,
+      );
+      const v = verifyPerRecord;
+      log(
+        `GPU verify per record of ${codec.recordFrames} frames: ${ms(v.pipelinedMs)} pipelined; one step at a time: staging copies + small uploads ${ms(v.copyMs)}, decode ${ms(v.decodeMs)}, compare ${ms(v.compareMs)}; not the decode: ${ms(v.notDecodeMs)} (${((100 * v.notDecodeMs) / v.pipelinedMs).toFixed(0)} %)`,
       );
       log(
         `spot check (CPU twin decode vs source): ${spot.map((s) => `frame ${s.frame} ${s.exact ? 'exact' : 'MISMATCH'}`).join(', ')}`,
@@ -236,7 +276,8 @@ async function profileStages(
       encoder.recycle(await encoder.encode(source, r * frames, frames, params));
     const per: Record<string, number> = {};
     for (const [k, v] of Object.entries(encoder.timings)) {
-      if (k !== 'records') per[k] = (v - warm[k as keyof GpuEncoderTimings]) / records;
+      if (k !== 'records' && typeof v === 'number')
+        per[k] = (v - (warm[k as keyof GpuEncoderTimings] as number)) / records;
     }
     log(
       `per record of ${frames} frames, one pass at a time: ${stageLine(per as unknown as GpuEncoderTimings)}`,
@@ -245,6 +286,40 @@ async function profileStages(
   } finally {
     await encoder.dispose();
   }
+}
+
+/** Mean and max per record of where the time went (the first record, with the pipelines, left out). */
+function timelineSummary(
+  lines: RecordTimeline[],
+  converter: { encodeWaitMs: number; writeWaitMs: number }[],
+) {
+  const stat = (values: number[]) => {
+    const v = values.length > 1 ? values.slice(1) : values;
+    return {
+      mean: v.reduce((a, b) => a + b, 0) / Math.max(1, v.length),
+      max: v.reduce((a, b) => Math.max(a, b), 0),
+    };
+  };
+  const ends = lines.map((l) => l.endMs).sort((a, b) => a - b);
+  return {
+    records: lines.length,
+    lent: lines.filter((l) => l.lent).length,
+    intervalMs: stat(ends.map((e, i) => (i === 0 ? e : e - ends[i - 1]))),
+    stagingWaitMs: stat(lines.map((l) => l.stagingWaitMs)),
+    readMs: stat(lines.map((l) => l.readMs)),
+    slotWaitMs: stat(lines.map((l) => l.slotWaitMs)),
+    hostModelMs: stat(lines.map((l) => l.modelMs)),
+    hostCopyMs: stat(lines.map((l) => l.copyMs)),
+    gpuWaitMs: stat(lines.map((l) => l.gpuWaitMs)),
+    recordMs: stat(lines.map((l) => l.endMs - l.startMs)),
+    converterEncodeWaitMs: stat(converter.map((c) => c.encodeWaitMs)),
+    converterWriteWaitMs: stat(converter.map((c) => c.writeWaitMs)),
+  };
+}
+
+function timelineLine({ timeline: t }: { timeline: ReturnType<typeof timelineSummary> }): string {
+  const f = (s: { mean: number; max: number }) => `${s.mean.toFixed(1)} / ${s.max.toFixed(1)}`;
+  return `timeline per record, mean / max ms (${t.records} records, first left out; ${t.lent} written from lent readbacks): one record every ${f(t.intervalMs)}; each record: start to end ${f(t.recordMs)}, waiting for its staging ${f(t.stagingWaitMs)}, read ${f(t.readMs)}, then waiting for its slot ${f(t.slotWaitMs)}, host model ${f(t.hostModelMs)}, host copy ${f(t.hostCopyMs)}, GPU wait ${f(t.gpuWaitMs)}; converter waiting for the encoder ${f(t.converterEncodeWaitMs)}, for writes + hashes ${f(t.converterWriteWaitMs)}`;
 }
 
 async function spotCheck(

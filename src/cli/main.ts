@@ -30,7 +30,8 @@ Usage:
   stemflow bench series [--scan 512] [--det 192] [--count N] [--budget GIB] [--lanes N] [--repeat 3] [--json FILE]
       Converts a synthetic acquisition into an archive, loads it encoded onto the GPU as N acquisitions of a
       series (as many as the budget admits) and times mask gestures over all of them (median, p95).
-  stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--json FILE]
+  stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--lend 3]
+      [--writes 4] [--budget 64] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
       count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4.
   stemflow bench fit [--scan 512] [--det 192] [--radius 49.3] [--factor 2] [--repeat 3] [--json FILE]
@@ -188,6 +189,8 @@ export async function main(argv: string[]): Promise<number> {
           segment: { type: 'string' },
           compact: { type: 'boolean' },
           slices: { type: 'string' },
+          lend: { type: 'string' },
+          writes: { type: 'string' },
         },
       });
       if (what === 'series') {
@@ -213,6 +216,9 @@ export async function main(argv: string[]): Promise<number> {
           distinct: n(values.distinct)!,
           record: n(values.record),
           slots: n(values.slots),
+          lend: n(values.lend),
+          writes: n(values.writes),
+          budgetGiB: n(values.budget),
           json: values.json,
           keep: values.keep,
         });
