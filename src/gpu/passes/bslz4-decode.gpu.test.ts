@@ -35,6 +35,7 @@ interface Batch {
 }
 
 interface RunOptions {
+  variant?: string;
   workgroupSize?: number;
   stageWords?: number;
   maxFramesPerDispatch?: number;
@@ -101,6 +102,7 @@ async function compare(ctx: GpuTestContext, b: Batch, o: RunOptions = {}): Promi
     elemSize,
     workgroupSize: o.workgroupSize,
     stageWords: o.stageWords,
+    variant: o.variant,
   });
   const decoded = ctx.upload(new Uint32Array(Math.max(1, frameCount * wordsPerFrame)).fill(0xdeadbeef));
   const errors = ctx.upload(new Uint32Array(firstFrame + frameCount + 1).fill(77));
@@ -139,6 +141,7 @@ async function compare(ctx: GpuTestContext, b: Batch, o: RunOptions = {}): Promi
   const allErrors = await ctx.readBack(errors, Uint32Array);
   expect(allErrors[firstFrame + frameCount]).toBe(77);
   if (firstFrame > 0) expect(allErrors[firstFrame - 1]).toBe(77);
+  pass.destroy();
   return { twin, words, ms };
 }
 
@@ -384,5 +387,20 @@ describe('bslz4-decode pass: faults', () => {
     expect([...gpu.totals].map(Number)).toEqual(
       oracle.files['odd_u16_33x35.h5'].datasets['/data'].frame_sums,
     );
+  });
+});
+
+describe('bslz4-decode pass: variants', () => {
+  withGpu('quick', async (ctx) => {
+    const b = fixtureBatch([{ file: 'latest_fixed_u16_192.h5', dataset: '/data' }]);
+    for (const variant of [
+      'multi',
+      'scratch-wg32-x2-stage512',
+      'multi-wg32-x2-stage64',
+      'scratch-wg64-x3-stage3-persist2',
+      'scratch-wg16-x4-stage1',
+    ]) {
+      await compare(ctx, b, { variant });
+    }
   });
 });
