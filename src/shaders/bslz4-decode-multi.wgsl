@@ -18,7 +18,9 @@
 // - Blocks are not zeroed first: a lane stores whole words, or merges the bytes of a partial word under a
 //   mask (the word's other bytes belong to neighbouring sequences, written by the same lane). Every byte of
 //   [0, out_end) is written exactly once before it is read; a successful walk writes all of them.
-// The token walk, the match copy (period identity), the epochs and the unshuffle are those of
+// - A match whose offset is a multiple of 4 * LANES bytes reads only words its lanes wrote themselves: it
+//   never waits for a barrier (bit planes of a block are 512-byte multiples apart at the default block size).
+// The token walk, the match copy (period identity), the epochs and the unshuffle are otherwise those of
 // bslz4-decode.wgsl, with `lane` (0..LANES) in place of the workgroup's lane index.
 
 override ELEM_SIZE: u32 = 2u;
@@ -397,7 +399,10 @@ fn lz4_epoch(w0: Walk, end: u32, out_end: u32, lane: u32) -> Walk {
     }
     let src_lo = w.op - offset;
     let from_literals = src_lo >= lit_out;
-    if (!from_literals && src_lo + min(offset, count) > w.visible) {
+    // With an offset that is a multiple of 4 * LANES bytes, every byte a lane reads is in a word it owns (at
+    // the same place in the word): it wrote it itself, so no barrier is needed.
+    let own_words = offset % (4u * LANES) == 0u;
+    if (!from_literals && !own_words && src_lo + min(offset, count) > w.visible) {
       // Copied after the barrier that ends this epoch.
       w.pending_offset = offset;
       w.pending_count = count;

@@ -440,6 +440,38 @@ describe('bslz4-decode pass: variants vs twin', () => {
     );
   }
 
+  withGpu('matches whose offsets are multiples of 4 * lanes (read without a barrier)', async (ctx) => {
+    const pixels = 33 * 35;
+    const values = sparseCounts(3, 33, 35, 3);
+    const valid = bslz4Encode(new Uint8Array(values.buffer, 0, pixels * 2), 2);
+    const next = rng(9);
+    const lits = (n: number) => Array.from({ length: n }, () => next() & 0xff);
+    // 128 literals, match offset 128 x 300; 7 literals, match offset 256 x 1000; 869 literals (2,304 bytes).
+    const payload = [
+      ...[0xff, 113, ...lits(128), 0x80, 0x00, 0xff, 26],
+      ...[0x7f, ...lits(7), 0x00, 0x01, 0xff, 0xff, 0xff, 216],
+      ...[0xf0, 0xff, 0xff, 0xff, 89, ...lits(869)],
+    ];
+    const chunks = [valid, withPayload(valid, payload), valid];
+    const batch = {
+      ...pack(chunks),
+      frameCount: 3,
+      pixels,
+      elemSize: 2 as const,
+      flags: new Uint32Array(pixels),
+    };
+    for (const variant of [
+      'base',
+      'multi',
+      'scratch-wg32-x2-stage512',
+      'scratch-wg64-x1-stage1',
+      'multi-wg7-x3-stage5',
+    ]) {
+      const { twin } = await compare(ctx, batch, { variant });
+      expect([...twin.errors]).toEqual([0, 0, 0]);
+    }
+  });
+
   withGpu(
     '192x192 uint16 fixture (sha256 of the oracle)',
     async (ctx) => {
