@@ -18,6 +18,9 @@
 // - Blocks are not zeroed first: a lane stores whole words, or merges the bytes of a partial word under a
 //   mask (the word's other bytes belong to neighbouring sequences, written by the same lane). Every byte of
 //   [0, out_end) is written exactly once before it is read; a successful walk writes all of them.
+// - With WINDOW, every lane keeps the last 8 output bytes (known from the literals it read and the window
+//   matches it copied) in registers; a match whose offset is at most the known bytes (offset 2 is the most
+//   common in bit-shuffled counts) is copied from them: no memory read and no barrier.
 // - A match whose offset is a multiple of 4 * LANES bytes reads only words its lanes wrote themselves: it
 //   never waits for a barrier (bit planes of a block are 512-byte multiples apart at the default block size).
 // The token walk, the match copy (period identity), the epochs and the unshuffle are otherwise those of
@@ -32,6 +35,9 @@ override STAGE_WORDS: u32 = 512u;
 override STAGE_TOTAL: u32 = 1024u;
 // The decoded block in `scratch` (global) instead of workgroup memory.
 override SCRATCH: bool = true;
+// Every lane keeps the last 8 output bytes in registers: a match of offset <= 8 whose source bytes it knows
+// is copied from them (no memory read, no barrier).
+override WINDOW: bool = false;
 // Words of workgroup memory holding decoded blocks: 2048 * GROUPS without SCRATCH, else 1 (unused).
 override BLOCK_WG_WORDS: u32 = 1u;
 // Word offsets in `audit` (src/kernels/bslz4-decode.ts AUDIT_LAYOUT).
@@ -301,6 +307,87 @@ struct Walk {
   pending_count: u32,
   // 0 while running, then the block's verdict + 1 (1 = decoded).
   done: u32,
+  // WINDOW: the last `known` (<= 8) output bytes, the latest in the high byte of hist.y (byte i of the
+  // little-endian 8 bytes = output byte op - 8 + i).
+  hist: vec2<u32>,
+  known: u32,
+}
+
+fn shr64(h: vec2<u32>, bits: u32) -> vec2<u32> {
+  if (bits == 0u) {
+    return h;
+  }
+  if (bits >= 64u) {
+    return vec2<u32>(0u);
+  }
+  if (bits >= 32u) {
+    return vec2<u32>(h.y >> (bits - 32u), 0u);
+  }
+  return vec2<u32>((h.x >> bits) | (h.y << (32u - bits)), h.y >> bits);
+}
+
+fn shl64(h: vec2<u32>, bits: u32) -> vec2<u32> {
+  if (bits == 0u) {
+    return h;
+  }
+  if (bits >= 64u) {
+    return vec2<u32>(0u);
+  }
+  if (bits >= 32u) {
+    return vec2<u32>(0u, h.x << (bits - 32u));
+  }
+  return vec2<u32>(h.x << bits, (h.y << bits) | (h.x >> (32u - bits)));
+}
+
+fn byte64(h: vec2<u32>, i: u32) -> u32 {
+  return (select(h.y, h.x, i < 4u) >> ((i & 3u) * 8u)) & 0xffu;
+}
+
+// The history after `n` (1..8) more output bytes `v` (little-endian, the latest highest).
+fn push64(h: vec2<u32>, v: vec2<u32>, n: u32) -> vec2<u32> {
+  return shr64(h, 8u * n) | shl64(v, 64u - 8u * n);
+}
+
+// Match from the window: block bytes [op, op + count) repeat the last `offset` (<= 8, all in `hist`) bytes
+// with period `offset`: out[op + k] = hist byte 8 - offset + (k mod offset). No memory is read.
+fn copy_match_window(op: u32, offset: u32, count: u32, hist: vec2<u32>, lane: u32) {
+  let end = op + count;
+  let base = 8u - offset;
+  for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
+    let a = max(w * 4u, op);
+    let n = min(w * 4u + 4u, end) - a;
+    var r = (a - op) % offset;
+    var word = 0u;
+    for (var k = 0u; k < n; k++) {
+      word |= byte64(hist, base + r) << (8u * k);
+      r += 1u;
+      if (r == offset) {
+        r = 0u;
+      }
+    }
+    put_bytes(a, n, word);
+  }
+}
+
+// The history after a window match of `count` (>= 4) bytes with period `offset` (<= 8).
+fn window_after_match(hist: vec2<u32>, offset: u32, count: u32) -> vec2<u32> {
+  let n = min(count, 8u);
+  // Output bytes k = count - n .. count - 1 of the match.
+  var r = (count - n) % offset;
+  var v = vec2<u32>(0u);
+  for (var i = 0u; i < n; i++) {
+    let b = byte64(hist, 8u - offset + r);
+    if (i < 4u) {
+      v.x |= b << (8u * i);
+    } else {
+      v.y |= b << (8u * (i - 4u));
+    }
+    r += 1u;
+    if (r == offset) {
+      r = 0u;
+    }
+  }
+  return push64(hist, v, n);
 }
 
 // One epoch of the walk: the pending match, then sequences until a match needs a barrier, the block ends or
@@ -353,6 +440,17 @@ fn lz4_epoch(w0: Walk, end: u32, out_end: u32, lane: u32) -> Walk {
     let lit_out = w.op;
     if (lit > 0u) {
       copy_literals(w.ip, w.op, lit, lane);
+      if (WINDOW) {
+        // The last min(lit, 8) literals join the history.
+        let n = min(lit, 8u);
+        let at = w.ip + lit - n;
+        var v = vec2<u32>(in_bytes(at, min(n, 4u)), 0u);
+        if (n > 4u) {
+          v.y = in_bytes(at + 4u, n - 4u);
+        }
+        w.hist = push64(w.hist, v, n);
+        w.known = min(w.known + lit, 8u);
+      }
     }
     w.ip += lit;
     w.op += lit;
@@ -397,6 +495,15 @@ fn lz4_epoch(w0: Walk, end: u32, out_end: u32, lane: u32) -> Walk {
       w.done = 1u + ERR_LZ4_OVERRUN;
       break;
     }
+    if (WINDOW && offset <= w.known) {
+      // Every source byte is in the history: no memory read, no barrier.
+      copy_match_window(w.op, offset, count, w.hist, lane);
+      w.hist = window_after_match(w.hist, offset, count);
+      w.known = min(w.known + count, 8u);
+      w.op += count;
+      continue;
+    }
+    w.known = 0u;
     let src_lo = w.op - offset;
     let from_literals = src_lo >= lit_out;
     // With an offset that is a multiple of 4 * LANES bytes, every byte a lane reads is in a word it owns (at
@@ -514,7 +621,7 @@ fn epoch_barrier() {
 // `busy` false does nothing). Returns 0 or the first failing group's error code (uniform across the
 // workgroup). Every EPOCHS_PER_ROUND epochs the workgroup checks uniformly whether every group is done.
 fn lz4_round(start: u32, end: u32, out_end: u32, busy: bool, sub: u32, lane: u32, lid: u32) -> u32 {
-  var w = Walk(start, 0u, 0u, 0u, 0u, select(1u, 0u, busy));
+  var w = Walk(start, 0u, 0u, 0u, 0u, select(1u, 0u, busy), vec2<u32>(0u), 0u);
   loop {
     for (var e = 0u; e < EPOCHS_PER_ROUND; e++) {
       if (w.done == 0u) {

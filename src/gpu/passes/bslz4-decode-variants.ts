@@ -7,6 +7,7 @@
  * - `stage<N>`: words of workgroup memory staging a block's compressed bytes (per group).
  * - `x<N>`: blocks of a frame decoded at once by one workgroup (multi shader; workgroup size N * lanes).
  * - `scratch`: decoded blocks in global memory instead of workgroup memory (multi shader).
+ * - `win`: every lane keeps the last 8 output bytes in registers; small-offset matches copy from them (multi).
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
  * `base` and names with only wg/stage/persist parts use src/shaders/bslz4-decode.wgsl (64 lanes, 1 staged
@@ -31,6 +32,8 @@ export interface DecodeVariant {
   stageWords: number;
   /** Decoded blocks in a global scratch buffer ('multi' only). */
   scratch: boolean;
+  /** Small-offset matches from the last 8 output bytes in registers ('multi' only). */
+  window: boolean;
   /** Persistent workgroups per dispatch (undefined: one per frame). */
   workgroups?: number;
 }
@@ -42,6 +45,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let groups: number | undefined;
   let workgroups: number | undefined;
   let scratch = false;
+  let win = false;
   let multi = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
@@ -56,14 +60,15 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (m?.[1] === 'x') groups = int(part, m[2]);
     else if (m?.[1] === 'persist') workgroups = int(part, m[2]);
     else if (part === 'scratch') scratch = true;
+    else if (part === 'win') win = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, multi, persist<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, multi, persist<N>).`,
       );
   }
-  if (multi || scratch || groups !== undefined) {
+  if (multi || scratch || win || groups !== undefined) {
     return {
       name,
       shader: 'multi',
@@ -71,6 +76,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       groups: groups ?? 1,
       stageWords: stageWords ?? 512,
       scratch,
+      window: win,
       workgroups,
     };
   }
@@ -81,6 +87,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     groups: 1,
     stageWords: stageWords ?? 1,
     scratch,
+    window: false,
     workgroups,
   };
 }

@@ -117,6 +117,7 @@ export function createBslz4DecodePass(
         groups: 1,
         stageWords: stageWords ?? DEFAULT_STAGE_WORDS,
         scratch: false,
+        window: false,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
   const size = v.lanes * v.groups;
@@ -159,6 +160,7 @@ export function createBslz4DecodePass(
             STAGE_WORDS: v.stageWords,
             STAGE_TOTAL: v.stageWords * v.groups,
             SCRATCH: v.scratch ? 1 : 0,
+            WINDOW: v.window ? 1 : 0,
             BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
             ...audit,
           },
