@@ -293,8 +293,8 @@ fn copy_match(op: u32, offset: u32, count: u32, from_literals: bool, lit_src: u3
   }
 }
 
-// Rounds of epochs between checks that the whole workgroup finished a block (one uniform load each).
-const EPOCHS_PER_ROUND: u32 = 8u;
+// Epochs between checks that every group finished its block (two barriers and a uniform load each).
+override EPOCHS_PER_ROUND: u32 = 8u;
 
 // State of the LZ4 walk of the current block, identical in every lane (each lane parses the same bytes).
 struct Walk {

@@ -9,6 +9,7 @@
  * - `scratch`: decoded blocks in global memory instead of workgroup memory (multi shader).
  * - `win`: every lane keeps the last 8 output bytes in registers; small-offset matches copy from them (multi).
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
+ * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
  * `base` and names with only wg/stage/persist parts use src/shaders/bslz4-decode.wgsl (64 lanes, 1 staged
  * word); the others src/shaders/bslz4-decode-multi.wgsl.
@@ -34,6 +35,8 @@ export interface DecodeVariant {
   scratch: boolean;
   /** Small-offset matches from the last 8 output bytes in registers ('multi' only). */
   window: boolean;
+  /** Epochs between checks that the round is done ('multi' only; 8 in 'fused'). */
+  epochs: number;
   /** Persistent workgroups per dispatch (undefined: one per frame). */
   workgroups?: number;
 }
@@ -44,6 +47,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let stageWords: number | undefined;
   let groups: number | undefined;
   let workgroups: number | undefined;
+  let epochs: number | undefined;
   let scratch = false;
   let win = false;
   let multi = false;
@@ -54,21 +58,22 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     return v;
   };
   for (const part of parts) {
-    const m = /^(wg|stage|x|persist)(\d+)$/.exec(part);
+    const m = /^(wg|stage|x|persist|ep)(\d+)$/.exec(part);
     if (m?.[1] === 'wg') lanes = int(part, m[2]);
     else if (m?.[1] === 'stage') stageWords = int(part, m[2]);
     else if (m?.[1] === 'x') groups = int(part, m[2]);
     else if (m?.[1] === 'persist') workgroups = int(part, m[2]);
+    else if (m?.[1] === 'ep') epochs = int(part, m[2]);
     else if (part === 'scratch') scratch = true;
     else if (part === 'win') win = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, multi, persist<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, multi, ep<N>, persist<N>).`,
       );
   }
-  if (multi || scratch || win || groups !== undefined) {
+  if (multi || scratch || win || groups !== undefined || epochs !== undefined) {
     return {
       name,
       shader: 'multi',
@@ -77,6 +82,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       stageWords: stageWords ?? 512,
       scratch,
       window: win,
+      epochs: epochs ?? 8,
       workgroups,
     };
   }
@@ -88,6 +94,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     stageWords: stageWords ?? 1,
     scratch,
     window: false,
+    epochs: 8,
     workgroups,
   };
 }

@@ -416,7 +416,7 @@ const VARIANTS = [
   'scratch-wg16-x3-stage3',
   'multi-wg32-x2-stage64-persist2',
   'scratch-win-wg32-x2-stage512',
-  'multi-win-wg7-x3-stage5',
+  'multi-win-wg7-x3-stage5-ep1',
 ];
 
 describe('bslz4-decode pass: variants vs twin', () => {
@@ -510,6 +510,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
       stageWords: 512,
       scratch: true,
       window: false,
+      epochs: 8,
       workgroups: 9,
     });
     expect(parseDecodeVariant('wg128').shader).toBe('fused');

@@ -118,6 +118,7 @@ export function createBslz4DecodePass(
         stageWords: stageWords ?? DEFAULT_STAGE_WORDS,
         scratch: false,
         window: false,
+        epochs: 8,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
   const size = v.lanes * v.groups;
@@ -161,6 +162,7 @@ export function createBslz4DecodePass(
             STAGE_TOTAL: v.stageWords * v.groups,
             SCRATCH: v.scratch ? 1 : 0,
             WINDOW: v.window ? 1 : 0,
+            EPOCHS_PER_ROUND: v.epochs,
             BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
             ...audit,
           },
