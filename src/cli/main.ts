@@ -34,6 +34,10 @@ Usage:
       [--writes 4] [--budget 64] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
       count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4.
+  stemflow bench decode [--scan 512] [--det 192] [--distinct 1024] [--batch 8192] [--variant base,scratch,...]
+                      [--repeat 3] [--json FILE]
+      Times bitshuffle/LZ4 decode variants on one uploaded batch (GPU timestamps, GB/s of decoded output) and
+      checks each one exact (words, errors, totals, audit; also on corrupted chunks against the CPU twin).
   stemflow bench fit [--scan 512] [--det 192] [--radius 49.3] [--factor 2] [--repeat 3] [--json FILE]
       tcBF with aberration fitting on a synthetic resident acquisition (~7,645 bright-field pixels): stages
       timed separately, fitted aberrations checked against the truth.
@@ -185,6 +189,7 @@ export async function main(argv: string[]): Promise<number> {
           budget: { type: 'string' },
           lanes: { type: 'string' },
           variants: { type: 'string' },
+          variant: { type: 'string' },
           pool: { type: 'boolean' },
           segment: { type: 'string' },
           compact: { type: 'boolean' },
@@ -193,6 +198,19 @@ export async function main(argv: string[]): Promise<number> {
           writes: { type: 'string' },
         },
       });
+      if (what === 'decode') {
+        const { benchDecode } = await import('./bench-decode');
+        const n = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
+        return await benchDecode({
+          scan: n(values.scan)!,
+          det: n(values.det)!,
+          distinct: n(values.distinct)!,
+          batch: n(values.batch),
+          variants: values.variant?.split(',') ?? [],
+          repeat: n(values.repeat)!,
+          json: values.json,
+        });
+      }
       if (what === 'series') {
         const { benchSeries } = await import('./bench-series');
         const n = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
@@ -225,7 +243,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       if (what !== 'load')
         throw new TypeError(
-          `Unknown benchmark ${what ?? '(none)'}; try: stemflow bench load, convert, series or fit`,
+          `Unknown benchmark ${what ?? '(none)'}; try: stemflow bench load, decode, convert, series or fit`,
         );
       const { benchLoad } = await import('./bench');
       const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));

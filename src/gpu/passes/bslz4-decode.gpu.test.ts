@@ -20,6 +20,7 @@ import { DECODE_OK, DecodeError, decodeErrorName } from '../../kernels/decode-er
 import { rng, sparseCounts } from '../test-data.ts';
 import { type GpuTestContext, withGpu } from '../test-harness.ts';
 import { createBslz4DecodePass, readDecodeResults } from './bslz4-decode.ts';
+import { DEFAULT_DECODE_VARIANT, parseDecodeVariant } from './bslz4-decode-variants.ts';
 
 const dir = join(import.meta.dirname, '../../../test/fixtures');
 const oracle = JSON.parse(readFileSync(join(dir, 'oracle.json'), 'utf8'));
@@ -35,6 +36,7 @@ interface Batch {
 }
 
 interface RunOptions {
+  variant?: string;
   workgroupSize?: number;
   stageWords?: number;
   maxFramesPerDispatch?: number;
@@ -101,6 +103,7 @@ async function compare(ctx: GpuTestContext, b: Batch, o: RunOptions = {}): Promi
     elemSize,
     workgroupSize: o.workgroupSize,
     stageWords: o.stageWords,
+    variant: o.variant,
   });
   const decoded = ctx.upload(new Uint32Array(Math.max(1, frameCount * wordsPerFrame)).fill(0xdeadbeef));
   const errors = ctx.upload(new Uint32Array(firstFrame + frameCount + 1).fill(77));
@@ -139,6 +142,7 @@ async function compare(ctx: GpuTestContext, b: Batch, o: RunOptions = {}): Promi
   const allErrors = await ctx.readBack(errors, Uint32Array);
   expect(allErrors[firstFrame + frameCount]).toBe(77);
   if (firstFrame > 0) expect(allErrors[firstFrame - 1]).toBe(77);
+  pass.destroy();
   return { twin, words, ms };
 }
 
@@ -260,61 +264,88 @@ function setU32(chunk: Uint8Array, at: number, v: number): Uint8Array {
   return out;
 }
 
+/** Valid 33x35 uint16 frames with a planted fault of every code between them, and the expected codes. */
+function faultBatch(): { batch: Batch; expected: number[]; faults: number } {
+  const pixels = 33 * 35;
+  const values = sparseCounts(40, 33, 35, 3);
+  const valid = Array.from({ length: 40 }, (_, f) =>
+    bslz4Encode(new Uint8Array(values.buffer, f * pixels * 2, pixels * 2), 2),
+  );
+  const c = valid[0];
+  const faults: [number, Uint8Array][] = [
+    [DecodeError.HEADER_TRUNCATED, c.subarray(0, 11)],
+    [DecodeError.SIZE_MISMATCH, setU32(c, 4, pixels * 2 + 2)],
+    [DecodeError.SIZE_MISMATCH, setU32(c, 0, 1)],
+    [DecodeError.BAD_BLOCK_SIZE, setU32(c, 8, 0)],
+    [DecodeError.BAD_BLOCK_SIZE, setU32(c, 8, 8200)],
+    [DecodeError.UNSUPPORTED_BLOCK_SIZE, bslz4Encode(new Uint8Array(values.buffer, 0, pixels * 2), 2, 8192)],
+    [DecodeError.BLOCK_TRUNCATED, c.subarray(0, 14)],
+    [DecodeError.BLOCK_TRUNCATED, setU32(c, 12, c.length)],
+    [DecodeError.BLOCK_EMPTY, setU32(c, 12, 0)],
+    [DecodeError.LZ4_TRUNCATED, withPayload(c, [0x10, 0xaa, 0x01])],
+    [DecodeError.LZ4_TRUNCATED, withPayload(c, [0xf0, 0xff, 0x00])],
+    [DecodeError.LZ4_TRUNCATED, withPayload(c, [0x1f, 0x00, 0x01, 0x00])],
+    [DecodeError.LZ4_OVERRUN, withPayload(c, [0x1f, 0x00, 0x01, 0x00, ...Array(9).fill(0xff), 0x00])],
+    [DecodeError.LZ4_OVERRUN, withPayload(c, [0xf0, ...Array(9).fill(0xff), 0x00, ...Array(2310).fill(7)])],
+    [DecodeError.LZ4_BAD_OFFSET, withPayload(c, [0x14, 0x00, 0x02, 0x00, 0x00])],
+    [DecodeError.LZ4_BAD_OFFSET, withPayload(c, [0x14, 0x00, 0x00, 0x00, 0x00])],
+    [DecodeError.LZ4_SHORT, withPayload(c, [0x10, 0x00])],
+    [DecodeError.LZ4_SHORT, withPayload(c, [0x1f, 0x07, 0x01, 0x00, 0x20, 0x10, 0x00])],
+    [DecodeError.TAIL_TRUNCATED, c.subarray(0, c.length - 1)],
+    [DecodeError.TRAILING_BYTES, Uint8Array.of(...c, 0)],
+  ];
+  const chunks: Uint8Array[] = [];
+  const expected: number[] = [];
+  faults.forEach(([code, bad], i) => {
+    chunks.push(valid[(2 * i + 1) % 40], bad);
+    expected.push(DECODE_OK, code);
+  });
+  chunks.push(valid[39]);
+  expected.push(DECODE_OK);
+  const { slot, index } = pack(chunks, (i) => i % 4);
+  // The last entry reaches one byte past the slot.
+  const last = chunks.length;
+  const withIndexFault = new Uint32Array(index.length + 2);
+  withIndexFault.set(index);
+  withIndexFault[2 * last] = slot.length - 10;
+  withIndexFault[2 * last + 1] = 11;
+  expected.push(DecodeError.INDEX_OUT_OF_SLOT);
+  const flags = new Uint32Array(pixels);
+  flags[100] = 1;
+  const batch = { slot, index: withIndexFault, frameCount: last + 1, pixels, elemSize: 2 as const, flags };
+  return { batch, expected, faults: faults.length };
+}
+
+/** Batches of 48 random frames of 1, 2 and 4 byte values, a quarter of them mutated, a quarter cut short. */
+function mutatedBatches(): Batch[] {
+  const batches: Batch[] = [];
+  const next = rng(2024);
+  for (const elemSize of [1, 2, 4] as const) {
+    const pixels = [203, 1155, 96][elemSize >> 1];
+    const chunks: Uint8Array[] = [];
+    for (let f = 0; f < 48; f++) {
+      const raw = new Uint8Array(pixels * elemSize);
+      for (let i = 0; i < raw.length; i++) raw[i] = next() % 5 === 0 ? next() & 0xff : 0;
+      const chunk = bslz4Encode(raw, elemSize, 8 * (1 + (next() % 40))).slice();
+      const kind = next() % 4;
+      if (kind === 0) chunk[next() % chunk.length] = next() & 0xff;
+      if (kind === 1) chunk[12 + (next() % (chunk.length - 12))] ^= 1 << (next() % 8);
+      chunks.push(kind === 2 ? chunk.subarray(0, next() % chunk.length) : chunk);
+    }
+    const { slot, index } = pack(chunks, (i) => i % 3);
+    const flags = Uint32Array.from({ length: pixels }, (_, i) => (i % 17 === 0 ? 1 : 0));
+    const batch = { slot, index, frameCount: chunks.length, pixels, elemSize, flags };
+    batches.push(batch);
+  }
+  return batches;
+}
+
 describe('bslz4-decode pass: faults', () => {
   withGpu('a planted fault of every code, each beside valid frames', async (ctx) => {
-    const pixels = 33 * 35;
-    const values = sparseCounts(40, 33, 35, 3);
-    const valid = Array.from({ length: 40 }, (_, f) =>
-      bslz4Encode(new Uint8Array(values.buffer, f * pixels * 2, pixels * 2), 2),
-    );
-    const c = valid[0];
-    const faults: [number, Uint8Array][] = [
-      [DecodeError.HEADER_TRUNCATED, c.subarray(0, 11)],
-      [DecodeError.SIZE_MISMATCH, setU32(c, 4, pixels * 2 + 2)],
-      [DecodeError.SIZE_MISMATCH, setU32(c, 0, 1)],
-      [DecodeError.BAD_BLOCK_SIZE, setU32(c, 8, 0)],
-      [DecodeError.BAD_BLOCK_SIZE, setU32(c, 8, 8200)],
-      [
-        DecodeError.UNSUPPORTED_BLOCK_SIZE,
-        bslz4Encode(new Uint8Array(values.buffer, 0, pixels * 2), 2, 8192),
-      ],
-      [DecodeError.BLOCK_TRUNCATED, c.subarray(0, 14)],
-      [DecodeError.BLOCK_TRUNCATED, setU32(c, 12, c.length)],
-      [DecodeError.BLOCK_EMPTY, setU32(c, 12, 0)],
-      [DecodeError.LZ4_TRUNCATED, withPayload(c, [0x10, 0xaa, 0x01])],
-      [DecodeError.LZ4_TRUNCATED, withPayload(c, [0xf0, 0xff, 0x00])],
-      [DecodeError.LZ4_TRUNCATED, withPayload(c, [0x1f, 0x00, 0x01, 0x00])],
-      [DecodeError.LZ4_OVERRUN, withPayload(c, [0x1f, 0x00, 0x01, 0x00, ...Array(9).fill(0xff), 0x00])],
-      [DecodeError.LZ4_OVERRUN, withPayload(c, [0xf0, ...Array(9).fill(0xff), 0x00, ...Array(2310).fill(7)])],
-      [DecodeError.LZ4_BAD_OFFSET, withPayload(c, [0x14, 0x00, 0x02, 0x00, 0x00])],
-      [DecodeError.LZ4_BAD_OFFSET, withPayload(c, [0x14, 0x00, 0x00, 0x00, 0x00])],
-      [DecodeError.LZ4_SHORT, withPayload(c, [0x10, 0x00])],
-      [DecodeError.LZ4_SHORT, withPayload(c, [0x1f, 0x07, 0x01, 0x00, 0x20, 0x10, 0x00])],
-      [DecodeError.TAIL_TRUNCATED, c.subarray(0, c.length - 1)],
-      [DecodeError.TRAILING_BYTES, Uint8Array.of(...c, 0)],
-    ];
-    const chunks: Uint8Array[] = [];
-    const expected: number[] = [];
-    faults.forEach(([code, bad], i) => {
-      chunks.push(valid[(2 * i + 1) % 40], bad);
-      expected.push(DECODE_OK, code);
-    });
-    chunks.push(valid[39]);
-    expected.push(DECODE_OK);
-    const { slot, index } = pack(chunks, (i) => i % 4);
-    // The last entry reaches one byte past the slot.
-    const last = chunks.length;
-    const withIndexFault = new Uint32Array(index.length + 2);
-    withIndexFault.set(index);
-    withIndexFault[2 * last] = slot.length - 10;
-    withIndexFault[2 * last + 1] = 11;
-    expected.push(DecodeError.INDEX_OUT_OF_SLOT);
-    const flags = new Uint32Array(pixels);
-    flags[100] = 1;
-    const batch = { slot, index: withIndexFault, frameCount: last + 1, pixels, elemSize: 2 as const, flags };
+    const { batch, expected, faults } = faultBatch();
     const { twin } = await compare(ctx, batch, { workgroupSize: 64 });
     expect([...twin.errors].map(decodeErrorName)).toEqual(expected.map(decodeErrorName));
-    expect(twin.audit.failedFrames).toBe(faults.length + 1);
+    expect(twin.audit.failedFrames).toBe(faults + 1);
     const covered = new Set(expected);
     for (const code of Object.values(DecodeError))
       expect(covered.has(code), decodeErrorName(code)).toBe(true);
@@ -325,22 +356,7 @@ describe('bslz4-decode pass: faults', () => {
   });
 
   withGpu('random byte mutations: GPU verdicts equal the twin for 1, 2 and 4 byte values', async (ctx) => {
-    const next = rng(2024);
-    for (const elemSize of [1, 2, 4] as const) {
-      const pixels = [203, 1155, 96][elemSize >> 1];
-      const chunks: Uint8Array[] = [];
-      for (let f = 0; f < 48; f++) {
-        const raw = new Uint8Array(pixels * elemSize);
-        for (let i = 0; i < raw.length; i++) raw[i] = next() % 5 === 0 ? next() & 0xff : 0;
-        const chunk = bslz4Encode(raw, elemSize, 8 * (1 + (next() % 40))).slice();
-        const kind = next() % 4;
-        if (kind === 0) chunk[next() % chunk.length] = next() & 0xff;
-        if (kind === 1) chunk[12 + (next() % (chunk.length - 12))] ^= 1 << (next() % 8);
-        chunks.push(kind === 2 ? chunk.subarray(0, next() % chunk.length) : chunk);
-      }
-      const { slot, index } = pack(chunks, (i) => i % 3);
-      const flags = Uint32Array.from({ length: pixels }, (_, i) => (i % 17 === 0 ? 1 : 0));
-      const batch = { slot, index, frameCount: chunks.length, pixels, elemSize, flags };
+    for (const batch of mutatedBatches()) {
       const { twin } = await compare(ctx, batch);
       expect(new Set(twin.errors).size).toBeGreaterThan(2);
       await compare(ctx, batch, { workgroupSize: 7, stageWords: 5 });
@@ -383,6 +399,125 @@ describe('bslz4-decode pass: faults', () => {
     expect(gpu.audit).toEqual(expected);
     expect([...gpu.totals].map(Number)).toEqual(
       oracle.files['odd_u16_33x35.h5'].datasets['/data'].frame_sums,
+    );
+  });
+});
+
+/**
+ * Multi-shader variants (bslz4-decode-variants.ts): blocks in workgroup memory or global scratch, 1 to 4
+ * blocks at once, lanes from 7 to 64, stages from 1 word (bytes past it read from the slot) to whole blocks,
+ * persistent workgroups.
+ */
+const VARIANTS = [
+  'multi',
+  'multi-wg7-x3-stage5',
+  'scratch-wg32-x2-stage512',
+  'scratch-wg64-x4-stage1-persist3',
+  'scratch-wg16-x3-stage3',
+  'multi-wg32-x2-stage64-persist2',
+  'scratch-win-wg32-x2-stage512',
+  'multi-win-wg7-x3-stage5-ep1',
+];
+
+describe('bslz4-decode pass: variants vs twin', () => {
+  for (const variant of VARIANTS) {
+    withGpu(
+      `${variant}: faults of every code, random mutations, dispatch boundaries, 33x35 and 32x32 fixtures`,
+      async (ctx) => {
+        const { batch, expected } = faultBatch();
+        const { twin } = await compare(ctx, batch, { variant });
+        expect([...twin.errors].map(decodeErrorName)).toEqual(expected.map(decodeErrorName));
+        for (const m of mutatedBatches()) await compare(ctx, m, { variant });
+        const b = fixtureBatch([{ file: 'many_v1_u8_32.h5', dataset: '/data' }]);
+        const sub = { ...b, ...pack(b.chunks.slice(0, 45), (i) => i % 3), frameCount: 45 };
+        sub.flags[5] = 1;
+        await compare(ctx, sub, { variant, maxFramesPerDispatch: 7, firstFrame: 9, wordsPerFrame: 260 });
+        for (const file of ['odd_u16_33x35.h5', 'many_fixed_u32_32.h5']) {
+          const f = fixtureBatch([{ file, dataset: '/data' }]);
+          f.flags[3] = 1;
+          await compare(ctx, f, { variant });
+        }
+      },
+      180_000,
+    );
+  }
+
+  withGpu(
+    'matches whose offsets are multiples of 4 * lanes, or at most 8 (read without a barrier)',
+    async (ctx) => {
+      const pixels = 33 * 35;
+      const values = sparseCounts(3, 33, 35, 3);
+      const valid = bslz4Encode(new Uint8Array(values.buffer, 0, pixels * 2), 2);
+      const next = rng(9);
+      const lits = (n: number) => Array.from({ length: n }, () => next() & 0xff);
+      // 128 literals, match offset 128 x 300; 7 literals, match offset 256 x 1000; 5 literals, match offset 3 x 40;
+      // match offset 7 x 30 (the last two from a window of the last 8 bytes); 794 literals (2,304 bytes).
+      const payload = [
+        ...[0xff, 113, ...lits(128), 0x80, 0x00, 0xff, 26],
+        ...[0x7f, ...lits(7), 0x00, 0x01, 0xff, 0xff, 0xff, 216],
+        ...[0x5f, ...lits(5), 0x03, 0x00, 21],
+        ...[0x0f, 0x07, 0x00, 11],
+        ...[0xf0, 0xff, 0xff, 0xff, 14, ...lits(794)],
+      ];
+      const chunks = [valid, withPayload(valid, payload), valid];
+      const batch = {
+        ...pack(chunks),
+        frameCount: 3,
+        pixels,
+        elemSize: 2 as const,
+        flags: new Uint32Array(pixels),
+      };
+      for (const variant of [
+        'base',
+        'multi',
+        'scratch-wg32-x2-stage512',
+        'scratch-wg64-x1-stage1',
+        'multi-wg7-x3-stage5',
+        'scratch-win-wg32-x1-stage4',
+        'multi-win-wg5-x2-stage1',
+      ]) {
+        const { twin } = await compare(ctx, batch, { variant });
+        expect([...twin.errors]).toEqual([0, 0, 0]);
+      }
+    },
+    180_000,
+  );
+
+  withGpu(
+    '192x192 uint16 fixture (sha256 of the oracle)',
+    async (ctx) => {
+      const b = fixtureBatch([{ file: 'latest_fixed_u16_192.h5', dataset: '/data' }]);
+      const ds = oracle.files['latest_fixed_u16_192.h5'].datasets['/data'];
+      for (const variant of [
+        'scratch-wg32-x4-stage256',
+        'multi-wg64-x2-stage2',
+        'scratch-win-wg32-x3-stage8',
+      ]) {
+        const { words } = await compare(ctx, b, { variant });
+        expect(sha256(valueBytes(words, b))).toBe(ds.sha256);
+      }
+    },
+    180_000,
+  );
+
+  withGpu('variant names', async (ctx) => {
+    expect(createBslz4DecodePass(ctx.device, { elemSize: 2 }).variant.name).toBe(DEFAULT_DECODE_VARIANT);
+    expect(parseDecodeVariant('scratch-wg32-x2-stage512-persist9')).toEqual({
+      name: 'scratch-wg32-x2-stage512-persist9',
+      shader: 'multi',
+      lanes: 32,
+      groups: 2,
+      stageWords: 512,
+      scratch: true,
+      window: false,
+      epochs: 8,
+      workgroups: 9,
+    });
+    expect(parseDecodeVariant('wg128').shader).toBe('fused');
+    expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);
+    expect(() => parseDecodeVariant('fast')).toThrow(/Unknown decode variant part/);
+    expect(() => createBslz4DecodePass(ctx.device, { elemSize: 2, variant: 'multi-stage99999999' })).toThrow(
+      /workgroup memory/,
     );
   });
 });

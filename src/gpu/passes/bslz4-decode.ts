@@ -9,6 +9,10 @@
  * blocks one after another from a staged copy of each block's compressed bytes in workgroup memory, and adds
  * a decoded frame's counts to the audit. Blocks larger than 8 KiB (non-default bitshuffle block sizes) are
  * reported as UNSUPPORTED_BLOCK_SIZE: decode those frames on the CPU.
+ *
+ * `variant` (bslz4-decode-variants.ts, default DEFAULT_DECODE_VARIANT) picks the shader and its layout; the
+ * multi shader (src/shaders/bslz4-decode-multi.wgsl) decodes several blocks of a frame at once, optionally into
+ * a global scratch buffer that the pass owns (8 KiB per block in flight; `destroy` frees it).
  */
 import { StemflowError } from '../../errors.ts';
 import {
@@ -19,10 +23,13 @@ import {
   type ElemSize,
 } from '../../kernels/bslz4-decode.ts';
 import source from '../../shaders/bslz4-decode.wgsl?raw';
+import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
 import { structLayout } from '../uniform-layout.ts';
+import { DEFAULT_DECODE_VARIANT, type DecodeVariant, parseDecodeVariant } from './bslz4-decode-variants.ts';
 
 export const bslz4DecodeShader: string = source;
+export const bslz4DecodeMultiShader: string = multiSource;
 
 export interface Bslz4DecodeJob {
   /** The batch's chunks back to back (bytes in u32 words), STORAGE. */
@@ -57,16 +64,23 @@ export interface Bslz4DecodeJob {
 export interface Bslz4DecodePass {
   readonly elemSize: ElemSize;
   readonly workgroupSize: number;
+  readonly variant: DecodeVariant;
   /** Records the pass into `encoder`; destroy the returned parameter buffer after submitting. */
   encode(encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer;
   /** Encodes and submits the pass on its own. */
   run(job: Bslz4DecodeJob): void;
+  /** Frees the scratch buffer of a 'scratch' variant (after the submitted work; a later encode makes another). */
+  destroy(): void;
 }
 
 const layout = structLayout(source, 'Params');
+const multiLayout = structLayout(multiSource, 'Params');
 const U32_MAX = 0xffffffff;
 /** Workgroup memory of the shader besides the stage: the 8 KiB block, the frame histogram, max and sum. */
 const FIXED_WORKGROUP_BYTES = 8192 + 4 * 257 + 12;
+/** Workgroup memory of the multi shader besides stages and blocks: histogram, max, sum, round verdict. */
+const MULTI_FIXED_BYTES = 4 * 257 + 12 + 4;
+const BLOCK_WORDS = 2048;
 /**
  * Default staged compressed words per block: one. Workgroup memory per workgroup bounds how many frames an SM
  * decodes at once, which matters more than where the token walk reads its bytes (H200, 4,096 frames of
@@ -78,48 +92,104 @@ export function createBslz4DecodePass(
   device: GPUDevice,
   {
     elemSize,
-    workgroupSize = 64,
+    workgroupSize,
     stageWords,
+    variant,
   }: {
     elemSize: ElemSize;
+    /** Workgroup size of the fused shader (with stageWords: the fused shader, not `variant`). Default 64. */
     workgroupSize?: number;
     /** Words of workgroup memory staging a block's compressed bytes (default 1). */
     stageWords?: number;
+    /** A variant name (bslz4-decode-variants.ts); default DEFAULT_DECODE_VARIANT. */
+    variant?: string;
   },
 ): Bslz4DecodePass {
   if (![1, 2, 4].includes(elemSize)) {
     throw new StemflowError('invalid', `Element size ${elemSize} is not 1, 2 or 4 bytes.`);
   }
+  const legacy = workgroupSize !== undefined || stageWords !== undefined;
+  const v: DecodeVariant = legacy
+    ? {
+        name: `wg${workgroupSize ?? 64}-stage${stageWords ?? DEFAULT_STAGE_WORDS}`,
+        shader: 'fused',
+        lanes: workgroupSize ?? 64,
+        groups: 1,
+        stageWords: stageWords ?? DEFAULT_STAGE_WORDS,
+        scratch: false,
+        window: false,
+        epochs: 8,
+      }
+    : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
+  const size = v.lanes * v.groups;
   if (
-    !Number.isInteger(workgroupSize) ||
-    workgroupSize < 1 ||
-    workgroupSize > device.limits.maxComputeInvocationsPerWorkgroup ||
-    workgroupSize > device.limits.maxComputeWorkgroupSizeX
+    !Number.isInteger(size) ||
+    size < 1 ||
+    size > device.limits.maxComputeInvocationsPerWorkgroup ||
+    size > device.limits.maxComputeWorkgroupSizeX
   ) {
-    throw new StemflowError('invalid', `Workgroup size ${workgroupSize} is not within the GPU limits.`);
+    throw new StemflowError('invalid', `Workgroup size ${size} is not within the GPU limits.`);
   }
-  const maxStage = Math.floor((device.limits.maxComputeWorkgroupStorageSize - FIXED_WORKGROUP_BYTES) / 4);
-  const stage = stageWords ?? Math.min(DEFAULT_STAGE_WORDS, maxStage);
-  if (!Number.isInteger(stage) || stage < 1 || stage > maxStage) {
-    throw new StemflowError('invalid', `A stage of ${stage} words is not within the GPU's workgroup memory.`);
+  const multi = v.shader === 'multi';
+  const fixedBytes = multi
+    ? MULTI_FIXED_BYTES + 4 * v.groups + (v.scratch ? 4 : 4 * BLOCK_WORDS * v.groups)
+    : FIXED_WORKGROUP_BYTES;
+  const maxStage = Math.floor((device.limits.maxComputeWorkgroupStorageSize - fixedBytes) / 4 / v.groups);
+  if (!Number.isInteger(v.stageWords) || v.stageWords < 1 || v.stageWords > maxStage) {
+    throw new StemflowError(
+      'invalid',
+      `A stage of ${v.stageWords} words is not within the GPU's workgroup memory (variant ${v.name}).`,
+    );
   }
+  const audit = {
+    AUDIT_MAX: AUDIT_LAYOUT.max,
+    AUDIT_FAILED: AUDIT_LAYOUT.failedFrames,
+    AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
+    AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
+  };
   const pipeline = device.createComputePipeline({
-    label: `bslz4-decode x${elemSize}`,
+    label: `bslz4-decode x${elemSize} ${v.name}`,
     layout: 'auto',
-    compute: {
-      module: device.createShaderModule({ label: 'bslz4-decode.wgsl', code: source }),
-      entryPoint: 'main',
-      constants: {
-        ELEM_SIZE: elemSize,
-        WORKGROUP_SIZE: workgroupSize,
-        STAGE_WORDS: stage,
-        AUDIT_MAX: AUDIT_LAYOUT.max,
-        AUDIT_FAILED: AUDIT_LAYOUT.failedFrames,
-        AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
-        AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
-      },
-    },
+    compute: multi
+      ? {
+          module: device.createShaderModule({ label: 'bslz4-decode-multi.wgsl', code: multiSource }),
+          entryPoint: 'main',
+          constants: {
+            ELEM_SIZE: elemSize,
+            LANES: v.lanes,
+            GROUPS: v.groups,
+            STAGE_WORDS: v.stageWords,
+            STAGE_TOTAL: v.stageWords * v.groups,
+            SCRATCH: v.scratch ? 1 : 0,
+            WINDOW: v.window ? 1 : 0,
+            EPOCHS_PER_ROUND: v.epochs,
+            BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
+            ...audit,
+          },
+        }
+      : {
+          module: device.createShaderModule({ label: 'bslz4-decode.wgsl', code: source }),
+          entryPoint: 'main',
+          constants: { ELEM_SIZE: elemSize, WORKGROUP_SIZE: v.lanes, STAGE_WORDS: v.stageWords, ...audit },
+        },
   });
+  // The multi shader's scratch: 8 KiB per group of each workgroup of a dispatch (a word when not SCRATCH).
+  // A smaller one is kept until `destroy` (encoders not yet submitted may use it).
+  let scratch: GPUBuffer | null = null;
+  const retired: GPUBuffer[] = [];
+  const scratchFor = (workgroups: number): GPUBuffer => {
+    const bytes = v.scratch ? workgroups * v.groups * BLOCK_WORDS * 4 : 4;
+    if (!scratch || scratch.size < bytes) {
+      if (scratch) retired.push(scratch);
+      scratch = device.createBuffer({
+        label: 'bslz4-decode scratch',
+        size: bytes,
+        usage: GPUBufferUsage.STORAGE,
+      });
+    }
+    checkBindable(device, scratch, 'decode scratch');
+    return scratch;
+  };
 
   const encode = (encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer => {
     const { frameCount, pixels, firstFrame = 0 } = job;
@@ -156,7 +226,7 @@ export function createBslz4DecodePass(
     need(job.audit, AUDIT_LAYOUT.words * 4, 'audit');
     const perDispatch = Math.max(1, Math.floor(job.maxFramesPerDispatch ?? 4096));
     const maxGroups = Math.min(
-      Math.max(1, Math.floor(job.workgroupsPerDispatch ?? perDispatch)),
+      Math.max(1, Math.floor(job.workgroupsPerDispatch ?? v.workgroups ?? perDispatch)),
       device.limits.maxComputeWorkgroupsPerDimension,
     );
     const chunks: DispatchChunk[] = [];
@@ -176,12 +246,15 @@ export function createBslz4DecodePass(
         workgroups,
       });
     }
+    const scratchBinding: GPUBindGroupEntry[] = multi
+      ? [{ binding: 8, resource: { buffer: scratchFor(Math.max(1, ...chunks.map((c) => c.workgroups))) } }]
+      : [];
     return encodeChunks(
       encoder,
       {
         device,
         pipeline,
-        layout,
+        layout: multi ? multiLayout : layout,
         label: 'bslz4-decode',
         bindings: [
           { binding: 1, resource: { buffer: job.compressed } },
@@ -191,6 +264,7 @@ export function createBslz4DecodePass(
           { binding: 5, resource: { buffer: job.errors } },
           { binding: 6, resource: { buffer: job.totals } },
           { binding: 7, resource: { buffer: job.audit } },
+          ...scratchBinding,
         ],
       },
       chunks,
@@ -199,13 +273,19 @@ export function createBslz4DecodePass(
 
   return {
     elemSize,
-    workgroupSize,
+    workgroupSize: size,
+    variant: v,
     encode,
     run(job) {
       const encoder = device.createCommandEncoder({ label: 'bslz4-decode' });
       const params = encode(encoder, job);
       device.queue.submit([encoder.finish()]);
       params.destroy();
+    },
+    destroy() {
+      for (const b of retired.splice(0)) b.destroy();
+      scratch?.destroy();
+      scratch = null;
     },
   };
 }

@@ -1,0 +1,100 @@
+/**
+ * Variants of the bitshuffle/LZ4 decode pass (all exact: the same words, errors, totals and audit as the CPU
+ * twin), named for `stemflow bench decode --variant` and chosen for production by DEFAULT_DECODE_VARIANT.
+ *
+ * A name is `base` or parts joined by '-':
+ * - `wg<N>`: lanes per block (the workgroup size of the fused shader; per group of the multi shader).
+ * - `stage<N>`: words of workgroup memory staging a block's compressed bytes (per group).
+ * - `x<N>`: blocks of a frame decoded at once by one workgroup (multi shader; workgroup size N * lanes).
+ * - `scratch`: decoded blocks in global memory instead of workgroup memory (multi shader).
+ * - `win`: every lane keeps the last 8 output bytes in registers; small-offset matches copy from them (multi).
+ * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
+ * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
+ * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
+ * `base` and names with only wg/stage/persist parts use src/shaders/bslz4-decode.wgsl (64 lanes, 1 staged
+ * word); the others src/shaders/bslz4-decode-multi.wgsl.
+ */
+import { StemflowError } from '../../errors.ts';
+
+/**
+ * The variant the load, the archive and the fuzz target use. Switch production to a measured variant by
+ * changing this line (e.g. 'scratch-wg32-x2-stage512'); every variant passes the same parity tests.
+ */
+export const DEFAULT_DECODE_VARIANT = 'base';
+
+export interface DecodeVariant {
+  name: string;
+  /** 'fused': bslz4-decode.wgsl; 'multi': bslz4-decode-multi.wgsl. */
+  shader: 'fused' | 'multi';
+  /** Lanes per block. */
+  lanes: number;
+  /** Blocks decoded at once per workgroup (1 for 'fused'). */
+  groups: number;
+  stageWords: number;
+  /** Decoded blocks in a global scratch buffer ('multi' only). */
+  scratch: boolean;
+  /** Small-offset matches from the last 8 output bytes in registers ('multi' only). */
+  window: boolean;
+  /** Epochs between checks that the round is done ('multi' only; 8 in 'fused'). */
+  epochs: number;
+  /** Persistent workgroups per dispatch (undefined: one per frame). */
+  workgroups?: number;
+}
+
+export function parseDecodeVariant(name: string): DecodeVariant {
+  const parts = name === 'base' ? [] : name.split('-');
+  let lanes: number | undefined;
+  let stageWords: number | undefined;
+  let groups: number | undefined;
+  let workgroups: number | undefined;
+  let epochs: number | undefined;
+  let scratch = false;
+  let win = false;
+  let multi = false;
+  const int = (part: string, text: string) => {
+    const v = Number(text);
+    if (!Number.isInteger(v) || v < 1)
+      throw new StemflowError('invalid', `Decode variant '${name}': '${part}' needs a positive integer.`);
+    return v;
+  };
+  for (const part of parts) {
+    const m = /^(wg|stage|x|persist|ep)(\d+)$/.exec(part);
+    if (m?.[1] === 'wg') lanes = int(part, m[2]);
+    else if (m?.[1] === 'stage') stageWords = int(part, m[2]);
+    else if (m?.[1] === 'x') groups = int(part, m[2]);
+    else if (m?.[1] === 'persist') workgroups = int(part, m[2]);
+    else if (m?.[1] === 'ep') epochs = int(part, m[2]);
+    else if (part === 'scratch') scratch = true;
+    else if (part === 'win') win = true;
+    else if (part === 'multi') multi = true;
+    else
+      throw new StemflowError(
+        'invalid',
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, multi, ep<N>, persist<N>).`,
+      );
+  }
+  if (multi || scratch || win || groups !== undefined || epochs !== undefined) {
+    return {
+      name,
+      shader: 'multi',
+      lanes: lanes ?? 32,
+      groups: groups ?? 1,
+      stageWords: stageWords ?? 512,
+      scratch,
+      window: win,
+      epochs: epochs ?? 8,
+      workgroups,
+    };
+  }
+  return {
+    name,
+    shader: 'fused',
+    lanes: lanes ?? 64,
+    groups: 1,
+    stageWords: stageWords ?? 1,
+    scratch,
+    window: false,
+    epochs: 8,
+    workgroups,
+  };
+}
