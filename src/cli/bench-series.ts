@@ -188,7 +188,7 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
       const f = Math.floor((k * acq.frames) / 64);
       const values = await base.readFrames(f, 1);
       let sum = 0;
-      for (let p = 0; p < values.length; p++) if (masks.adf[p] && !(flagged && flagged[p])) sum += values[p];
+      for (let p = 0; p < values.length; p++) if (masks.adf[p] && !flagged?.[p]) sum += values[p];
       exact &&= sum === check.images[0][f];
       sampled++;
     }

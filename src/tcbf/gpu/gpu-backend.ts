@@ -4,7 +4,6 @@
  */
 
 import { readBuffer } from '../../compute/readback.ts';
-import { StemflowError } from '../../errors.ts';
 import { type ResidentLayout, residentParts } from '../../gpu/resident-layout.ts';
 import type { TcbfBackend } from '../backend.ts';
 import type { TcbfGrid } from '../grid.ts';
