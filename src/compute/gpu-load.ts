@@ -74,6 +74,8 @@ export interface GpuLoadTimings {
   allocateMs: number;
   /** Of allocateMs: creating the resident buffers, and waiting for the out-of-memory error scope. */
   residentAllocMs: number;
+  /** Resident buffers taken from the pool instead of created (0 without a pool). */
+  residentReused: number;
   scopeWaitMs: number;
   /** Compute pipelines (compiled once per device and element size, then cached). */
   pipelinesMs: number;
@@ -156,7 +158,14 @@ export async function loadToGpu(
   const STORAGE_IN = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
   const STORAGE_OUT = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   const owned: GPUBuffer[] = [];
-  const timings0 = { indexMs: 0, allocateMs: 0, residentAllocMs: 0, scopeWaitMs: 0, pipelinesMs: 0 };
+  const timings0 = {
+    indexMs: 0,
+    allocateMs: 0,
+    residentAllocMs: 0,
+    residentReused: 0,
+    scopeWaitMs: 0,
+    pipelinesMs: 0,
+  };
   const make = (label: string, size: number, usage: number) => {
     const b = device.createBuffer({ label, size: Math.max(4, Math.ceil(size / 4) * 4), usage });
     owned.push(b);
@@ -173,10 +182,12 @@ export async function loadToGpu(
     timings0.indexMs = allocateStart - t0;
     device.pushErrorScope('out-of-memory');
     const residentStart = performance.now();
-    const resident = options.pool
-      ? options.pool.take(device, plan.resident).buffers
-      : createResidentBuffers(device, plan.resident);
+    const taken = options.pool
+      ? options.pool.take(device, plan.resident)
+      : { buffers: createResidentBuffers(device, plan.resident), reused: 0 };
+    const resident = taken.buffers;
     timings0.residentAllocMs = performance.now() - residentStart;
+    timings0.residentReused = taken.reused;
     owned.push(...resident);
     const flags = make('pixel flags', pixels * 4, STORAGE_IN);
     const errors = make('decode errors', plan.frames * 4, STORAGE_OUT);

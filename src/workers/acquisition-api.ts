@@ -81,6 +81,8 @@ export interface LoadResult {
   memory?: string[];
   residentBytes?: number;
   peakBytes?: number;
+  /** GPU path: resident buffers reused from the previous load instead of created. */
+  residentReused?: number;
   /** The GPU adapter, e.g. 'nvidia ...' or 'google swiftshader'. */
   adapter?: string;
 }

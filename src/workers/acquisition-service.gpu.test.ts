@@ -49,7 +49,17 @@ describe('acquisition service on WebGPU (the worker logic with a GPU)', () => {
     expect(Array.from(gc.comX)).toEqual(Array.from(cc.comX));
     expect(Array.from(gc.comY)).toEqual(Array.from(cc.comY));
     expect(gc.comX.every((v) => Math.abs(v) < 5)).toBe(true);
+    // A second load reuses the first one's resident buffers (kept by the service's pool), exact again; close
+    // frees everything, the pool included.
+    expect(g.residentReused).toBe(0);
+    const memory = await gpu.gpuMemory();
+    const again = await gpu.load();
+    expect(again.residentReused).toBeGreaterThan(0);
+    expect(Array.from(again.frameTotals)).toEqual(Array.from(c.frameTotals));
+    expect(Array.from(await gpu.virtualImage(ring))).toEqual(Array.from(await cpu.virtualImage(ring)));
+    expect(await gpu.gpuMemory()).toEqual(memory);
     await gpu.close();
+    expect(await gpu.gpuMemory()).toEqual({ buffers: 0, bytes: 0 });
     await cpu.close();
   });
 

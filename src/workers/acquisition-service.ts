@@ -3,6 +3,7 @@ import { createVirtualImager, type VirtualImager } from '../compute/gpu-products
 import { createMaskSession, type MaskSession } from '../compute/mask-session';
 import { isStemflowError, StemflowError, throwIfAborted } from '../errors';
 import { acquireDevice, type GpuContext } from '../gpu/device';
+import { createResidentPool } from '../gpu/resident-pool';
 import { type ComSums, comBitMasks, combineBits, comImages, comSumsFromFrames } from '../products/com';
 import { FrameStats, flaggedFromMask, unflaggedMask, virtualImage } from '../products/frame-stats';
 import { addFrames, checkRegion, regionRuns, type ScanRegion } from '../products/region-sum';
@@ -69,6 +70,12 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
   let context: Promise<GpuContext> | null = null;
   let preference: 'auto' | 'cpu' = 'auto';
   let tcbfController: AbortController | null = null;
+  /**
+   * Resident buffers of the last released GPU load, reused by the next one: opening another acquisition then
+   * skips creating ~19 GB of buffers and the deferred free of the old ones (~0.5 s each on an H200). Emptied on
+   * close, on a budget change, on a CPU fallback and with a lost device.
+   */
+  const pool = createResidentPool();
 
   function need(): AcquisitionSource {
     if (!source) throw new StemflowError('invalid', 'No acquisition is open.');
@@ -81,6 +88,8 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       const ctx = await context.catch(() => null);
       if (ctx && !ctx.failure()) return ctx;
     }
+    // A replaced device's buffers cannot be reused.
+    pool.clear();
     context = acquireDevice(opts.gpu!).then((ctx) => {
       account = trackDeviceBuffers(ctx.device);
       return ctx;
@@ -145,6 +154,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
     let memory: string[] = [];
     const load = await loadToGpu(ctx, src, {
       signal,
+      pool,
       budgetBytes: gpuBudgetBytes,
       batchFrames: opts.gpuBatchFrames,
       onPlan: (_plan, lines) => {
@@ -176,6 +186,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
         memory,
         residentBytes: load.plan.residentBytes,
         peakBytes: load.plan.peakBytes,
+        residentReused: load.timings.residentReused,
         adapter: [ctx.adapter.vendor, ctx.adapter.architecture, ctx.adapter.description]
           .filter(Boolean)
           .join(' '),
@@ -226,6 +237,8 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
           )
             throw e;
           fallbackReason = e.message;
+          // The CPU path holds the counts now: give the kept GPU buffers back.
+          pool.clear();
         }
       } else if (gpu) {
         fallbackReason = (src.storedCodec as { reason: string }).reason;
@@ -265,6 +278,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
         );
       gpuBudgetBytes = bytes ?? opts.gpuBudgetBytes;
       budgetBytes = bytes ?? opts.cpuBudgetBytes ?? CPU_BUDGET_BYTES;
+      pool.clear();
     },
 
     /** Arms a fault for the next GPU load ('gpu-out-of-memory', 'gpu-device-lost'); read faults live in the worker's inputs. */
@@ -396,6 +410,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
     async close(): Promise<void> {
       controller?.abort();
       releaseLoaded();
+      pool.clear();
       await source?.close();
       source = null;
       flagged = null;
