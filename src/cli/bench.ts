@@ -39,6 +39,8 @@ export interface BenchOptions {
   compact?: boolean;
   /** Slices of the virtual-image pass (resident-virtual-image.ts). */
   slices?: number;
+  /** Threads per workgroup of the virtual-image pass (resident-virtual-image.ts). */
+  workgroupSize?: number;
 }
 
 const GB = 1e9;
@@ -73,7 +75,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   const expected = expectedLoad(acq);
   const flagged = flaggedFromMask(acq.pixelMask);
   const report: Record<string, unknown> = {
-    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}`,
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}${o.workgroupSize ? ` --vi-workgroup ${o.workgroupSize}` : ''}`,
     adapter: ctx.adapter,
     scan: [o.scan, o.scan],
     detector: [o.det, o.det],
@@ -197,7 +199,10 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     t = performance.now();
     const detectors = defaultDetectors(load.dpSums, acq.detector, flagged);
     const geometryMs = performance.now() - t;
-    const imager = createVirtualImager(ctx, load, flagged, { slices: o.slices });
+    const imager = createVirtualImager(ctx, load, flagged, {
+      slices: o.slices,
+      workgroupSize: o.workgroupSize,
+    });
     const masks = [detectors.masks.bf, detectors.masks.abf, detectors.masks.adf];
     await imager.images(masks); // warm-up (pipeline creation)
     t = performance.now();
