@@ -41,6 +41,8 @@ export interface BenchOptions {
   slices?: number;
   /** Threads per workgroup of the virtual-image pass (resident-virtual-image.ts). */
   workgroupSize?: number;
+  /** Gestures: also time each update's pixels as this many passes in one submission (clock kept up). */
+  sustain?: number;
 }
 
 const GB = 1e9;
@@ -75,7 +77,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   const expected = expectedLoad(acq);
   const flagged = flaggedFromMask(acq.pixelMask);
   const report: Record<string, unknown> = {
-    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}${o.workgroupSize ? ` --vi-workgroup ${o.workgroupSize}` : ''}`,
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}${o.workgroupSize ? ` --vi-workgroup ${o.workgroupSize}` : ''}${o.sustain ? ` --sustain ${o.sustain}` : ''}`,
     adapter: ctx.adapter,
     scan: [o.scan, o.scan],
     detector: [o.det, o.det],
@@ -217,7 +219,17 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       bfAbfAdfMs: productsMs,
       pixels: masks.map((m) => m.reduce((a, b) => a + b, 0)),
     };
-    report.gestures = await benchGestures(ctx, load, imager, detectors, acq.detector, flagged, expected, log);
+    report.gestures = await benchGestures(
+      ctx,
+      load,
+      imager,
+      detectors,
+      acq.detector,
+      flagged,
+      expected,
+      log,
+      o.sustain,
+    );
     checks.gestures = (report.gestures as { exact: boolean }[]).every((g) => g.exact);
     report.repeatedGestures = await benchRepeatedGestures(
       ctx,
