@@ -72,6 +72,8 @@ export async function benchGestures(
   flagged: Uint8Array | null,
   expected: ReturnType<typeof expectedLoad>,
   log: (s: string) => void,
+  /** > 0: also time the pixels each update read as `sustain` passes in one submission (SM clock kept up). */
+  sustain = 0,
 ) {
   const [rows, cols] = detector;
   const c = d.bf.kind === 'disk' ? d.bf : null;
@@ -105,6 +107,13 @@ export async function benchGestures(
     const want = expected.imageOf(mask);
     const exact = update.image.every((v, i) => v === want(i));
     const reads = updateReads(load, update);
+    let sustainedMs: number | null = null;
+    if (sustain > 0 && update.pixelsRead > 0) {
+      const read = new Uint8Array(rows * cols);
+      for (const p of update.added) read[p] = 1;
+      for (const p of update.subtracted) read[p] = 1;
+      sustainedMs = await imager.gpuTime(read, sustain);
+    }
     results.push({
       name,
       mode: update.mode,
@@ -115,11 +124,12 @@ export async function benchGestures(
       segments: reads.segments,
       gpuMs: gpu.passMs,
       gpuWithCopyMs: gpu.withCopyMs,
+      sustainedMs,
       liveMs,
       exact,
     });
     log(
-      `gesture: ${name}: ${update.mode}, ${update.pixelsRead} pixels read (${mb(reads.loBytes)} low + ${mb(reads.hiBytes)} high, ${reads.hotSegments}/${reads.segments} segments hot), GPU ${fixed(gpu.passMs, 3)} ms (+ copy ${fixed(gpu.withCopyMs, 3)} ms), live update ${liveMs.toFixed(1)} ms end to end, ${exact ? 'exact' : 'MISMATCH'}`,
+      `gesture: ${name}: ${update.mode}, ${update.pixelsRead} pixels read (${mb(reads.loBytes)} low + ${mb(reads.hiBytes)} high, ${reads.hotSegments}/${reads.segments} segments hot), GPU ${fixed(gpu.passMs, 3)} ms (+ copy ${fixed(gpu.withCopyMs, 3)} ms)${sustainedMs === null ? '' : `, sustained ${fixed(sustainedMs, 3)} ms per pass (${sustain} in one submission, ${((reads.loBytes + reads.hiBytes) / (sustainedMs * 1e-3) / 1e12).toFixed(2)} TB/s)`}, live update ${liveMs.toFixed(1)} ms end to end, ${exact ? 'exact' : 'MISMATCH'}`,
     );
   }
   return results;

@@ -39,6 +39,10 @@ export interface BenchOptions {
   compact?: boolean;
   /** Slices of the virtual-image pass (resident-virtual-image.ts). */
   slices?: number;
+  /** Threads per workgroup of the virtual-image pass (resident-virtual-image.ts). */
+  workgroupSize?: number;
+  /** Gestures: also time each update's pixels as this many passes in one submission (clock kept up). */
+  sustain?: number;
 }
 
 const GB = 1e9;
@@ -73,7 +77,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   const expected = expectedLoad(acq);
   const flagged = flaggedFromMask(acq.pixelMask);
   const report: Record<string, unknown> = {
-    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}`,
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}${o.workgroupSize ? ` --vi-workgroup ${o.workgroupSize}` : ''}${o.sustain ? ` --sustain ${o.sustain}` : ''}`,
     adapter: ctx.adapter,
     scan: [o.scan, o.scan],
     detector: [o.det, o.det],
@@ -197,7 +201,10 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     t = performance.now();
     const detectors = defaultDetectors(load.dpSums, acq.detector, flagged);
     const geometryMs = performance.now() - t;
-    const imager = createVirtualImager(ctx, load, flagged, { slices: o.slices });
+    const imager = createVirtualImager(ctx, load, flagged, {
+      slices: o.slices,
+      workgroupSize: o.workgroupSize,
+    });
     const masks = [detectors.masks.bf, detectors.masks.abf, detectors.masks.adf];
     await imager.images(masks); // warm-up (pipeline creation)
     t = performance.now();
@@ -212,7 +219,17 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       bfAbfAdfMs: productsMs,
       pixels: masks.map((m) => m.reduce((a, b) => a + b, 0)),
     };
-    report.gestures = await benchGestures(ctx, load, imager, detectors, acq.detector, flagged, expected, log);
+    report.gestures = await benchGestures(
+      ctx,
+      load,
+      imager,
+      detectors,
+      acq.detector,
+      flagged,
+      expected,
+      log,
+      o.sustain,
+    );
     checks.gestures = (report.gestures as { exact: boolean }[]).every((g) => g.exact);
     report.repeatedGestures = await benchRepeatedGestures(
       ctx,

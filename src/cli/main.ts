@@ -25,6 +25,7 @@ Usage:
       files; prints compared values, mismatches per block and SHA-256s. Exit status 1 on any mismatch.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
                     [--variants wg128,wg64-stage8,...] [--pool] [--segment 4096] [--compact] [--slices 16]
+                    [--vi-workgroup 256] [--sustain 200]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
   stemflow bench series [--scan 512] [--det 192] [--count N] [--budget GIB] [--lanes N] [--repeat 3] [--json FILE]
@@ -194,6 +195,8 @@ export async function main(argv: string[]): Promise<number> {
           segment: { type: 'string' },
           compact: { type: 'boolean' },
           slices: { type: 'string' },
+          'vi-workgroup': { type: 'string' },
+          sustain: { type: 'string' },
           lend: { type: 'string' },
           writes: { type: 'string' },
         },
@@ -261,6 +264,8 @@ export async function main(argv: string[]): Promise<number> {
         segmentFrames: int(values.segment),
         compact: values.compact,
         slices: int(values.slices),
+        workgroupSize: int(values['vi-workgroup']),
+        sustain: int(values.sustain),
       });
     }
     process.stdout.write(USAGE);

@@ -29,12 +29,16 @@ export function createVirtualImager(
   ctx: GpuContext,
   load: GpuLoad,
   flagged: Uint8Array | null,
-  /** Benchmarks: slices of the virtual-image pass (resident-virtual-image.ts; default there). */
-  options: { slices?: number } = {},
+  /** Benchmarks: slices and workgroup size of the virtual-image pass (resident-virtual-image.ts; defaults there). */
+  options: { slices?: number; workgroupSize?: number } = {},
 ): VirtualImager {
   const { device } = ctx;
   const layout = load.plan.resident;
-  const pass = createResidentVirtualImagePass(device, { elemSize: layout.elemSize, slices: options.slices });
+  const pass = createResidentVirtualImagePass(device, {
+    elemSize: layout.elemSize,
+    slices: options.slices,
+    workgroupSize: options.workgroupSize,
+  });
   const imageBytes = layout.frames * 8;
   const live = createLiveImage(device, load, pass, flagged);
   const images = async (masks: Uint8Array[]): Promise<Float64Array[]> => {

@@ -6,9 +6,9 @@
 // the bound buffer (global indices, row = pixel - row_first_pixel). A workgroup is COLUMNS x SLICES threads
 // (COLUMNS = WORKGROUP_SIZE / SLICES): each owns one vec4 column of the rows (4 words = 4 * VPW consecutive
 // scan positions) and one of SLICES contiguous parts of the pixel list, and reads its 16 bytes of each row of
-// its part: a warp reads 512 contiguous bytes per row. The loop is unrolled by 4 rows, so SLICES x 4 rows'
-// loads are in flight per column. Sums stay in u32 lanes for at most FLUSH rows (FLUSH x max value < 2^32),
-// then move into 64-bit totals; uint32 values carry on every add. The slices are added in workgroup memory,
+// its part: a warp reads 512 contiguous bytes per row. The loop is unrolled by 4 rows (all their loads issued
+// before any sum), so SLICES x 4 rows' loads are in flight per column. Byte rows sum in 16-bit SWAR lanes for
+// at most 255 rows, then move into 64-bit totals; uint32 values carry on every add. The slices are added in workgroup memory,
 // and slice 0 adds the column's totals to `image` (read-modify-write, no atomics: dispatches run in order
 // and each position belongs to one workgroup), or subtracts them when `subtract` is set (u64 with borrow,
 // wrapping mod 2^64 like the twin): live mask updates add the pixels a mask gained, subtract those it lost,
@@ -60,20 +60,28 @@ struct Params {
 var<workgroup> partial_lo: array<vec4<u32>, WORKGROUP_SIZE>;
 var<workgroup> partial_hi: array<vec4<u32>, WORKGROUP_SIZE>;
 
-// Lane sums of the current flush block: value k of each word goes to a_k (uint32: a0 = lo, a1 = carries).
+// Sums of the current flush block. uint32: a0 = lo, a1 = carries. Byte rows (uint8, uint16's planes): SWAR,
+// 16-bit lanes of u32 (at most 255 rows of values <= 255 per block): `even` holds bytes 0 and 2 of each word
+// (lanes low, high), `odd` bytes 1 and 3; `hi_even`, `hi_odd` the same for the high plane (hot rows only).
 var<private> a0: vec4<u32>;
 var<private> a1: vec4<u32>;
-var<private> a2: vec4<u32>;
-var<private> a3: vec4<u32>;
-// 64-bit totals, lo and hi, per value k of each word.
+var<private> even: vec4<u32>;
+var<private> odd: vec4<u32>;
+var<private> hi_even: vec4<u32>;
+var<private> hi_odd: vec4<u32>;
+// 64-bit totals per value k of each word: lo in l_k; hi < 2^16 always (fewer than 2^32 rows of values below
+// 2^16), so the hi words of values 0 and 1 share h01 (k = 0 low 16 bits, k = 1 high 16 bits), 2 and 3 h23.
+// uint32: l0 and h0 (a full hi word).
 var<private> l0: vec4<u32>;
 var<private> l1: vec4<u32>;
 var<private> l2: vec4<u32>;
 var<private> l3: vec4<u32>;
 var<private> h0: vec4<u32>;
-var<private> h1: vec4<u32>;
-var<private> h2: vec4<u32>;
-var<private> h3: vec4<u32>;
+var<private> h01: vec4<u32>;
+var<private> h23: vec4<u32>;
+
+const BYTES = vec4<u32>(0x00ff00ffu);
+const LANE = vec4<u32>(0xffffu);
 
 fn accumulate(v: vec4<u32>) {
   if (ELEM_BYTES == 4u) {
@@ -81,21 +89,15 @@ fn accumulate(v: vec4<u32>) {
     a1 += select(vec4<u32>(0u), vec4<u32>(1u), s < v);
     a0 = s;
   } else {
-    a0 += v & vec4<u32>(0xffu);
-    a1 += (v >> vec4<u32>(8u)) & vec4<u32>(0xffu);
-    a2 += (v >> vec4<u32>(16u)) & vec4<u32>(0xffu);
-    a3 += v >> vec4<u32>(24u);
+    even += v & BYTES;
+    odd += (v >> vec4<u32>(8u)) & BYTES;
   }
 }
 
-// Planes: value k of each word is byte k of `lo` plus 256 x byte k of `hi`.
-fn accumulate_planes(lo: vec4<u32>, hi: vec4<u32>) {
-  let m = vec4<u32>(0xffu);
-  let mh = vec4<u32>(0xff00u);
-  a0 += (lo & m) + ((hi & m) << vec4<u32>(8u));
-  a1 += ((lo >> vec4<u32>(8u)) & m) + (hi & mh);
-  a2 += ((lo >> vec4<u32>(16u)) & m) + ((hi >> vec4<u32>(8u)) & mh);
-  a3 += (lo >> vec4<u32>(24u)) + ((hi >> vec4<u32>(16u)) & mh);
+// Planes, hot rows: the high plane's bytes, counted 256 times at the flush.
+fn accumulate_high(v: vec4<u32>) {
+  hi_even += v & BYTES;
+  hi_odd += (v >> vec4<u32>(8u)) & BYTES;
 }
 
 fn carry(sum: vec4<u32>, addend: vec4<u32>) -> vec4<u32> {
@@ -106,24 +108,25 @@ fn flush() {
   if (ELEM_BYTES == 4u) {
     l0 += a0;
     h0 += a1 + carry(l0, a0);
-  } else {
-    l0 += a0;
-    h0 += carry(l0, a0);
-    l1 += a1;
-    h1 += carry(l1, a1);
-    l2 += a2;
-    h2 += carry(l2, a2);
-    l3 += a3;
-    h3 += carry(l3, a3);
+    a0 = vec4<u32>(0u);
+    a1 = vec4<u32>(0u);
+    return;
   }
-  a0 = vec4<u32>(0u);
-  a1 = vec4<u32>(0u);
-  a2 = vec4<u32>(0u);
-  a3 = vec4<u32>(0u);
-}
-
-fn row(i: u32) -> u32 {
-  return (pixels[i] - params.row_first_pixel) * params.vec4_per_pixel;
+  // Value k's block sum: low bytes + 256 x high bytes, at most 255 x 65,535 < 2^24.
+  let s0 = (even & LANE) + ((hi_even & LANE) << vec4<u32>(8u));
+  let s1 = (odd & LANE) + ((hi_odd & LANE) << vec4<u32>(8u));
+  let s2 = (even >> vec4<u32>(16u)) + ((hi_even >> vec4<u32>(16u)) << vec4<u32>(8u));
+  let s3 = (odd >> vec4<u32>(16u)) + ((hi_odd >> vec4<u32>(16u)) << vec4<u32>(8u));
+  l0 += s0;
+  l1 += s1;
+  l2 += s2;
+  l3 += s3;
+  h01 += carry(l0, s0) + (carry(l1, s1) << vec4<u32>(16u));
+  h23 += carry(l2, s2) + (carry(l3, s3) << vec4<u32>(16u));
+  even = vec4<u32>(0u);
+  odd = vec4<u32>(0u);
+  hi_even = vec4<u32>(0u);
+  hi_odd = vec4<u32>(0u);
 }
 
 // Where a thread's column lies: its segment, and that segment's bitmap word and bit.
@@ -133,44 +136,73 @@ struct Segment {
   bit: u32,
 }
 
-// Planes: the high-plane vec4 of list entry i (row vec4 `at`, column `column`), or zeros when its segment is
-// cold.
-fn high(i: u32, at: u32, column: u32, seg: Segment) -> vec4<u32> {
-  let p = pixels[i];
-  let bits = hot[p * params.hot_words_per_pixel + seg.word];
-  if (((bits >> seg.bit) & 1u) == 0u) {
-    return vec4<u32>(0u);
-  }
+// Planes: the high-plane vec4 index of pixel p's row vec4 `at` (column `column`), whose segment is hot
+// (`bits`: the pixel's bitmap word of the segment).
+fn high_at(p: u32, bits: u32, at: u32, column: u32, seg: Segment) -> u32 {
   if (params.compact == 0u) {
-    return resident_hi[at];
+    return at;
   }
   var slot = hot_base[p] + countOneBits(bits & ((1u << seg.bit) - 1u));
   for (var k = 0u; k < seg.word; k++) {
     slot += countOneBits(hot[p * params.hot_words_per_pixel + k]);
   }
-  return resident_hi[slot * (params.slot_frames / 16u) + column - seg.index * (params.segment_frames / 16u)];
+  return slot * (params.slot_frames / 16u) + column - seg.index * (params.segment_frames / 16u);
 }
 
-// Adds row entries [i, i + 4) (unrolled, so that 4 loads per thread are in flight).
+// Planes: the high-plane vec4 of row (p, at), or zeros when its segment is cold.
+fn high(p: u32, bits: u32, at: u32, column: u32, seg: Segment) -> vec4<u32> {
+  if (((bits >> seg.bit) & 1u) == 0u) {
+    return vec4<u32>(0u);
+  }
+  return resident_hi[high_at(p, bits, at, column, seg)];
+}
+
+// Adds row entries [i, i + 4): every load of the 4 rows is issued before any sum (4 in flight per thread).
+// Planes: the 4 rows' bitmap words are read with the low plane, and the high plane only when one is hot.
 fn rows4(i: u32, column: u32, seg: Segment) {
-  let r0 = row(i) + column;
-  let r1 = row(i + 1u) + column;
-  let r2 = row(i + 2u) + column;
-  let r3 = row(i + 3u) + column;
+  let p0 = pixels[i];
+  let p1 = pixels[i + 1u];
+  let p2 = pixels[i + 2u];
+  let p3 = pixels[i + 3u];
+  let r0 = (p0 - params.row_first_pixel) * params.vec4_per_pixel + column;
+  let r1 = (p1 - params.row_first_pixel) * params.vec4_per_pixel + column;
+  let r2 = (p2 - params.row_first_pixel) * params.vec4_per_pixel + column;
+  let r3 = (p3 - params.row_first_pixel) * params.vec4_per_pixel + column;
   let v0 = resident[r0];
   let v1 = resident[r1];
   let v2 = resident[r2];
   let v3 = resident[r3];
   if (ELEM_BYTES == 2u) {
-    accumulate_planes(v0, high(i, r0, column, seg));
-    accumulate_planes(v1, high(i + 1u, r1, column, seg));
-    accumulate_planes(v2, high(i + 2u, r2, column, seg));
-    accumulate_planes(v3, high(i + 3u, r3, column, seg));
-  } else {
-    accumulate(v0);
-    accumulate(v1);
-    accumulate(v2);
-    accumulate(v3);
+    let w = params.hot_words_per_pixel;
+    let b0 = hot[p0 * w + seg.word];
+    let b1 = hot[p1 * w + seg.word];
+    let b2 = hot[p2 * w + seg.word];
+    let b3 = hot[p3 * w + seg.word];
+    if ((((b0 | b1 | b2 | b3) >> seg.bit) & 1u) != 0u) {
+      let u0 = high(p0, b0, r0, column, seg);
+      let u1 = high(p1, b1, r1, column, seg);
+      let u2 = high(p2, b2, r2, column, seg);
+      let u3 = high(p3, b3, r3, column, seg);
+      accumulate_high(u0);
+      accumulate_high(u1);
+      accumulate_high(u2);
+      accumulate_high(u3);
+    }
+  }
+  accumulate(v0);
+  accumulate(v1);
+  accumulate(v2);
+  accumulate(v3);
+}
+
+// Adds row entry i.
+fn row1(i: u32, column: u32, seg: Segment) {
+  let p = pixels[i];
+  let at = (p - params.row_first_pixel) * params.vec4_per_pixel + column;
+  accumulate(resident[at]);
+  if (ELEM_BYTES == 2u) {
+    let bits = hot[p * params.hot_words_per_pixel + seg.word];
+    accumulate_high(high(p, bits, at, column, seg));
   }
 }
 
@@ -207,8 +239,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   let column = params.column_first + wid.x * columns + lid % columns;
   let slice = lid / columns;
   let in_range = column < params.column_end;
-  // Rows per flush block: FLUSH * max value <= 2^32 - 1 (uint32 carries on every add instead).
-  let flush_rows = select(select(16843009u, 65537u, ELEM_BYTES == 2u), 0xffffffffu, ELEM_BYTES == 4u);
+  // Rows per flush block: uint32 carries on every add; byte rows' 16-bit lanes hold 255 x 255.
+  let flush_rows = select(255u, 0xffffffffu, ELEM_BYTES == 4u);
   let part = (params.list_count + SLICES - 1u) / SLICES;
   var i = params.list_start + min(params.list_count, slice * part);
   var end = params.list_start + min(params.list_count, slice * part + part);
@@ -225,25 +257,20 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       i += 4u;
     }
     while (i < stop) {
-      let at = row(i) + column;
-      if (ELEM_BYTES == 2u) {
-        accumulate_planes(resident[at], high(i, at, column, seg));
-      } else {
-        accumulate(resident[at]);
-      }
+      row1(i, column, seg);
       i += 1u;
     }
     flush();
   }
 
   var lo0 = l0;
-  var hi0 = h0;
+  var hi0 = select(h01 & LANE, h0, ELEM_BYTES == 4u);
   var lo1 = l1;
-  var hi1 = h1;
+  var hi1 = h01 >> vec4<u32>(16u);
   var lo2 = l2;
-  var hi2 = h2;
+  var hi2 = h23 & LANE;
   var lo3 = l3;
-  var hi3 = h3;
+  var hi3 = h23 >> vec4<u32>(16u);
   // Positions per row word: 4 (uint8, and uint16's byte planes) or 1.
   let vpw = select(4u, 1u, ELEM_BYTES == 4u);
   if (SLICES > 1u) {

@@ -219,6 +219,16 @@ describe('resident-virtual-image pass', () => {
     expect(full[0]).toBe(65540n * 65535n);
   });
 
+  withGpu('uint16, one buffer: with one slice a thread sums 65,544 rows itself (past 2^32)', async (ctx) => {
+    const pixels = 65544;
+    // Position s: 65535 except in pixels below s mod 4, so each value k of a word has its own total > 2^32.
+    const values = new Uint16Array(9 * pixels);
+    for (let i = 0; i < values.length; i++) values[i] = i % pixels < Math.floor(i / pixels) % 4 ? 0 : 65535;
+    const s = { values, frames: 9, pixels, pixelsPerBufferLimit: pixels };
+    const [full] = await checkMasks(ctx, s, [range(pixels)]);
+    for (let k = 0; k < 4; k++) expect(full[k]).toBe(BigInt(pixels - k) * 65535n);
+  });
+
   withGpu(
     'adding into and subtracting from an image: borrows, carries and wraps equal the twin',
     async (ctx) => {
