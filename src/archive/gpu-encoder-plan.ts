@@ -3,6 +3,7 @@
  * is allocated, and refused ('budget', with the numbers) when the device's limits cannot hold it.
  */
 import { StemflowError } from '../errors';
+import { DEFAULT_DECODE_VARIANT, decodeScratchBytes } from '../gpu/passes/bslz4-decode-variants';
 import { AUDIT_LAYOUT } from '../kernels/bslz4-decode';
 import { laneStride } from './gpu-tans-passes';
 import { NEIGHBOUR_BUCKETS, tokenCount } from './hybrid-uint';
@@ -27,6 +28,8 @@ export interface GpuEncoderPlanInput {
   /** GPU bytes the encoder may allocate in all (optional): a plan above it is refused with its numbers. */
   budgetBytes?: number;
   limits: { maxBufferSize: number; maxStorageBufferBindingSize: number };
+  /** The decode pass's variant (default DEFAULT_DECODE_VARIANT). */
+  decodeVariant?: string;
 }
 
 export interface GpuEncoderPlan extends GpuEncoderPlanInput {
@@ -43,9 +46,12 @@ export interface GpuEncoderPlan extends GpuEncoderPlanInput {
    */
   buffers: { label: string; bytes: number; bound: boolean; lazy?: boolean }[];
   slotBytes: number;
+  decodeVariant: string;
+  /** The decode pass's global scratch for a record (one buffer shared by the slots; decodeScratchBytes). */
+  decodeScratchBytes: number;
   /** Bytes of one lent output readback at most (created when first lent, at the size then needed). */
   lendBytes: number;
-  /** slots x slotBytes + lendReadbacks x lendBytes. */
+  /** slots x slotBytes + decodeScratchBytes + lendReadbacks x lendBytes. */
   totalBytes: number;
 }
 
@@ -102,15 +108,23 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
     }
   }
   const slotBytes = buffers.reduce((n, b) => n + b.bytes, 0);
-  const lendReadbacks = Math.max(0, Math.floor(input.lendReadbacks ?? 0));
-  const lendBytes = align4(lanes * stride * 4);
-  const totalBytes = slotBytes * slots + lendReadbacks * lendBytes;
-  if (input.budgetBytes !== undefined && totalBytes > input.budgetBytes) {
-    const gib = (n: number) => `${(n / 2 ** 30).toFixed(2)} GiB`;
-    const fit = Math.floor((input.budgetBytes - lendReadbacks * lendBytes) / slotBytes);
+  const decodeVariant = input.decodeVariant ?? DEFAULT_DECODE_VARIANT;
+  const decodeScratch = decodeScratchBytes(decodeVariant, frames);
+  if (decodeScratch > limits.maxStorageBufferBindingSize) {
     throw new StemflowError(
       'budget',
-      `GPU encoder: ${slots} record slot(s) of ${gib(slotBytes)} (${frames} frames each) + ${lendReadbacks} lent readback(s) of ${gib(lendBytes)} = ${gib(totalBytes)} exceed the budget of ${gib(input.budgetBytes)}; ${fit >= 1 ? `at most ${fit} slot(s) fit` : 'use smaller records'}.`,
+      `GPU encoder: the decode scratch of a ${frames}-frame record needs ${decodeScratch} bytes; this GPU allows ${limits.maxStorageBufferBindingSize} per binding. Use smaller records.`,
+    );
+  }
+  const lendReadbacks = Math.max(0, Math.floor(input.lendReadbacks ?? 0));
+  const lendBytes = align4(lanes * stride * 4);
+  const totalBytes = slotBytes * slots + decodeScratch + lendReadbacks * lendBytes;
+  if (input.budgetBytes !== undefined && totalBytes > input.budgetBytes) {
+    const gib = (n: number) => `${(n / 2 ** 30).toFixed(2)} GiB`;
+    const fit = Math.floor((input.budgetBytes - decodeScratch - lendReadbacks * lendBytes) / slotBytes);
+    throw new StemflowError(
+      'budget',
+      `GPU encoder: ${slots} record slot(s) of ${gib(slotBytes)} (${frames} frames each) + decode scratch ${gib(decodeScratch)} + ${lendReadbacks} lent readback(s) of ${gib(lendBytes)} = ${gib(totalBytes)} exceed the budget of ${gib(input.budgetBytes)}; ${fit >= 1 ? `at most ${fit} slot(s) fit` : 'use smaller records'}.`,
     );
   }
   return {
@@ -122,6 +136,8 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
     tokens,
     buffers,
     slotBytes,
+    decodeVariant,
+    decodeScratchBytes: decodeScratch,
     lendBytes,
     totalBytes,
   };

@@ -121,8 +121,10 @@ export async function createState(
   const lendable: GPUBuffer[] = [];
   const lent = new Map<ArrayBufferLike, GPUBuffer>();
   let alive = true;
+  let decode: ReturnType<typeof createBslz4DecodePass> | null = null;
   const destroy = () => {
     alive = false;
+    decode?.destroy();
     for (const b of created.splice(0)) b.destroy();
     for (const b of lendable.splice(0)) b.destroy();
     for (const slot of made) {
@@ -183,12 +185,18 @@ export async function createState(
         readback: null,
       });
     }
+    // One decode pass for the slots; its scratch (plan.decodeScratchBytes) is allocated here, in the scope.
+    decode = createBslz4DecodePass(device, {
+      elemSize: (bits / 8) as 1 | 2 | 4,
+      variant: plan.decodeVariant,
+    });
+    decode.reserve(frames);
     popped = true;
     const oom = await device.popErrorScope();
     if (oom) {
       throw new StemflowError(
         'budget',
-        `GPU encoder: ${slots} record slot(s) of ${plan.slotBytes} bytes and ${plan.lendReadbacks} lent readback(s) of ${plan.lendBytes} bytes (${plan.totalBytes} in all) do not fit this GPU's memory (${oom.message}). Use smaller records.`,
+        `GPU encoder: ${slots} record slot(s) of ${plan.slotBytes} bytes, a decode scratch of ${plan.decodeScratchBytes} bytes and ${plan.lendReadbacks} lent readback(s) of ${plan.lendBytes} bytes (${plan.totalBytes} in all) do not fit this GPU's memory (${oom.message}). Use smaller records.`,
       );
     }
     return {
@@ -200,7 +208,7 @@ export async function createState(
       unmade: plan.lendReadbacks,
       createReadback,
       lent,
-      decode: createBslz4DecodePass(device, { elemSize: (bits / 8) as 1 | 2 | 4 }),
+      decode,
       stats: createTansStatsPass(device, { bits, tokens: plan.tokens, classes: params.classes }),
       lanes: createTansEncodePass(device, { bits, tableLog: params.tableLog, tokens: plan.tokens }),
       destroy,

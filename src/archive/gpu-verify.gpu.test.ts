@@ -57,6 +57,7 @@ describe('tans-compare.wgsl against its CPU twin', () => {
             0,
           ]);
         }
+        expect(tracked.createdLabels()).toContain('bslz4-decode scratch');
         expect(tracked.alive()).toBe(0);
         // A damaged lane (a zeroed stop word, re-signed so it opens): both count the same lane error and values.
         const bad = await copyArchive(dir);

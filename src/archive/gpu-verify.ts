@@ -241,10 +241,11 @@ export async function verifyAcquisitionGpu(
   }
   const oom = await device.popErrorScope();
   const staged: Promise<{ rec: ArchiveRecord; slot: Slot; stored: StoredBatch }>[] = [];
+  let decode: ReturnType<typeof createBslz4DecodePass> | null = null;
   try {
     if (oom)
       throw new StemflowError('budget', `GPU verification: the GPU ran out of memory (${oom.message}).`);
-    const decode = createBslz4DecodePass(device, { elemSize: elem });
+    decode = createBslz4DecodePass(device, { elemSize: elem });
     const compare = createTansComparePass(device, { bits, tableLog: info.tableLog, tokens });
     const timings: GpuVerifyTimings = {
       readMs: 0,
@@ -417,6 +418,7 @@ export async function verifyAcquisitionGpu(
     await Promise.allSettled(staged);
     await Promise.allSettled(slots.map((s) => s.ready));
     for (const b of buffers) b.destroy();
+    decode?.destroy();
   }
 }
 

@@ -55,6 +55,7 @@ describe('faults during a GPU load: a typed error, and nothing left allocated', 
     live.stop();
     expect(isStemflowError(e, 'not-found')).toBe(true);
     expect(e.file).toBe('many_ext_u16_32.h5');
+    expect(live.createdLabels()).toContain('bslz4-decode scratch');
     expect(live.alive()).toBe(0);
   });
 
@@ -78,6 +79,8 @@ describe('faults during a GPU load: a typed error, and nothing left allocated', 
       } else {
         expect(isStemflowError(e, 'aborted')).toBe(true);
       }
+      // The decode scratch is allocated with the other buffers (aborts are seen once batches start), and freed.
+      expect(live.createdLabels()).toContain('bslz4-decode scratch');
       expect(live.alive()).toBe(0);
     });
   }

@@ -108,6 +108,8 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
       expect(pool.bytes).toBe(third.plan.resident.totalBytes);
       pool.clear();
       expect(pool.bytes).toBe(0);
+      // Each load made its decode scratch (default variant) and freed it.
+      expect(tracked.createdLabels().filter((l) => l === 'bslz4-decode scratch').length).toBe(3);
       expect(tracked.alive()).toBe(0);
     } finally {
       tracked.stop();
@@ -186,6 +188,7 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
       const e = await loadToGpu(ctx, source, { batchFrames: 64 }).catch((x) => x);
       live.stop();
       expect(live.created()).toBeGreaterThan(10);
+      expect(live.createdLabels()).toContain('bslz4-decode scratch');
       expect(live.alive()).toBe(0);
       expect(isStemflowError(e, 'corrupt')).toBe(true);
       expect(e.frame).toBe(24 + 5);

@@ -176,6 +176,7 @@ export async function loadToGpu(
     owned.length = 0;
   };
 
+  let decode: Bslz4DecodePass | null = null;
   try {
     // Allocation, checked for out-of-memory as one scope: nothing is used before it all exists.
     const allocateStart = performance.now();
@@ -201,6 +202,9 @@ export async function loadToGpu(
       decoded: make(`slot ${s} decoded`, plan.decodedSlotBytes, GPUBufferUsage.STORAGE),
       done: null as Promise<void> | null,
     }));
+    // The decode pass of this load and its global scratch (plan.decodeScratchBytes), freed with the scratch.
+    decode = createBslz4DecodePass(device, { elemSize, variant: plan.decodeVariant });
+    decode.reserve(plan.batchFrames);
     const scopeStart = performance.now();
     const oom = await device.popErrorScope();
     timings0.scopeWaitMs = performance.now() - scopeStart;
@@ -216,7 +220,7 @@ export async function loadToGpu(
     device.queue.writeBuffer(flags, 0, flagWords);
 
     const allocatedAt = performance.now();
-    const { decode, transpose } = loadPasses(device, elemSize);
+    const { transpose } = loadPasses(device, elemSize);
     const pipelinesMs = performance.now() - allocatedAt;
     const timings: GpuLoadTimings = {
       ...timings0,
@@ -361,6 +365,7 @@ export async function loadToGpu(
     // Scratch goes; the resident data, the flags and nothing else stay.
     for (const s of slots) for (const b of [s.compressed, s.index, s.decoded]) b.destroy();
     for (const b of [errors, totals, dpSums, audit, ...staging]) b.destroy();
+    decode.destroy();
     let loaded = plan;
     let residentSet: readonly GPUBuffer[] = resident;
     if (options.compactHigh && hotBitmap) {
@@ -390,6 +395,7 @@ export async function loadToGpu(
       },
     };
   } catch (e) {
+    decode?.destroy();
     releaseAll();
     throw await explainFailure(ctx, e);
   }
@@ -400,7 +406,10 @@ const passCache = new WeakMap<
   Map<ElemSize, { decode: Bslz4DecodePass; transpose: DetectorTransposePass }>
 >();
 
-/** The load's pipelines, compiled once per device and element size. */
+/**
+ * The load's pipelines, compiled once per device and element size. Each load makes its own decode pass (the
+ * pipeline comes from the pass's cache) so that it owns and frees that pass's scratch; the one here only warms it.
+ */
 export function loadPasses(device: GPUDevice, elemSize: ElemSize) {
   let byElem = passCache.get(device);
   if (!byElem) {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isStemflowError } from '../errors';
 import { describePlan, planGpuLoad } from './load-plan';
+import { DEFAULT_DECODE_VARIANT } from './passes/bslz4-decode-variants';
 
 const H200 = { maxBufferSize: 2 ** 40, maxStorageBufferBindingSize: 2 ** 31 - 4 };
 
@@ -22,6 +23,41 @@ describe('GPU load memory plan', () => {
     expect(describePlan(plan)[0]).toMatch(
       /resident 18\.00 GiB = low plane 9\.00 GiB \+ high plane 9\.00 GiB .* hot bitmap 288\.0 KiB .* in 5 buffer/,
     );
+  });
+
+  it('counts the decode scratch of the default variant in scratch and peak, and prints it', () => {
+    const frames = 512 * 512;
+    const sizes = new Uint32Array(frames).fill(12_100);
+    const plan = planGpuLoad({ frames, detector: [192, 192], elemSize: 2, chunkSizes: sizes, limits: H200 });
+    expect(plan.decodeVariant).toBe(DEFAULT_DECODE_VARIANT);
+    // scratch-x4-stage256-win: 4,096 workgroups per dispatch x 4 blocks in flight x 8 KiB.
+    expect(plan.decodeScratchBytes).toBe(4096 * 4 * 8192);
+    const slotsBytes = 3 * (4096 * 12_100 + 4096 * 192 * 192 * 2 + 4096 * 8);
+    expect(plan.scratchBytes).toBe(slotsBytes + 4096 * 4 * 8192);
+    expect(plan.peakBytes).toBe(plan.residentBytes + plan.scratchBytes + plan.resultBytes);
+    expect(describePlan(plan)[1]).toBe(
+      'scratch 1.11 GiB: 3 slots x (47.3 MiB compressed + 288.0 MiB decoded + 32.0 KiB index) + decode scratch 128.0 MiB (scratch-x4-stage256-win)',
+    );
+    // The fused variant has no global scratch; a small batch needs a small one.
+    const base = planGpuLoad({
+      frames,
+      detector: [192, 192],
+      elemSize: 2,
+      chunkSizes: sizes,
+      limits: H200,
+      decodeVariant: 'base',
+    });
+    expect(base.decodeScratchBytes).toBe(0);
+    expect(plan.peakBytes - base.peakBytes).toBe(4096 * 4 * 8192);
+    const small = planGpuLoad({
+      frames: 100,
+      detector: [4, 4],
+      elemSize: 2,
+      chunkSizes: new Uint32Array(100).fill(10),
+      limits: H200,
+      batchFrames: 64,
+    });
+    expect(small.decodeScratchBytes).toBe(64 * 4 * 8192);
   });
 
   it('sizes the compressed slot from the largest batch of the real chunk index', () => {

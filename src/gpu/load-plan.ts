@@ -5,6 +5,7 @@
  * here with the numbers.
  */
 import { StemflowError } from '../errors.ts';
+import { DEFAULT_DECODE_VARIANT, decodeScratchBytes } from './passes/bslz4-decode-variants.ts';
 import { type ElemSize, planResidentLayout, type ResidentLayout } from './resident-layout.ts';
 
 export interface LoadPlanRequest {
@@ -24,6 +25,8 @@ export interface LoadPlanRequest {
   pixelsPerBufferLimit?: number;
   /** uint16: scan positions per hot-bitmap segment (resident-layout.ts). */
   segmentFrames?: number;
+  /** The decode pass's variant (default DEFAULT_DECODE_VARIANT): its global scratch is part of the scratch. */
+  decodeVariant?: string;
 }
 
 export interface LoadPlan {
@@ -40,9 +43,13 @@ export interface LoadPlan {
   compressedSlotBytes: number;
   decodedSlotBytes: number;
   indexSlotBytes: number;
+  /** The decode variant and its global scratch (one buffer shared by the slots; decodeScratchBytes). */
+  decodeVariant: string;
+  decodeScratchBytes: number;
   /** Whole-scan result buffers: errors (4 B/frame), frame totals (8 B/frame), DP sums (8 B/pixel), audit. */
   resultBytes: number;
   residentBytes: number;
+  /** slots x (compressed + decoded + index) + the decode scratch. */
   scratchBytes: number;
   /** Mapped staging buffers the chunk bytes are read into ((slots + 1) x compressed slot; host-visible). */
   stagingBytes: number;
@@ -94,7 +101,9 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
   const indexSlotBytes = batchFrames * 8;
   const resultBytes = roundUp(frames * 4, 4) + frames * 8 + pixels * 8 + AUDIT_BYTES;
   const residentBytes = resident.totalBytes;
-  const scratchBytes = slots * (compressedSlotBytes + decodedSlotBytes + indexSlotBytes);
+  const decodeVariant = req.decodeVariant ?? DEFAULT_DECODE_VARIANT;
+  const decodeScratch = decodeScratchBytes(decodeVariant, batchFrames);
+  const scratchBytes = slots * (compressedSlotBytes + decodedSlotBytes + indexSlotBytes) + decodeScratch;
   const stagingBytes = (slots + 1) * compressedSlotBytes;
   const peakBytes = residentBytes + scratchBytes + resultBytes;
   const plan: LoadPlan = {
@@ -109,6 +118,8 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
     compressedSlotBytes,
     decodedSlotBytes,
     indexSlotBytes,
+    decodeVariant,
+    decodeScratchBytes: decodeScratch,
     resultBytes,
     residentBytes,
     scratchBytes,
@@ -118,6 +129,7 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
   for (const [what, bytes] of [
     ['One batch of compressed chunks', compressedSlotBytes],
     ['One batch of decoded frames', decodedSlotBytes],
+    ['The decode scratch of one batch', decodeScratch],
   ] as const) {
     if (bytes > limits.maxStorageBufferBindingSize) {
       throw new StemflowError(
@@ -143,7 +155,7 @@ export function describePlan(plan: LoadPlan): string[] {
     r.form === 'planes'
       ? `resident ${formatBytes(plan.residentBytes)} = low plane ${formatBytes(rows)} + high plane ${formatBytes(rows)} (written only where nonzero) + hot bitmap ${formatBytes(r.hotBytes)} (${r.segments} segments of ${r.segmentFrames} positions per pixel), each plane in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint16 as byte planes, exact)`
       : `resident ${formatBytes(plan.residentBytes)} in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint${plan.elemSize * 8}, exact)`,
-    `scratch ${formatBytes(plan.scratchBytes)}: ${plan.slots} slots x (${formatBytes(plan.compressedSlotBytes)} compressed + ${formatBytes(plan.decodedSlotBytes)} decoded)`,
+    `scratch ${formatBytes(plan.scratchBytes)}: ${plan.slots} slots x (${formatBytes(plan.compressedSlotBytes)} compressed + ${formatBytes(plan.decodedSlotBytes)} decoded + ${formatBytes(plan.indexSlotBytes)} index) + decode scratch ${formatBytes(plan.decodeScratchBytes)} (${plan.decodeVariant})`,
     `results ${formatBytes(plan.resultBytes)}; peak ${formatBytes(plan.peakBytes)} (${(plan.peakBytes / plan.residentBytes).toFixed(3)} x resident); host-visible staging ${formatBytes(plan.stagingBytes)}`,
     `${plan.batches} batches of ${plan.batchFrames} frames`,
     ...(r.form === 'planes' && r.high === 'full'

@@ -5,6 +5,7 @@
  */
 import bitunshuffle from '../shaders/bitunshuffle.wgsl?raw';
 import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
+import bslz4DecodeMulti from '../shaders/bslz4-decode-multi.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
 import fft from '../shaders/fft.wgsl?raw';
 import residentVirtualImage from '../shaders/resident-virtual-image.wgsl?raw';
@@ -22,6 +23,7 @@ import virtualDetector from '../shaders/virtual-detector.wgsl?raw';
 export const shaderSource = {
   bitunshuffle,
   'bslz4-decode': bslz4Decode,
+  'bslz4-decode-multi': bslz4DecodeMulti,
   'detector-transpose': detectorTranspose,
   'resident-virtual-image': residentVirtualImage,
   'tans-compare': tansCompare,

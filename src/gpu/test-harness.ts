@@ -138,10 +138,12 @@ function align4(n: number): number {
 export function trackBuffers(device: GPUDevice) {
   const original = device.createBuffer.bind(device);
   let created = 0;
+  const labels: string[] = [];
   const alive = new Set<GPUBuffer>();
   device.createBuffer = (descriptor: GPUBufferDescriptor) => {
     const buffer = original(descriptor);
     created++;
+    labels.push(descriptor.label ?? '');
     alive.add(buffer);
     const destroy = buffer.destroy.bind(buffer);
     buffer.destroy = () => {
@@ -152,6 +154,8 @@ export function trackBuffers(device: GPUDevice) {
   };
   return {
     created: () => created,
+    /** Labels of the buffers created, in order. */
+    createdLabels: () => labels.slice(),
     alive: () => alive.size,
     stop: () => {
       device.createBuffer = original;

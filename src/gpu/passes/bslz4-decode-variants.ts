@@ -17,10 +17,16 @@
 import { StemflowError } from '../../errors.ts';
 
 /**
- * The variant the load, the archive and the fuzz target use. Switch production to a measured variant by
- * changing this line (e.g. 'scratch-wg32-x2-stage512'); every variant passes the same parity tests.
+ * The variant the load, the archive (encode and verify) and the fuzz target use; every variant passes the same
+ * parity tests. H200, 8,192 frames of 192x192 uint16 (docs/performance.md "Decode kernel"): 66.6 GB/s against
+ * 52.9 for `base`. It needs a global scratch of 32 KiB per workgroup (decodeScratchBytes), counted by the plans.
  */
-export const DEFAULT_DECODE_VARIANT = 'base';
+export const DEFAULT_DECODE_VARIANT = 'scratch-x4-stage256-win';
+
+/** Bytes of global scratch per block in flight of a 'scratch' variant (one decoded 8 KiB block). */
+export const DECODE_SCRATCH_BLOCK_BYTES = 8192;
+/** Frames per dispatch of the decode pass unless the job says otherwise. */
+export const DECODE_FRAMES_PER_DISPATCH = 4096;
 
 export interface DecodeVariant {
   name: string;
@@ -97,4 +103,34 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     epochs: 8,
     workgroups,
   };
+}
+
+/**
+ * Bytes of the global scratch buffer the decode pass allocates for batches of up to `frames` frames (its
+ * workgroups per dispatch x blocks in flight per workgroup x 8 KiB; 4 for a multi variant without scratch, 0 for
+ * the fused shader). Memory plans count it before anything is allocated.
+ */
+export function decodeScratchBytes(
+  variant: string | DecodeVariant,
+  frames: number,
+  {
+    maxFramesPerDispatch = DECODE_FRAMES_PER_DISPATCH,
+    workgroupsPerDispatch,
+    maxWorkgroups = Infinity,
+  }: {
+    maxFramesPerDispatch?: number;
+    workgroupsPerDispatch?: number;
+    maxWorkgroups?: number;
+  } = {},
+): number {
+  const v = typeof variant === 'string' ? parseDecodeVariant(variant) : variant;
+  if (v.shader !== 'multi') return 0;
+  if (!v.scratch) return 4;
+  const perDispatch = Math.max(1, Math.floor(maxFramesPerDispatch));
+  const groups = Math.min(
+    Math.max(1, Math.floor(workgroupsPerDispatch ?? v.workgroups ?? perDispatch)),
+    maxWorkgroups,
+  );
+  const workgroups = Math.max(1, Math.min(Math.max(1, Math.floor(frames)), perDispatch, groups));
+  return workgroups * v.groups * DECODE_SCRATCH_BLOCK_BYTES;
 }

@@ -26,7 +26,13 @@ import source from '../../shaders/bslz4-decode.wgsl?raw';
 import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
 import { structLayout } from '../uniform-layout.ts';
-import { DEFAULT_DECODE_VARIANT, type DecodeVariant, parseDecodeVariant } from './bslz4-decode-variants.ts';
+import {
+  DECODE_FRAMES_PER_DISPATCH,
+  DEFAULT_DECODE_VARIANT,
+  type DecodeVariant,
+  decodeScratchBytes,
+  parseDecodeVariant,
+} from './bslz4-decode-variants.ts';
 
 export const bslz4DecodeShader: string = source;
 export const bslz4DecodeMultiShader: string = multiSource;
@@ -69,6 +75,14 @@ export interface Bslz4DecodePass {
   encode(encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer;
   /** Encodes and submits the pass on its own. */
   run(job: Bslz4DecodeJob): void;
+  /**
+   * Allocates now the scratch that batches of up to `frames` frames need (call it inside the caller's
+   * out-of-memory scope); returns its bytes (decodeScratchBytes, what the memory plans count).
+   */
+  reserve(
+    frames: number,
+    options?: { maxFramesPerDispatch?: number; workgroupsPerDispatch?: number },
+  ): number;
   /** Frees the scratch buffer of a 'scratch' variant (after the submitted work; a later encode makes another). */
   destroy(): void;
 }
@@ -87,6 +101,8 @@ const BLOCK_WORDS = 2048;
  * 192x192 uint16: 64 lanes and 1 word 5.65 ms; 128 words 6.52 ms; 1,024 words 10.5 ms at 32 lanes).
  */
 const DEFAULT_STAGE_WORDS = 1;
+/** Pipelines per device and layout: a pass per load or per archive costs no compile after the first. */
+const pipelineCache = new WeakMap<GPUDevice, Map<string, GPUComputePipeline>>();
 
 export function createBslz4DecodePass(
   device: GPUDevice,
@@ -147,38 +163,58 @@ export function createBslz4DecodePass(
     AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
     AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
   };
-  const pipeline = device.createComputePipeline({
-    label: `bslz4-decode x${elemSize} ${v.name}`,
-    layout: 'auto',
-    compute: multi
-      ? {
-          module: device.createShaderModule({ label: 'bslz4-decode-multi.wgsl', code: multiSource }),
-          entryPoint: 'main',
-          constants: {
-            ELEM_SIZE: elemSize,
-            LANES: v.lanes,
-            GROUPS: v.groups,
-            STAGE_WORDS: v.stageWords,
-            STAGE_TOTAL: v.stageWords * v.groups,
-            SCRATCH: v.scratch ? 1 : 0,
-            WINDOW: v.window ? 1 : 0,
-            EPOCHS_PER_ROUND: v.epochs,
-            BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
-            ...audit,
+  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.epochs}`;
+  let cache = pipelineCache.get(device);
+  if (!cache) {
+    cache = new Map();
+    pipelineCache.set(device, cache);
+  }
+  let pipeline = cache.get(key);
+  if (!pipeline) {
+    pipeline = device.createComputePipeline({
+      label: `bslz4-decode x${elemSize} ${v.name}`,
+      layout: 'auto',
+      compute: multi
+        ? {
+            module: device.createShaderModule({ label: 'bslz4-decode-multi.wgsl', code: multiSource }),
+            entryPoint: 'main',
+            constants: {
+              ELEM_SIZE: elemSize,
+              LANES: v.lanes,
+              GROUPS: v.groups,
+              STAGE_WORDS: v.stageWords,
+              STAGE_TOTAL: v.stageWords * v.groups,
+              SCRATCH: v.scratch ? 1 : 0,
+              WINDOW: v.window ? 1 : 0,
+              EPOCHS_PER_ROUND: v.epochs,
+              BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
+              ...audit,
+            },
+          }
+        : {
+            module: device.createShaderModule({ label: 'bslz4-decode.wgsl', code: source }),
+            entryPoint: 'main',
+            constants: { ELEM_SIZE: elemSize, WORKGROUP_SIZE: v.lanes, STAGE_WORDS: v.stageWords, ...audit },
           },
-        }
-      : {
-          module: device.createShaderModule({ label: 'bslz4-decode.wgsl', code: source }),
-          entryPoint: 'main',
-          constants: { ELEM_SIZE: elemSize, WORKGROUP_SIZE: v.lanes, STAGE_WORDS: v.stageWords, ...audit },
-        },
-  });
+    });
+    cache.set(key, pipeline);
+  }
+  const compiled = pipeline;
   // The multi shader's scratch: 8 KiB per group of each workgroup of a dispatch (a word when not SCRATCH).
   // A smaller one is kept until `destroy` (encoders not yet submitted may use it).
   let scratch: GPUBuffer | null = null;
   const retired: GPUBuffer[] = [];
-  const scratchFor = (workgroups: number): GPUBuffer => {
-    const bytes = v.scratch ? workgroups * v.groups * BLOCK_WORDS * 4 : 4;
+  const scratchFor = (
+    frames: number,
+    options: { maxFramesPerDispatch?: number; workgroupsPerDispatch?: number },
+  ) => {
+    const bytes = Math.max(
+      4,
+      decodeScratchBytes(v, frames, {
+        ...options,
+        maxWorkgroups: device.limits.maxComputeWorkgroupsPerDimension,
+      }),
+    );
     if (!scratch || scratch.size < bytes) {
       if (scratch) retired.push(scratch);
       scratch = device.createBuffer({
@@ -224,7 +260,7 @@ export function createBslz4DecodePass(
     need(job.errors, Math.max(4, (firstFrame + frameCount) * 4), 'errors');
     need(job.totals, Math.max(8, (firstFrame + frameCount) * 8), 'frame totals');
     need(job.audit, AUDIT_LAYOUT.words * 4, 'audit');
-    const perDispatch = Math.max(1, Math.floor(job.maxFramesPerDispatch ?? 4096));
+    const perDispatch = Math.max(1, Math.floor(job.maxFramesPerDispatch ?? DECODE_FRAMES_PER_DISPATCH));
     const maxGroups = Math.min(
       Math.max(1, Math.floor(job.workgroupsPerDispatch ?? v.workgroups ?? perDispatch)),
       device.limits.maxComputeWorkgroupsPerDimension,
@@ -247,13 +283,23 @@ export function createBslz4DecodePass(
       });
     }
     const scratchBinding: GPUBindGroupEntry[] = multi
-      ? [{ binding: 8, resource: { buffer: scratchFor(Math.max(1, ...chunks.map((c) => c.workgroups))) } }]
+      ? [
+          {
+            binding: 8,
+            resource: {
+              buffer: scratchFor(frameCount, {
+                maxFramesPerDispatch: perDispatch,
+                workgroupsPerDispatch: job.workgroupsPerDispatch,
+              }),
+            },
+          },
+        ]
       : [];
     return encodeChunks(
       encoder,
       {
         device,
-        pipeline,
+        pipeline: compiled,
         layout: multi ? multiLayout : layout,
         label: 'bslz4-decode',
         bindings: [
@@ -281,6 +327,14 @@ export function createBslz4DecodePass(
       const params = encode(encoder, job);
       device.queue.submit([encoder.finish()]);
       params.destroy();
+    },
+    reserve(frames, options = {}) {
+      const bytes = decodeScratchBytes(v, frames, {
+        ...options,
+        maxWorkgroups: device.limits.maxComputeWorkgroupsPerDimension,
+      });
+      if (multi) scratchFor(frames, options);
+      return bytes;
     },
     destroy() {
       for (const b of retired.splice(0)) b.destroy();
