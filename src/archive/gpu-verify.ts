@@ -23,10 +23,11 @@ const layout = structLayout(source, 'Params');
 const WORKGROUP = 64;
 /**
  * Lanes per compare dispatch (default). Each lane keeps one cache line of its stream and one of its reference
- * frame in use while it walks its slice; a warp's 32 lanes read 32 different lines. At 65,536 lanes an H200 holds
- * ~500 lanes per SM, ~128 KB of lines, which stay in L1 across the values of a line; a whole record in one
- * dispatch (2M lanes, 2,048 resident per SM) needs ~512 KB per SM, and every load went to L2: compare took
- * 18.2 ms a record instead of 8.4 ms (commit 4fd47ce). Smaller dispatches also keep each one to a few ms.
+ * frame in use while it walks its slice, and a warp's 32 lanes read 32 different lines. At 65,536 lanes a
+ * dispatch an H200 holds ~500 lanes per SM, ~128 KB of lines, which can stay in L1 while a line's values are
+ * read; a whole record in one dispatch (262,144 lanes at 16 lanes a frame, ~2,000 resident per SM) needs ~4x that,
+ * so most loads go to L2: compare took 18.2 ms a record instead of 8.4 ms (commit 4fd47ce; the L1 footprint is
+ * the likely cause). `bench convert` measures 32,768 to 262,144.
  */
 export const COMPARE_LANES_PER_DISPATCH = 65536;
 

@@ -133,6 +133,12 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     );
     log(`encoder stages, summed over records (records overlap): ${stageLine(encoder.timings)}`);
     log(timelineLine(report.convert as { timeline: ReturnType<typeof timelineSummary> }));
+    const et = encoder.timings;
+    const first = et.timeline.find((line) => line.firstFrame === 0);
+    const second = et.timeline.find((line) => line.firstFrame === codec.recordFrames);
+    log(
+      `start-up: state (plan + slot buffers) ${ms(et.setupMs)}, records waiting for pipelines ${ms(et.pipelineWaitMs)}, creating readbacks ${ms(et.readbackCreateMs)}${first ? `; first record: starts ${ms(first.startMs)}, read ${ms(first.readMs)}, GPU wait ${ms(first.gpuWaitMs)}, ends ${ms(first.endMs)}` : ''}${second ? `; second record ends ${ms(second.endMs)}` : ''}`,
+    );
     log(
       `archive: ${result.archiveBytes} bytes = ${ratio.toFixed(3)} x bitshuffle/LZ4 (${compressedBytes} bytes), ${(rawBytes / result.archiveBytes).toFixed(2)}x smaller than raw`,
     );
