@@ -56,8 +56,8 @@ export interface EncoderState {
   lent: Map<ArrayBufferLike, GPUBuffer>;
   decode: ReturnType<typeof createBslz4DecodePass>;
   /**
-   * The stats and encode passes: their pipelines compile asynchronously from the state's creation on, while
-   * its buffers are created and the first record's chunks are read; a record awaits them before its decode.
+   * The stats and encode passes: their pipelines compile asynchronously once the state's buffers are created,
+   * while the first record's chunks are read; a record awaits them before its decode.
    */
   passes: Promise<{ stats: TansStatsPass; lanes: TansEncodePass }>;
   /** Frees every buffer but the lent readbacks, which are freed when given back. */
@@ -148,12 +148,6 @@ export async function createState(
     }
   };
   const bits = DTYPE_BITS[params.dtype];
-  // Compiled while the buffers are created and the first record is read (errors surface when awaited).
-  const passes = Promise.all([
-    createTansStatsPassAsync(device, { bits, tokens: plan.tokens, classes: params.classes }),
-    createTansEncodePassAsync(device, { bits, tableLog: params.tableLog, tokens: plan.tokens }),
-  ]).then(([stats, lanes]) => ({ stats, lanes }));
-  passes.catch(() => undefined);
   const createReadback = async (bytes: number, label: string) => {
     const t = performance.now();
     device.pushErrorScope('out-of-memory');
@@ -216,6 +210,13 @@ export async function createState(
         `GPU encoder: ${slots} record slot(s) of ${plan.slotBytes} bytes and ${plan.lendReadbacks} lent readback(s) of ${plan.lendBytes} bytes (${plan.totalBytes} in all) do not fit this GPU's memory (${oom.message}). Use smaller records.`,
       );
     }
+    // Compiled while the first record is read (errors surface when awaited). Started after the error scope:
+    // popping it can wait for pipelines being compiled (Dawn on SwiftShader did, ~2 s).
+    const passes = Promise.all([
+      createTansStatsPassAsync(device, { bits, tokens: plan.tokens, classes: params.classes }),
+      createTansEncodePassAsync(device, { bits, tableLog: params.tableLog, tokens: plan.tokens }),
+    ]).then(([stats, lanes]) => ({ stats, lanes }));
+    passes.catch(() => undefined);
     return {
       device,
       plan,
