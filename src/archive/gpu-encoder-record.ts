@@ -36,6 +36,12 @@ export interface GpuEncoderTimings {
   hostCopyMs: number;
   /** Records whose words were lent in their mapped readback (no host copy). */
   lentRecords: number;
+  /** Start-up: planning and creating the slots' buffers (once per encoder state). */
+  setupMs: number;
+  /** Start-up: records waiting, chunks read, for the stats and encode pipelines to compile. */
+  pipelineWaitMs: number;
+  /** Creating output readbacks (each once, when a record first needs it). */
+  readbackCreateMs: number;
   /** One entry per record encoded, in the order they finished. */
   timeline: RecordTimeline[];
 }
@@ -160,6 +166,9 @@ export async function encodeRecord(
   await after.slot; // its GPU steps use this slot's buffers until it is done
   line.slotWaitMs = now() - t;
   t = now();
+  const { stats, lanes: lanePass } = await s.passes;
+  timings.pipelineWaitMs += now() - t;
+  t = now();
   upload.unmap();
   const index = new Uint32Array(frames * 2);
   for (let f = 0; f < frames; f++) {
@@ -198,7 +207,7 @@ export async function encodeRecord(
   const sums = async () => {
     encoder.clearBuffer(b['pixel sums']);
     encoder.clearBuffer(b['stats audit']);
-    const p = s.stats.encodeSums(encoder, { ...statsJob, sums: b['pixel sums'], audit: b['stats audit'] });
+    const p = stats.encodeSums(encoder, { ...statsJob, sums: b['pixel sums'], audit: b['stats audit'] });
     const staging = b['small readback'];
     encoder.copyBufferToBuffer(b['pixel sums'], 0, staging, 0, pixels * 8);
     encoder.copyBufferToBuffer(b['stats audit'], 0, staging, pixels * 8, 8);
@@ -240,7 +249,7 @@ export async function encodeRecord(
   encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: histogram` });
   encoder.clearBuffer(b.histogram);
   const bins = plan.classes * NEIGHBOUR_BUCKETS * plan.tokens;
-  const histParams = s.stats.encodeHistogram(encoder, {
+  const histParams = stats.encodeHistogram(encoder, {
     ...statsJob,
     classMap: b['class map'],
     histogram: b.histogram,
@@ -288,7 +297,7 @@ export async function encodeRecord(
     errors: b['lane errors'],
   };
   encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: lanes` });
-  const laneParams = s.lanes.encodeLanes(encoder, encodeJob);
+  const laneParams = lanePass.encodeLanes(encoder, encodeJob);
   encoder.copyBufferToBuffer(b['lane counts'], 0, b['small readback'], 0, lanes * 4);
   encoder.copyBufferToBuffer(b['lane errors'], 0, b['small readback'], lanes * 4, lanes * 4);
   submit(encoder, [laneParams]);
@@ -326,7 +335,7 @@ export async function encodeRecord(
   }
   t = now();
   encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: compaction` });
-  const compactParams = s.lanes.encodeCompaction(encoder, {
+  const compactParams = lanePass.encodeCompaction(encoder, {
     ...encodeJob,
     offsets: b['lane offsets'],
     output: b['record output'],

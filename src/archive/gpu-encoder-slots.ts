@@ -7,7 +7,12 @@ import { createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import type { RecordEncoder } from './convert';
 import { type GpuEncoderPlan, planGpuEncoder } from './gpu-encoder-plan';
-import { createTansEncodePass, createTansStatsPass } from './gpu-tans-passes';
+import {
+  createTansEncodePassAsync,
+  createTansStatsPassAsync,
+  type TansEncodePass,
+  type TansStatsPass,
+} from './gpu-tans-passes';
 import { DTYPE_BITS } from './lanes';
 
 export type EncodeParams = Parameters<RecordEncoder['encode']>[3];
@@ -50,8 +55,11 @@ export interface EncoderState {
   /** Lent readbacks, by the ArrayBuffer of their mapped range; given back by `giveBack`. */
   lent: Map<ArrayBufferLike, GPUBuffer>;
   decode: ReturnType<typeof createBslz4DecodePass>;
-  stats: ReturnType<typeof createTansStatsPass>;
-  lanes: ReturnType<typeof createTansEncodePass>;
+  /**
+   * The stats and encode passes: their pipelines compile asynchronously once the state's buffers are created,
+   * while the first record's chunks are read; a record awaits them before its decode.
+   */
+  passes: Promise<{ stats: TansStatsPass; lanes: TansEncodePass }>;
   /** Frees every buffer but the lent readbacks, which are freed when given back. */
   destroy(): void;
   /** Takes back a lent readback (unmapped, then free to lend again, or freed if the state is destroyed). */
@@ -95,7 +103,16 @@ export async function createState(
   frames: number,
   params: EncodeParams,
   slots: number,
-  { lendReadbacks = 0, budgetBytes }: { lendReadbacks?: number; budgetBytes?: number } = {},
+  {
+    lendReadbacks = 0,
+    budgetBytes,
+    timings,
+  }: {
+    lendReadbacks?: number;
+    budgetBytes?: number;
+    /** Adds the time spent creating readbacks (their first use is part of a record's start-up). */
+    timings?: { readbackCreateMs: number };
+  } = {},
 ): Promise<EncoderState> {
   if (!source.storedCodec.gpu) {
     throw new StemflowError('unsupported', `GPU encoder: ${source.storedCodec.reason}`);
@@ -132,7 +149,9 @@ export async function createState(
       slot.readback = null;
     }
   };
+  const bits = DTYPE_BITS[params.dtype];
   const createReadback = async (bytes: number, label: string) => {
+    const t = performance.now();
     device.pushErrorScope('out-of-memory');
     const buffer = device.createBuffer({
       label: `encoder ${label}`,
@@ -140,6 +159,7 @@ export async function createState(
       usage: READBACK,
     });
     const oom = await device.popErrorScope();
+    if (timings) timings.readbackCreateMs += performance.now() - t;
     if (oom) {
       buffer.destroy();
       throw new StemflowError(
@@ -162,7 +182,6 @@ export async function createState(
   device.pushErrorScope('out-of-memory');
   let popped = false;
   try {
-    const bits = DTYPE_BITS[params.dtype];
     for (let s = 0; s < slots; s++) {
       const buffers: Record<string, GPUBuffer> = {};
       for (const b of plan.buffers) {
@@ -199,6 +218,13 @@ export async function createState(
         `GPU encoder: ${slots} record slot(s) of ${plan.slotBytes} bytes, a decode scratch of ${plan.decodeScratchBytes} bytes and ${plan.lendReadbacks} lent readback(s) of ${plan.lendBytes} bytes (${plan.totalBytes} in all) do not fit this GPU's memory (${oom.message}). Use smaller records.`,
       );
     }
+    // Compiled while the first record is read (errors surface when awaited). Started after the error scope:
+    // popping it can wait for pipelines being compiled (Dawn on SwiftShader did, ~2 s).
+    const passes = Promise.all([
+      createTansStatsPassAsync(device, { bits, tokens: plan.tokens, classes: params.classes }),
+      createTansEncodePassAsync(device, { bits, tableLog: params.tableLog, tokens: plan.tokens }),
+    ]).then(([stats, lanes]) => ({ stats, lanes }));
+    passes.catch(() => undefined);
     return {
       device,
       plan,
@@ -209,8 +235,7 @@ export async function createState(
       createReadback,
       lent,
       decode,
-      stats: createTansStatsPass(device, { bits, tokens: plan.tokens, classes: params.classes }),
-      lanes: createTansEncodePass(device, { bits, tableLog: params.tableLog, tokens: plan.tokens }),
+      passes,
       destroy,
       giveBack,
     };

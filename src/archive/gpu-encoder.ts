@@ -87,6 +87,9 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
     readbackMs: 0,
     hostCopyMs: 0,
     lentRecords: 0,
+    setupMs: 0,
+    pipelineWaitMs: 0,
+    readbackCreateMs: 0,
     timeline: [],
   };
   const epoch = performance.now();
@@ -171,10 +174,13 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
           await settle();
           if (!state || !sameParams(state, source, frames, params)) {
             release();
+            const t = performance.now();
             state = await createState(device, source, frames, params, depth, {
               lendReadbacks: options.lendReadbacks,
               budgetBytes: options.budgetBytes,
+              timings,
             });
+            timings.setupMs += performance.now() - t;
             nextSlot = 0;
           }
           job = start(source, firstFrame, frames, params, signal);

@@ -49,38 +49,68 @@ export interface TansStatsPass {
   ): GPUBuffer;
 }
 
-export function createTansStatsPass(
-  device: GPUDevice,
-  {
-    bits,
-    tokens,
-    classes,
-    sharedHistogram = true,
-  }: {
-    bits: 8 | 16 | 32;
-    tokens: number;
-    classes: number;
-    /** Use a workgroup histogram when it fits (default); false: global atomics only (tests both paths). */
-    sharedHistogram?: boolean;
-  },
-): TansStatsPass {
+interface StatsOptions {
+  bits: 8 | 16 | 32;
+  tokens: number;
+  classes: number;
+  /** Use a workgroup histogram when it fits (default); false: global atomics only (tests both paths). */
+  sharedHistogram?: boolean;
+}
+
+function statsPipelines(device: GPUDevice, { bits, tokens, classes, sharedHistogram = true }: StatsOptions) {
   const bins = classes * NEIGHBOUR_BUCKETS * tokens;
   // The workgroup histogram when it fits the GPU's workgroup memory; global atomics otherwise.
   const fits = bins * 4 <= device.limits.maxComputeWorkgroupStorageSize;
   const sharedBins = sharedHistogram && fits && bins > 1 ? bins : 1;
   const module = device.createShaderModule({ label: 'tans-stats.wgsl', code: statsSource });
-  const pipeline = (entryPoint: string, constants: Record<string, number>) =>
-    device.createComputePipeline({
-      label: `tans-stats ${entryPoint} u${bits}`,
-      layout: 'auto',
-      compute: {
-        module,
-        entryPoint,
-        constants: { WORKGROUP_SIZE: STATS_WORKGROUP, BITS: bits, ...constants },
-      },
-    });
-  const sums = pipeline('main', {});
-  const histogram = pipeline('token_histogram', { TOKENS: tokens, SHARED_BINS: sharedBins });
+  const descriptor = (
+    entryPoint: string,
+    constants: Record<string, number>,
+  ): GPUComputePipelineDescriptor => ({
+    label: `tans-stats ${entryPoint} u${bits}`,
+    layout: 'auto',
+    compute: {
+      module,
+      entryPoint,
+      constants: { WORKGROUP_SIZE: STATS_WORKGROUP, BITS: bits, ...constants },
+    },
+  });
+  return {
+    bins,
+    sums: descriptor('main', {}),
+    histogram: descriptor('token_histogram', { TOKENS: tokens, SHARED_BINS: sharedBins }),
+  };
+}
+
+export function createTansStatsPass(device: GPUDevice, options: StatsOptions): TansStatsPass {
+  const d = statsPipelines(device, options);
+  return statsPass(
+    device,
+    d.bins,
+    device.createComputePipeline(d.sums),
+    device.createComputePipeline(d.histogram),
+  );
+}
+
+/** As createTansStatsPass, with the pipelines compiled asynchronously (start it early, await it when needed). */
+export async function createTansStatsPassAsync(
+  device: GPUDevice,
+  options: StatsOptions,
+): Promise<TansStatsPass> {
+  const d = statsPipelines(device, options);
+  const [sums, histogram] = await Promise.all([
+    device.createComputePipelineAsync(d.sums),
+    device.createComputePipelineAsync(d.histogram),
+  ]);
+  return statsPass(device, d.bins, sums, histogram);
+}
+
+function statsPass(
+  device: GPUDevice,
+  bins: number,
+  sums: GPUComputePipeline,
+  histogram: GPUComputePipeline,
+): TansStatsPass {
   const chunks = (job: StatsJob, framesPerGroup: number): DispatchChunk[] => {
     checkBindable(device, job.values, 'decoded values');
     const invocations = job.pixels * Math.ceil(job.frames / framesPerGroup);
@@ -175,23 +205,49 @@ export interface TansEncodePass {
   ): GPUBuffer;
 }
 
-export function createTansEncodePass(
-  device: GPUDevice,
-  { bits, tableLog, tokens }: { bits: 8 | 16 | 32; tableLog: number; tokens: number },
-): TansEncodePass {
+interface EncodeOptions {
+  bits: 8 | 16 | 32;
+  tableLog: number;
+  tokens: number;
+}
+
+function encodePipelines(device: GPUDevice, { bits, tableLog, tokens }: EncodeOptions) {
   const module = device.createShaderModule({ label: 'tans-encode.wgsl', code: encodeSource });
-  const pipeline = (entryPoint: string, workgroup: number) =>
-    device.createComputePipeline({
-      label: `tans-encode ${entryPoint} u${bits}`,
-      layout: 'auto',
-      compute: {
-        module,
-        entryPoint,
-        constants: { WORKGROUP_SIZE: workgroup, TABLE_LOG: tableLog, BITS: bits, TOKENS: tokens },
-      },
-    });
-  const lanesPipeline = pipeline('main', ENCODE_WORKGROUP);
-  const compactPipeline = pipeline('compact', COMPACT_WORKGROUP);
+  const descriptor = (entryPoint: string, workgroup: number): GPUComputePipelineDescriptor => ({
+    label: `tans-encode ${entryPoint} u${bits}`,
+    layout: 'auto',
+    compute: {
+      module,
+      entryPoint,
+      constants: { WORKGROUP_SIZE: workgroup, TABLE_LOG: tableLog, BITS: bits, TOKENS: tokens },
+    },
+  });
+  return { lanes: descriptor('main', ENCODE_WORKGROUP), compact: descriptor('compact', COMPACT_WORKGROUP) };
+}
+
+export function createTansEncodePass(device: GPUDevice, options: EncodeOptions): TansEncodePass {
+  const d = encodePipelines(device, options);
+  return encodePass(device, device.createComputePipeline(d.lanes), device.createComputePipeline(d.compact));
+}
+
+/** As createTansEncodePass, with the pipelines compiled asynchronously (start it early, await it when needed). */
+export async function createTansEncodePassAsync(
+  device: GPUDevice,
+  options: EncodeOptions,
+): Promise<TansEncodePass> {
+  const d = encodePipelines(device, options);
+  const [lanes, compact] = await Promise.all([
+    device.createComputePipelineAsync(d.lanes),
+    device.createComputePipelineAsync(d.compact),
+  ]);
+  return encodePass(device, lanes, compact);
+}
+
+function encodePass(
+  device: GPUDevice,
+  lanesPipeline: GPUComputePipeline,
+  compactPipeline: GPUComputePipeline,
+): TansEncodePass {
   const params = (job: EncodeJob, first: number, count: number) => ({
     lane_first: first,
     lane_count: count,

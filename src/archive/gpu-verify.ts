@@ -22,11 +22,14 @@ import type { VerifyReport } from './verify';
 const layout = structLayout(source, 'Params');
 const WORKGROUP = 64;
 /**
- * Lanes per compare dispatch: a whole record in one (32,768 workgroups, below the default limit of 65,535).
- * Dispatches of one pass run one after another, and 65,536 invocations (the former chunk) are fewer than an
- * H200's 132 SMs hold at once: a record's lanes are all resident together now.
+ * Lanes per compare dispatch (default). Each lane keeps one cache line of its stream and one of its reference
+ * frame in use while it walks its slice, and a warp's 32 lanes read 32 different lines. At 65,536 lanes a
+ * dispatch an H200 holds ~500 lanes per SM, ~128 KB of lines, which can stay in L1 while a line's values are
+ * read; a whole record in one dispatch (262,144 lanes at 16 lanes a frame, ~2,000 resident per SM) needs ~4x that,
+ * so most loads go to L2: compare took 18.2 ms a record instead of 8.4 ms (commit 4fd47ce; the L1 footprint is
+ * the likely cause). `bench convert` measures 32,768 to 262,144.
  */
-const LANES_PER_DISPATCH = 32768 * WORKGROUP;
+export const COMPARE_LANES_PER_DISPATCH = 65536;
 
 export interface TansComparePass {
   encode(
@@ -55,8 +58,22 @@ export interface TansComparePass {
 
 export function createTansComparePass(
   device: GPUDevice,
-  { bits, tableLog, tokens }: { bits: 8 | 16 | 32; tableLog: number; tokens: number },
+  {
+    bits,
+    tableLog,
+    tokens,
+    lanesPerDispatch = COMPARE_LANES_PER_DISPATCH,
+  }: { bits: 8 | 16 | 32; tableLog: number; tokens: number; lanesPerDispatch?: number },
 ): TansComparePass {
+  if (
+    !Number.isInteger(lanesPerDispatch) ||
+    lanesPerDispatch < WORKGROUP ||
+    lanesPerDispatch % WORKGROUP !== 0
+  )
+    throw new StemflowError(
+      'invalid',
+      `Compare lanes per dispatch must be a positive multiple of ${WORKGROUP} (got ${lanesPerDispatch}).`,
+    );
   const pipeline = device.createComputePipeline({
     label: `tans-compare u${bits}`,
     layout: 'auto',
@@ -76,8 +93,8 @@ export function createTansComparePass(
       }
       const lanes = job.frames * job.slices;
       const chunks: DispatchChunk[] = [];
-      for (let first = 0; first < lanes; first += LANES_PER_DISPATCH) {
-        const count = Math.min(LANES_PER_DISPATCH, lanes - first);
+      for (let first = 0; first < lanes; first += lanesPerDispatch) {
+        const count = Math.min(lanesPerDispatch, lanes - first);
         chunks.push({
           params: {
             lane_first: first,
@@ -161,6 +178,8 @@ export async function verifyAcquisitionGpu(
     slots?: number;
     /** Wait after each pass so copies, decode and compare are timed apart (slower; default false). */
     profile?: boolean;
+    /** Lanes per compare dispatch (default COMPARE_LANES_PER_DISPATCH; a multiple of 64). */
+    compareLanes?: number;
   } = {},
 ): Promise<VerifyReport & { timings: GpuVerifyTimings; sourceErrors: number }> {
   const { info, geometry } = acq;
@@ -246,7 +265,12 @@ export async function verifyAcquisitionGpu(
     if (oom)
       throw new StemflowError('budget', `GPU verification: the GPU ran out of memory (${oom.message}).`);
     decode = createBslz4DecodePass(device, { elemSize: elem });
-    const compare = createTansComparePass(device, { bits, tableLog: info.tableLog, tokens });
+    const compare = createTansComparePass(device, {
+      bits,
+      tableLog: info.tableLog,
+      tokens,
+      lanesPerDispatch: options.compareLanes,
+    });
     const timings: GpuVerifyTimings = {
       readMs: 0,
       uploadMs: 0,

@@ -19,7 +19,7 @@ import {
   viewValues,
 } from '../archive/convert';
 import { type GpuEncoderTimings, gpuRecordEncoder, type RecordTimeline } from '../archive/gpu-encoder';
-import { verifyAcquisitionGpu } from '../archive/gpu-verify';
+import { COMPARE_LANES_PER_DISPATCH, verifyAcquisitionGpu } from '../archive/gpu-verify';
 import { laneGeometry } from '../archive/lanes';
 import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
 import { openArchive } from '../archive/reader';
@@ -133,6 +133,12 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     );
     log(`encoder stages, summed over records (records overlap): ${stageLine(encoder.timings)}`);
     log(timelineLine(report.convert as { timeline: ReturnType<typeof timelineSummary> }));
+    const et = encoder.timings;
+    const first = et.timeline.find((line) => line.firstFrame === 0);
+    const second = et.timeline.find((line) => line.firstFrame === codec.recordFrames);
+    log(
+      `start-up: state (plan + slot buffers) ${ms(et.setupMs)}, records waiting for pipelines ${ms(et.pipelineWaitMs)}, creating readbacks ${ms(et.readbackCreateMs)}${first ? `; first record: starts ${ms(first.startMs)}, read ${ms(first.readMs)}, GPU wait ${ms(first.gpuWaitMs)}, ends ${ms(first.endMs)}` : ''}${second ? `; second record ends ${ms(second.endMs)}` : ''}`,
+    );
     log(
       `archive: ${result.archiveBytes} bytes = ${ratio.toFixed(3)} x bitshuffle/LZ4 (${compressedBytes} bytes), ${(rawBytes / result.archiveBytes).toFixed(2)}x smaller than raw`,
     );
@@ -191,6 +197,20 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
         profiledTotalMs: prof.ms,
         exact: prof.mismatches === 0 && prof.laneErrors === 0 && prof.sourceErrors === 0,
       };
+      // Compare per record at other dispatch sizes (each step waited for; every run must stay exact).
+      const compareSweep = [];
+      for (const lanes of [32768, 131072, 262144]) {
+        const r = await verifyAcquisitionGpu(device, acquisition, source, {
+          slots: o.slots,
+          profile: true,
+          compareLanes: lanes,
+        });
+        compareSweep.push({
+          lanesPerDispatch: lanes,
+          compareMs: r.timings.compareMs / nRec,
+          exact: r.mismatches === 0 && r.laneErrors === 0 && r.sourceErrors === 0,
+        });
+      }
       const spot = await spotCheck(acquisition, source);
       const ok =
         sameManifest &&
@@ -198,6 +218,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
         verify.laneErrors === 0 &&
         verify.sourceErrors === 0 &&
         verifyPerRecord.exact &&
+        compareSweep.every((c) => c.exact) &&
         verify.compared === acq.frames * o.det * o.det &&
         spot.every((s) => s.exact);
       report.verify = {
@@ -206,6 +227,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
         ...verify,
         rawEquivalentGBps: gbps(rawBytes, verify.ms),
         perRecord: verifyPerRecord,
+        compareSweep,
         spotCheck: spot,
       };
       log(
@@ -214,6 +236,9 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
       const v = verifyPerRecord;
       log(
         `GPU verify per record of ${codec.recordFrames} frames: ${ms(v.pipelinedMs)} pipelined; one step at a time: staging copies + small uploads ${ms(v.copyMs)}, decode ${ms(v.decodeMs)}, compare ${ms(v.compareMs)}; not the decode: ${ms(v.notDecodeMs)} (${((100 * v.notDecodeMs) / v.pipelinedMs).toFixed(0)} %)`,
+      );
+      log(
+        `compare per record by lanes a dispatch: ${COMPARE_LANES_PER_DISPATCH} (default) ${ms(v.compareMs)}, ${compareSweep.map((c) => `${c.lanesPerDispatch} ${ms(c.compareMs)}${c.exact ? '' : ' NOT EXACT'}`).join(', ')}`,
       );
       log(
         `spot check (CPU twin decode vs source): ${spot.map((s) => `frame ${s.frame} ${s.exact ? 'exact' : 'MISMATCH'}`).join(', ')}`,

@@ -71,29 +71,72 @@ fn neighbour_bucket(l1: u32, l2: u32) -> u32 {
 
 var<private> start: u32;
 var<private> p: u32;
+// The lane's bits are read backwards through a 64-bit window of two words held in registers, words w and w + 1
+// of the lane (bits [32 w, 32 w + 64)), so a value costs one load of a new word every 32 bits instead of one or
+// two loads per read: lanes of a warp read different streams, and each load is a separate cache transaction
+// (same scheme as tans-query.wgsl).
+var<private> w: u32;
+var<private> win_lo: u32;
+var<private> win_hi: u32;
+var<private> lane_words: u32;
 
-// The k bits (k <= 31) just below the cursor; the caller checks p >= k.
+fn lane_word(i: u32) -> u32 {
+  if (i >= lane_words) {
+    return 0u;
+  }
+  return data[start + i];
+}
+
+// Positions the window for bit position p (p >= 1): p <= 32 w + 64 and p >= 32 w.
+fn open_window() {
+  w = max((p - 1u) >> 5u, 1u) - 1u;
+  win_lo = lane_word(w);
+  win_hi = lane_word(w + 1u);
+}
+
+// Bits [p - k, p) of the lane (k <= 32), LSB first; p moves down by k. The caller checks p >= k.
 fn read_bits(k: u32) -> u32 {
   if (k == 0u) {
     return 0u;
   }
   p -= k;
-  let i = start + (p >> 5u);
-  let sh = p & 31u;
-  var v = data[i] >> sh;
-  if (sh + k > 32u) {
-    v |= data[i + 1u] << (32u - sh);
+  if (p < 32u * w) {
+    w -= 1u;
+    win_hi = win_lo;
+    win_lo = data[start + w];
+  }
+  let o = p - 32u * w;
+  var v: u32;
+  if (o >= 32u) {
+    v = win_hi >> (o - 32u);
+  } else if (o == 0u) {
+    v = win_lo;
+  } else {
+    v = (win_lo >> o) | (win_hi << (32u - o));
   }
   return v & (0xffffffffu >> (32u - k));
+}
+
+// Reference values are read a word at a time: the word is kept while the pixels walk through it (one load per
+// 2 values at 16 bits, per 4 at 8 bits; the lanes of a warp walk the same pixels of different frames).
+var<private> ref_at: u32;
+var<private> ref_word: u32;
+
+fn reference_word(at: u32) -> u32 {
+  if (at != ref_at) {
+    ref_at = at;
+    ref_word = reference[at];
+  }
+  return ref_word;
 }
 
 fn reference_value(frame: u32, pixel: u32) -> u32 {
   let base = frame * params.words_per_frame;
   if (BITS == 16u) {
-    return (reference[base + (pixel >> 1u)] >> ((pixel & 1u) * 16u)) & 0xffffu;
+    return (reference_word(base + (pixel >> 1u)) >> ((pixel & 1u) * 16u)) & 0xffffu;
   }
   if (BITS == 8u) {
-    return (reference[base + (pixel >> 2u)] >> ((pixel & 3u) * 8u)) & 0xffu;
+    return (reference_word(base + (pixel >> 2u)) >> ((pixel & 3u) * 8u)) & 0xffu;
   }
   return reference[base + pixel];
 }
@@ -128,6 +171,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
   let s0 = offsets[lane];
   let s1 = offsets[lane + 1u];
   start = s0;
+  ref_at = 0xffffffffu;
   if (!(s0 <= s1 && s1 <= params.data_words)) {
     error = LANE_BAD_RANGE;
   } else if (s1 - s0 > raw_words) {
@@ -144,6 +188,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
     if (p < TABLE_LOG) {
       error = LANE_UNDERRUN;
     } else {
+      lane_words = s1 - s0;
+      open_window();
       var s = read_bits(TABLE_LOG);
       var l1 = 0u;
       var l2 = 0u;

@@ -68,13 +68,26 @@ fn write_bits(v: u32, k: u32) {
   }
 }
 
+// The last word of `values` read, kept in registers: a lane walks its pixels one after another, so at 16 (8) bits
+// a word is loaded once for 2 (4) values (the lanes of a warp read different frames: one transaction each).
+var<private> word_at: u32;
+var<private> word: u32;
+
+fn values_word(at: u32) -> u32 {
+  if (at != word_at) {
+    word_at = at;
+    word = values[at];
+  }
+  return word;
+}
+
 fn value_at(frame: u32, pixel: u32) -> u32 {
   let at = frame * params.words_per_frame;
   if (BITS == 16u) {
-    return (values[at + (pixel >> 1u)] >> ((pixel & 1u) * 16u)) & 0xffffu;
+    return (values_word(at + (pixel >> 1u)) >> ((pixel & 1u) * 16u)) & 0xffffu;
   }
   if (BITS == 8u) {
-    return (values[at + (pixel >> 2u)] >> ((pixel & 3u) * 8u)) & 0xffu;
+    return (values_word(at + (pixel >> 2u)) >> ((pixel & 3u) * 8u)) & 0xffu;
   }
   return values[at + pixel];
 }
@@ -144,20 +157,37 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
   var error = ENCODE_OK;
   var raw = false;
   var x = L;
+  word_at = 0xffffffffu;
+  // Values walked last to first, one new load a value: v1 and v2 hold the values at pixel - 1 and pixel - 2 for
+  // the next pixel down (those before the lane's first pixel are never used).
+  var v1 = 0u;
+  if (count >= 1u) {
+    v1 = value_at(frame, first + count - 1u);
+  }
+  var v2 = 0u;
+  if (count >= 2u) {
+    v2 = value_at(frame, first + count - 2u);
+  }
   for (var j = count; j > 0u; j--) {
     let pixel = first + j - 1u;
-    let v = value_at(frame, pixel);
+    let v = v1;
+    var v3 = 0u;
+    if (j >= 3u) {
+      v3 = value_at(frame, pixel - 2u);
+    }
     let token = token_of(v);
     // Left neighbours in the same row and lane (j - 1 values of the lane precede this one).
     let k = min(min(pixel % params.cols, j - 1u), 2u);
     var l1 = 0u;
     var l2 = 0u;
     if (k >= 1u) {
-      l1 = value_at(frame, pixel - 1u);
+      l1 = v2;
     }
     if (k >= 2u) {
-      l2 = value_at(frame, pixel - 2u);
+      l2 = v3;
     }
+    v1 = v2;
+    v2 = v3;
     let c = class_map[pixel] * 9u + neighbour_bucket(l1, l2);
     let sym = symbols[c * TOKENS + token];
     let f = sym & 0xffffu;
