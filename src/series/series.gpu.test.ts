@@ -8,7 +8,7 @@ import { isStemflowError } from '../errors';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
 import { fixture, loadOracle } from '../testing/fixtures';
-import { loadSeries } from './series';
+import { loadSeries, planSeries } from './series';
 import { tansQuery } from './tans-query';
 
 const arina = loadOracle().acquisitions.arina;
@@ -133,6 +133,20 @@ describe('series: exact virtual images straight from GPU-resident archives', () 
       const refused = await loadSeries(device, archive, { budgetBytes: 1000 }).catch((e) => e);
       expect(isStemflowError(refused) && refused.kind).toBe('budget');
       expect(refused.message).toMatch(/needs [\d.]+ MiB on the GPU .* the budget is 0.0 MiB/);
+      // Index tables are per data buffer: a binding limit that the decoder tables of 3 records exceed (while
+      // the data would fit) opens a new buffer, and no buffer's tables pass the limit.
+      const acq0 = archive.acquisitions[0];
+      const cellsBytes = acq0.info.classes * 9 * (1 << acq0.info.tableLog) * 4;
+      const limit = 2 * cellsBytes + 4;
+      const tight = planSeries(
+        archive,
+        [0, 1, 2],
+        { maxStorageBufferBindingSize: limit, maxBufferSize: 2 ** 40 },
+        2 ** 40,
+      );
+      const records = archive.acquisitions.reduce((n, a) => n + a.records.length, 0);
+      expect(tight.dataBuffers).toBe(Math.ceil(records / 2));
+      for (const b of tight.bufferIndex) expect(b.cells * 4).toBeLessThanOrEqual(limit);
       // Records spread over several data buffers (one dispatch and one sums buffer each): same images.
       const biggest = Math.max(...archive.acquisitions.flatMap((a) => a.records.map((r) => r.dataWords * 4)));
       const spread = await loadSeries(device, archive, { budgetBytes: 1 << 30, maxBufferBytes: 2 * biggest });

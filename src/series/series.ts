@@ -74,6 +74,7 @@ export function planSeries(
   placements: Placement[];
   bufferBytes: number[];
   bufferFrames: number[];
+  bufferIndex: { offsets: number; cells: number; classes: number }[];
   offsetsWords: number;
   cellsWords: number;
   classWords: number;
@@ -86,9 +87,11 @@ export function planSeries(
   const bufferBytes: number[] = [];
   /** Frames whose sums each data buffer's records write (one sums buffer per data buffer). */
   const bufferFrames: number[] = [];
-  let offsetsWords = 0;
-  let cellsWords = 0;
-  let classWords = 0;
+  /**
+   * Lane offsets, decoder tables and class maps (words) of each data buffer's records: a dispatch binds only
+   * its buffer's, so no index buffer grows with the series (75 acquisitions' tables alone are 2.7 GB).
+   */
+  const bufferIndex: { offsets: number; cells: number; classes: number }[] = [];
   let frames = 0;
   let bitsWords = 0;
   let needWords = 0;
@@ -98,39 +101,58 @@ export function planSeries(
     const L = 1 << acq.info.tableLog;
     for (const rec of acq.records) {
       const bytes = rec.dataWords * 4;
-      if (bytes > maxBinding) {
+      const need = {
+        offsets: rec.offsets.length,
+        cells: acq.info.classes * NEIGHBOUR_BUCKETS * L,
+        classes: Math.ceil(acq.geometry.pixels / 4),
+      };
+      if (bytes > maxBinding || Math.max(need.offsets, need.cells, need.classes) * 4 > maxBinding) {
         throw new StemflowError(
           'budget',
-          `Record ${rec.index} of ${acq.info.name} takes ${fmt(bytes)}; this GPU binds at most ${fmt(maxBinding)}.`,
+          `Record ${rec.index} of ${acq.info.name} takes ${fmt(bytes)} (lane offsets ${fmt(need.offsets * 4)}, decoder tables ${fmt(need.cells * 4)}); this GPU binds at most ${fmt(maxBinding)}.`,
         );
       }
       let buffer = bufferBytes.length - 1;
-      if (buffer < 0 || bufferBytes[buffer] + bytes > Math.min(maxBinding, maxBufferBytes)) {
+      const index = bufferIndex[buffer];
+      if (
+        buffer < 0 ||
+        bufferBytes[buffer] + bytes > Math.min(maxBinding, maxBufferBytes) ||
+        (index.offsets + need.offsets) * 4 > maxBinding ||
+        (index.cells + need.cells) * 4 > maxBinding ||
+        (index.classes + need.classes) * 4 > maxBinding ||
+        (bufferFrames[buffer] + rec.frames) * 16 > maxBinding
+      ) {
         bufferBytes.push(0);
         bufferFrames.push(0);
+        bufferIndex.push({ offsets: 0, cells: 0, classes: 0 });
         buffer++;
       }
+      const at = bufferIndex[buffer];
       placements.push({
         acquisition: a,
         record: rec.index,
         buffer,
         dataBase: bufferBytes[buffer] / 4,
-        offsetsBase: offsetsWords,
-        cellsBase: cellsWords,
-        classBase: classWords,
+        offsetsBase: at.offsets,
+        cellsBase: at.cells,
+        classBase: at.classes,
         frameBase: frames + rec.firstFrame,
         sumsBase: bufferFrames[buffer],
       });
       bufferBytes[buffer] += bytes;
       bufferFrames[buffer] += rec.frames;
-      offsetsWords += rec.offsets.length;
-      cellsWords += acq.info.classes * NEIGHBOUR_BUCKETS * L;
-      classWords += Math.ceil(acq.geometry.pixels / 4);
+      at.offsets += need.offsets;
+      at.cells += need.cells;
+      at.classes += need.classes;
     }
     frames += acq.info.scan[0] * acq.info.scan[1];
     bitsWords += acq.geometry.pixels;
     needWords += 2 * acq.geometry.slices;
   }
+  const sum = (key: 'offsets' | 'cells' | 'classes') => bufferIndex.reduce((n, b) => n + b[key], 0);
+  const offsetsWords = sum('offsets');
+  const cellsWords = sum('cells');
+  const classWords = sum('classes');
   const dataBytes = bufferBytes.reduce((a, b) => a + b, 0);
   const indexBytes = 4 * (offsetsWords + cellsWords + classWords);
   const scratchBytes = 4 * (bitsWords + needWords) + 2 * frames * 16 + placements.length * RECORD_WORDS * 4;
@@ -142,17 +164,12 @@ export function planSeries(
     `query scratch ${fmt(scratchBytes)}`,
     `total ${fmt(totalBytes)} of a budget of ${fmt(budgetBytes)}`,
   ];
-  for (const [what, words] of [
-    ['lane offsets', offsetsWords],
-    ['decoder tables', cellsWords],
-    ['frame sums', Math.max(0, ...bufferFrames) * 4],
-  ] as const) {
-    if (words * 4 > maxBinding) {
-      throw new StemflowError(
-        'budget',
-        `The series' ${what} take ${fmt(words * 4)}; this GPU binds at most ${fmt(maxBinding)}. Load fewer acquisitions.`,
-      );
-    }
+  // Mask bits and slice needs are shared by every dispatch: 4 B per pixel and 8 B per slice per acquisition.
+  if ((bitsWords + needWords) * 4 > maxBinding) {
+    throw new StemflowError(
+      'budget',
+      `The series' mask bits take ${fmt(bitsWords * 4)}; this GPU binds at most ${fmt(maxBinding)}. Load fewer acquisitions.`,
+    );
   }
   if (totalBytes > budgetBytes) {
     throw new StemflowError(
@@ -171,6 +188,7 @@ export function planSeries(
     placements,
     bufferBytes,
     bufferFrames,
+    bufferIndex,
     offsetsWords,
     cellsWords,
     classWords,
@@ -267,9 +285,9 @@ export async function loadSeries(
   };
   device.pushErrorScope('out-of-memory');
   const data = plan.bufferBytes.map((bytes, i) => make(`data ${i}`, bytes, STORAGE_IN));
-  const offsets = make('lane offsets', plan.offsetsWords * 4, STORAGE_IN);
-  const cells = make('decoder tables', plan.cellsWords * 4, STORAGE_IN);
-  const classMaps = make('class maps', plan.classWords * 4, STORAGE_IN);
+  const offsets = plan.bufferIndex.map((b, i) => make(`lane offsets ${i}`, b.offsets * 4, STORAGE_IN));
+  const cells = plan.bufferIndex.map((b, i) => make(`decoder tables ${i}`, b.cells * 4, STORAGE_IN));
+  const classMaps = plan.bufferIndex.map((b, i) => make(`class maps ${i}`, b.classes * 4, STORAGE_IN));
   const bits = make('mask bits', plan.bitsWords * 4, STORAGE_IN);
   const need = make('slice needs', plan.needWords * 4, STORAGE_IN);
   // One sums buffer per data buffer: dispatches of different data buffers write different buffers, so the GPU
@@ -299,11 +317,11 @@ export async function loadSeries(
       const rec = acq.records[p.record];
       const words = await acq.readRecordData(p.record, options.signal);
       device.queue.writeBuffer(data[p.buffer], p.dataBase * 4, words);
-      device.queue.writeBuffer(offsets, p.offsetsBase * 4, rec.offsets);
-      device.queue.writeBuffer(cells, p.cellsBase * 4, rec.tables.decodeCells);
+      device.queue.writeBuffer(offsets[p.buffer], p.offsetsBase * 4, rec.offsets);
+      device.queue.writeBuffer(cells[p.buffer], p.cellsBase * 4, rec.tables.decodeCells);
       const packed = new Uint8Array(Math.ceil(pixels / 4) * 4);
       packed.set(rec.tables.classMap);
-      device.queue.writeBuffer(classMaps, p.classBase * 4, packed);
+      device.queue.writeBuffer(classMaps[p.buffer], p.classBase * 4, packed);
       options.onProgress?.(++done, plan.placements.length);
     }
     await device.queue.onSubmittedWorkDone();
@@ -510,9 +528,9 @@ export async function loadSeries(
             label: 'tans-query',
             bindings: [
               { binding: 1, resource: { buffer: data[group.buffer] } },
-              { binding: 2, resource: { buffer: offsets } },
-              { binding: 3, resource: { buffer: cells } },
-              { binding: 4, resource: { buffer: classMaps } },
+              { binding: 2, resource: { buffer: offsets[group.buffer] } },
+              { binding: 3, resource: { buffer: cells[group.buffer] } },
+              { binding: 4, resource: { buffer: classMaps[group.buffer] } },
               { binding: 5, resource: { buffer: bits } },
               { binding: 6, resource: { buffer: need } },
               { binding: 7, resource: { buffer: sums[group.buffer] } },
