@@ -567,7 +567,15 @@ export async function loadSeries(
     device.queue.submit([encoder.finish()]);
     for (const p of params) p.destroy();
     const tSubmit = performance.now();
-    await staging.mapAsync(GPUMapMode.READ, 0, Math.max(16, stagingAt));
+    try {
+      await staging.mapAsync(GPUMapMode.READ, 0, Math.max(16, stagingAt));
+    } catch (e) {
+      // A lost device (or a destroyed buffer) aborts the mapping: say so, typed.
+      throw new StemflowError(
+        'device',
+        `The GPU did not finish the series query (${e instanceof Error ? e.message || e.name : String(e)}); the device may have been lost. Release the series and load it again, or load fewer acquisitions.`,
+      );
+    }
     const words = new Uint32Array(staging.getMappedRange(0, Math.max(16, stagingAt)).slice(0));
     staging.unmap();
     const tMapped = performance.now();
