@@ -49,7 +49,10 @@ test('opens the demo acquisition and renders both panels; WebGPU has an adapter'
   await expect(page.getByTestId('elapsed')).toContainText('ms total');
   // The demo went through the GPU pass graph (decode, audit, detector-major transpose) in this chromium.
   await expect(page.getByTestId('backend')).toContainText('WebGPU');
-  await expect(page.getByTestId('backend')).toContainText('resident 40.5 MiB in 1 buffer');
+  await expect(page.getByTestId('backend')).toContainText(
+    'resident 40.5 MiB = low plane 20.3 MiB + high plane 20.3 MiB',
+  );
+  await expect(page.getByTestId('backend')).toContainText('each plane in 1 buffer(s)');
 
   // Both canvases hold images at native resolution, with real contrast.
   const stats = await page.evaluate(() =>
