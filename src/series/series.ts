@@ -75,9 +75,6 @@ export function planSeries(
   bufferBytes: number[];
   bufferFrames: number[];
   bufferIndex: { offsets: number; cells: number; classes: number }[];
-  offsetsWords: number;
-  cellsWords: number;
-  classWords: number;
   frames: number;
   bitsWords: number;
   needWords: number;
@@ -149,12 +146,8 @@ export function planSeries(
     bitsWords += acq.geometry.pixels;
     needWords += 2 * acq.geometry.slices;
   }
-  const sum = (key: 'offsets' | 'cells' | 'classes') => bufferIndex.reduce((n, b) => n + b[key], 0);
-  const offsetsWords = sum('offsets');
-  const cellsWords = sum('cells');
-  const classWords = sum('classes');
   const dataBytes = bufferBytes.reduce((a, b) => a + b, 0);
-  const indexBytes = 4 * (offsetsWords + cellsWords + classWords);
+  const indexBytes = 4 * bufferIndex.reduce((n, b) => n + b.offsets + b.cells + b.classes, 0);
   const scratchBytes = 4 * (bitsWords + needWords) + 2 * frames * 16 + placements.length * RECORD_WORDS * 4;
   const totalBytes = dataBytes + indexBytes + scratchBytes;
   const lines = [
@@ -189,9 +182,6 @@ export function planSeries(
     bufferBytes,
     bufferFrames,
     bufferIndex,
-    offsetsWords,
-    cellsWords,
-    classWords,
     frames,
     bitsWords,
     needWords,
