@@ -149,7 +149,12 @@ describe('series: exact virtual images straight from GPU-resident archives', () 
       for (const b of tight.bufferIndex) expect(b.cells * 4).toBeLessThanOrEqual(limit);
       // Records spread over several data buffers (one dispatch and one sums buffer each): same images.
       const biggest = Math.max(...archive.acquisitions.flatMap((a) => a.records.map((r) => r.dataWords * 4)));
-      const spread = await loadSeries(device, archive, { budgetBytes: 1 << 30, maxBufferBytes: 2 * biggest });
+      // Waits for the GPU after every record written (bounded back-pressure on the loading writes).
+      const spread = await loadSeries(device, archive, {
+        budgetBytes: 1 << 30,
+        maxBufferBytes: 2 * biggest,
+        loadWindowBytes: 1,
+      });
       try {
         expect(spread.plan.dataBuffers).toBeGreaterThan(3);
         for (const [mask, order] of [
@@ -171,4 +176,27 @@ describe('series: exact virtual images straight from GPU-resident archives', () 
     },
     240_000,
   );
+});
+
+describe('a GPU device lost while a series loads', () => {
+  withGpu('ends the load with a typed device error and frees its buffers', async () => {
+    const { acquireDevice } = await import('../gpu/device');
+    const { nodeGpu } = await import('../gpu/node-gpu');
+    const archive = await seriesArchive();
+    const ctx = await acquireDevice(nodeGpu());
+    let lostAt = -1;
+    const e = await loadSeries(ctx.device, archive, {
+      budgetBytes: 1 << 30,
+      onProgress: (done) => {
+        if (lostAt < 0) {
+          lostAt = done;
+          ctx.device.destroy(); // as a driver reset would
+        }
+      },
+    }).catch((x) => x);
+    expect(lostAt).toBe(1);
+    expect(isStemflowError(e, 'device')).toBe(true);
+    expect(e.message).toMatch(/the device was lost/);
+    await archive.close();
+  });
 });

@@ -32,6 +32,8 @@ const WORKGROUP = 64;
 const LANES_PER_DISPATCH = 1 << 18;
 /** u32 words of a record entry (`struct Record` in tans-query.wgsl). */
 const RECORD_WORDS = 16;
+/** Bytes of encoded data written to the GPU between waits while a series loads (two windows may be pending). */
+const LOAD_WINDOW_BYTES = 512 * 1024 * 1024;
 
 export interface SeriesPlan {
   acquisitions: number[];
@@ -236,6 +238,8 @@ export async function loadSeries(
     budgetBytes: number;
     /** Largest data buffer to place records in (default and cap: the adapter's binding limit). */
     maxBufferBytes?: number;
+    /** Bytes written between waits for the GPU while loading (default LOAD_WINDOW_BYTES). */
+    loadWindowBytes?: number;
     signal?: AbortSignal;
     onProgress?: (done: number, total: number) => void;
   },
@@ -292,21 +296,45 @@ export async function loadSeries(
   const recordTable = make('record table', plan.placements.length * RECORD_WORDS * 4, STORAGE_IN);
   const staging = make('readback', plan.frames * 16, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
   const oom = await device.popErrorScope();
+  // Errors of the writes below (out of memory for their staging, for one) are caught by this scope.
+  device.pushErrorScope('out-of-memory');
   if (oom) {
+    await device.popErrorScope();
     destroyAll();
     throw new StemflowError(
       'budget',
       `The GPU could not hold the series (${plan.lines.join('; ')}): ${oom.message}`,
     );
   }
+  // A device lost while loading (or before) is reported by the load, not by the first query.
+  let lost: GPUDeviceLostInfo | null = null;
+  void device.lost.then((info) => {
+    lost = info;
+  });
+  let scopeOpen = true;
   try {
     let done = 0;
+    // Bounded back-pressure: `writeBuffer` copies into staging memory that the implementation frees only once
+    // the GPU has done the copy. Unbounded, a 50 GB series held 50 GB of staging until the end of the load
+    // (Dawn on the H200 lost the device beyond ~25 GB); here at most two windows of writes are pending.
+    let pending: Promise<undefined> | null = null;
+    let windowBytes = 0;
     for (const p of plan.placements) {
       throwIfAborted(options.signal);
       const acq = archive.acquisitions[p.acquisition];
       const rec = acq.records[p.record];
       const words = await acq.readRecordData(p.record, options.signal);
+      if (lost) break;
       device.queue.writeBuffer(data[p.buffer], p.dataBase * 4, words);
+      windowBytes += words.byteLength;
+      if (windowBytes >= (options.loadWindowBytes ?? LOAD_WINDOW_BYTES)) {
+        // Submitting flushes the pending copies; the window before this one must be done before more are queued.
+        device.queue.submit([]);
+        const done = device.queue.onSubmittedWorkDone();
+        if (pending) await pending;
+        pending = done;
+        windowBytes = 0;
+      }
       device.queue.writeBuffer(offsets[p.buffer], p.offsetsBase * 4, rec.offsets);
       device.queue.writeBuffer(cells[p.buffer], p.cellsBase * 4, rec.tables.decodeCells);
       const packed = new Uint8Array(Math.ceil(pixels / 4) * 4);
@@ -314,8 +342,21 @@ export async function loadSeries(
       device.queue.writeBuffer(classMaps[p.buffer], p.classBase * 4, packed);
       options.onProgress?.(++done, plan.placements.length);
     }
+    device.queue.submit([]);
     await device.queue.onSubmittedWorkDone();
+    scopeOpen = false;
+    const failure = await device.popErrorScope();
+    if (lost || failure) {
+      const reason = lost
+        ? `the device was lost: ${(lost as GPUDeviceLostInfo).message || (lost as GPUDeviceLostInfo).reason}`
+        : (failure as GPUError).message;
+      throw new StemflowError(
+        'device',
+        `The GPU did not take the series' data (${reason}). Load fewer acquisitions (${plan.lines[0]}).`,
+      );
+    }
   } catch (error) {
+    if (scopeOpen) await device.popErrorScope().catch(() => null);
     destroyAll();
     throw error;
   }
