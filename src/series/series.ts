@@ -34,6 +34,8 @@ const LANES_PER_DISPATCH = 1 << 18;
 const RECORD_WORDS = 16;
 /** Bytes of encoded data written to the GPU between waits while a series loads (two windows may be pending). */
 const LOAD_WINDOW_BYTES = 512 * 1024 * 1024;
+/** Records read ahead of the one being written while a series loads. */
+const READ_AHEAD = 3;
 
 export interface SeriesPlan {
   acquisitions: number[];
@@ -319,11 +321,22 @@ export async function loadSeries(
     // (Dawn on the H200 lost the device beyond ~25 GB); here at most two windows of writes are pending.
     let pending: Promise<undefined> | null = null;
     let windowBytes = 0;
-    for (const p of plan.placements) {
+    // Records are read ahead (READ_AHEAD reads in flight) while earlier ones are written to the GPU.
+    const reads: Promise<Uint32Array>[] = [];
+    const readAt = (i: number) => {
+      const q = plan.placements[i];
+      if (q && !reads[i]) {
+        reads[i] = archive.acquisitions[q.acquisition].readRecordData(q.record, options.signal);
+        reads[i].catch(() => {}); // awaited below in order; a failure is reported there
+      }
+    };
+    for (const [i, p] of plan.placements.entries()) {
       throwIfAborted(options.signal);
       const acq = archive.acquisitions[p.acquisition];
       const rec = acq.records[p.record];
-      const words = await acq.readRecordData(p.record, options.signal);
+      for (let k = 0; k <= READ_AHEAD; k++) readAt(i + k);
+      const words = await reads[i];
+      delete reads[i];
       if (lost) break;
       device.queue.writeBuffer(data[p.buffer], p.dataBase * 4, words);
       windowBytes += words.byteLength;
