@@ -1,7 +1,7 @@
 // Exhaustive verification of an archive record: decode every tANS lane (docs/archive-format.md) and compare
 // each value with the reference values (the source, decoded by bslz4-decode.wgsl, frame-major, packed at the
 // dtype's width from word frame * words_per_frame). Only counts come back: mismatches per block of
-// block_frames frames (atomic adds) and an error code per lane. CPU twin: src/archive/tans-decode.ts
+// block_frames frames (atomic adds) and an error code per lane. CPU twin: src/archive/tans-compare.ts
 // (`tansCompare`; same error codes). One invocation per lane; invocations are numbered slice-major
 // (g = slice * frames + frame), so a workgroup's lanes walk the same pixels in lockstep.
 

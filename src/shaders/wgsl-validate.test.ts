@@ -2,8 +2,8 @@
  * Compiles every pass shader under src/shaders, with its `// #include` lines resolved (scripts/wgsl-include.mjs),
  * with Dawn's null backend (Tint validation only, no driver) and requires zero errors. Also checks that the check
  * itself catches a syntax error, that every pass is reachable through src/gpu/shader-source.ts with the resolved
- * text, that every snippet under common/ is included by some pass, and that the resolver rejects a missing file
- * and a cycle.
+ * text, that every snippet under common/ is included by some pass, that the resolver rejects a missing file and a
+ * cycle, and that every pass has one CPU twin module named like it (`<pass>.ts`, outside the GPU pass folders).
  */
 import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -87,6 +87,36 @@ describe('WGSL validation (Tint, null backend)', () => {
     }
   });
 });
+
+/** Passes that share another pass's CPU twin, with the twin's name. */
+const SHARED_TWINS: Record<string, string> = { 'bslz4-decode-multi': 'bslz4-decode' };
+
+describe('CPU twins', () => {
+  const src = join(root, '..');
+  const modules = listFiles(src).filter(
+    (path) => path.endsWith('.ts') && !/[/\\](gpu[/\\]passes|tcbf[/\\]gpu)[/\\]/.test(path),
+  );
+
+  it.each(passes)('%s has a CPU twin module of the same name that names the shader', (file) => {
+    const name = file.replace(/\.wgsl$/, '');
+    const shared = SHARED_TWINS[name];
+    const twins = modules.filter((path) => path.endsWith(`/${shared ?? name}.ts`));
+    expect(twins.map((path) => relative(src, path))).toHaveLength(1);
+    if (shared) {
+      // A shared twin is named in the shader's header.
+      expect(readFileSync(join(root, file), 'utf8')).toContain(`src/${relative(src, twins[0])}`);
+    } else {
+      expect(readFileSync(twins[0], 'utf8')).toContain(`${name}.wgsl`);
+    }
+  });
+});
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    return entry.isDirectory() ? listFiles(path) : [path];
+  });
+}
 
 describe('WGSL includes (scripts/wgsl-include.mjs)', () => {
   const dir = mkdtempSync(join(tmpdir(), 'wgsl-include-'));
