@@ -56,7 +56,7 @@ describe('WGSL validation (Tint, null backend)', () => {
 
   it.each(passes)('%s compiles without errors (includes resolved)', async (file) => {
     const { code } = resolved(file);
-    expect(code).not.toMatch(/^[ \t]*\/\/[ \t]*#include/m);
+    expect(code).not.toContain('#include');
     const errors = await compile(code, file);
     expect(errors).toEqual([]);
   });

@@ -1,5 +1,5 @@
 // Backward bit reader of one tANS lane (docs/archive-format.md), shared by tans-query.wgsl and tans-compare.wgsl
-// through `// #include "common/tans-bits.wgsl"` (resolved when the shader is imported: scripts/wgsl-include.mjs).
+// through an include line naming this file (resolved when the shader is imported: scripts/wgsl-include.mjs).
 // The including shader declares `data: array<u32>`; the lane is words data[start + i], i < lane_words, and the
 // bit cursor p counts down from the stop bit.
 var<private> start: u32;
