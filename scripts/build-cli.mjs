@@ -4,6 +4,7 @@
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { build } from 'esbuild';
+import { wgslIncludeEsbuild } from './wgsl-include.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 
@@ -20,7 +21,8 @@ export async function buildCli({
     target: 'node20',
     sourcemap: 'linked',
     logLevel: 'warning',
-    loader: { '.wgsl': 'text' },
+    // WGSL imports as text, with `// #include` lines resolved.
+    plugins: [wgslIncludeEsbuild],
     ...(standalone
       ? {
           external: ['webgpu'],

@@ -1,9 +1,11 @@
 // `npm run fuzz -- --seconds N ...`: bundles src/fuzz/cli.ts (npm packages external, WGSL `?raw` imports as
-// text) into node_modules/.cache/stemflow-fuzz/ and runs it. Options: src/fuzz/cli.ts. Report: docs/robustness.md.
+// text with `// #include` lines resolved) into node_modules/.cache/stemflow-fuzz/ and runs it. Options:
+// src/fuzz/cli.ts. Report: docs/robustness.md.
 import { readFile } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { build } from 'esbuild';
+import { wgslIncludeEsbuild } from './wgsl-include.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const outfile = join(root, 'node_modules', '.cache', 'stemflow-fuzz', 'fuzz.mjs');
@@ -32,7 +34,7 @@ await build({
   sourcemap: 'inline',
   logLevel: 'warning',
   packages: 'external',
-  plugins: [raw],
+  plugins: [wgslIncludeEsbuild, raw],
 });
 process.chdir(root);
 await import(pathToFileURL(outfile).href);

@@ -3,13 +3,13 @@ import { mulberry32 } from '../util/prng';
 import { extraBitsOf, tokenCount, tokenOf, tokenValue } from './hybrid-uint';
 import { laneGeometry } from './lanes';
 import { modelRecord, recordTables } from './record-tables';
+import { tansCompare } from './tans-compare';
 import {
   LANE_BAD_END,
   LANE_NO_STOP_BIT,
   LANE_OK,
   LANE_TOO_LONG,
   LANE_UNDERRUN,
-  tansCompare,
   tansDecode,
 } from './tans-decode';
 import { encodeLane, tansEncode } from './tans-encode';

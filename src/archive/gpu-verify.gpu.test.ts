@@ -23,7 +23,7 @@ async function convert(paths: string[], codec: Partial<CodecParams>) {
   return dir;
 }
 
-describe('tans-compare.wgsl against its CPU twin', () => {
+describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, through cpuVerifier)', () => {
   withGpu(
     'clean archive, planted values at record/block boundaries and in a flagged pixel, damaged lanes: same counts',
     async ({ device }) => {

@@ -1,7 +1,7 @@
 /**
- * CPU twin of src/shaders/tans-decode.wgsl: decodes lanes of a record (tans-encode.ts describes the stream)
- * and, in the GPU's compare mode, counts values that differ from a reference. Every read is checked against
- * the lane's words; a lane that lies gets an error code and decodes no further. Codes match the shader.
+ * Decodes lanes of a record (tans-encode.ts describes the stream): the lane walk of the CPU twins of the decode
+ * passes (tans-compare.ts for src/shaders/tans-compare.wgsl). Every read is checked against the lane's words; a
+ * lane that lies gets an error code and decodes no further. Codes match the shaders.
  */
 import { extraBitsOf, NEIGHBOUR_BUCKETS, neighbourBucket, tokenValue } from './hybrid-uint';
 import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, rawLaneWords, sliceRange } from './lanes';
@@ -136,39 +136,4 @@ export function tansDecode(
     }
   }
   return errors;
-}
-
-/**
- * Compare mode (the verify pass): decodes every lane and counts the values that differ from `reference`
- * (frame-major), per block of `blockFrames` frames. A failed lane counts all its values as mismatched
- * from the first one it could not produce, so a damaged archive can never verify.
- */
-export function tansCompare(
-  words: Uint32Array,
-  offsets: Uint32Array,
-  frames: number,
-  g: LaneGeometry,
-  t: RecordTables,
-  reference: Values,
-  blockFrames: number,
-): { mismatches: Uint32Array; errors: Uint32Array } {
-  const blocks = Math.ceil(frames / blockFrames);
-  const mismatches = new Uint32Array(blocks);
-  const errors = new Uint32Array(frames * g.slices);
-  for (let f = 0; f < frames; f++) {
-    const b = Math.floor(f / blockFrames);
-    for (let s = 0; s < g.slices; s++) {
-      const lane = f * g.slices + s;
-      const { first, count } = sliceRange(g, s);
-      const base = f * g.pixels + first;
-      let produced = 0;
-      const error = decodeLane(words, offsets[lane], offsets[lane + 1], count, first, t, (i, v) => {
-        produced = i + 1;
-        if (reference[base + i] !== v) mismatches[b]++;
-      });
-      errors[lane] = error;
-      if (error !== LANE_OK) mismatches[b] += count - produced;
-    }
-  }
-  return { mismatches, errors };
 }

@@ -7,7 +7,7 @@ import { StemflowError, throwIfAborted } from '../errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import { viewValues } from './convert';
 import type { ArchiveAcquisition } from './reader';
-import { tansCompare } from './tans-decode';
+import { tansCompare } from './tans-compare';
 
 export interface RecordVerdict {
   /** Mismatched values per block of the record. */

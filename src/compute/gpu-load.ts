@@ -5,8 +5,7 @@
  */
 import { StemflowError, throwIfAborted } from '../errors.ts';
 import type { GpuContext } from '../gpu/device.ts';
-import type { GpuTimer } from '../gpu/gpu-timer.ts';
-import { describePlan, type LoadPlan, planGpuLoad } from '../gpu/load-plan.ts';
+import { describePlan, planGpuLoad } from '../gpu/load-plan.ts';
 import {
   type Bslz4DecodePass,
   createAuditBuffer,
@@ -20,105 +19,18 @@ import {
 } from '../gpu/passes/detector-transpose.ts';
 import { compactHighPlane } from '../gpu/resident-compact.ts';
 import { type ElemSize, residentParts } from '../gpu/resident-layout.ts';
-import type { ResidentPool } from '../gpu/resident-pool.ts';
-import type { DecodeAudit } from '../kernels/bslz4-decode.ts';
-import { decodeErrorMessage } from '../kernels/decode-errors.ts';
 import { type AcquisitionSource, DTYPE_BYTES } from '../source/acquisition-source.ts';
+import { checkBlockSize, decodeFailure, explainFailure } from './gpu-load-checks.ts';
+import type { GpuLoad, GpuLoadOptions, GpuLoadTimings, LoadStage } from './gpu-load-types.ts';
 import { readBuffer } from './readback.ts';
 
-export type LoadStage = 'plan' | 'read' | 'upload' | 'decode' | 'finish';
-
-export interface GpuLoadProgress {
-  stage: LoadStage;
-  framesDone: number;
-  frameCount: number;
-  bytesRead: number;
-  bytesTotal: number;
-}
-
-export interface GpuLoadOptions {
-  batchFrames?: number;
-  slots?: number;
-  budgetBytes?: number;
-  signal?: AbortSignal;
-  onProgress?: (p: GpuLoadProgress) => void;
-  /** Called once with the plan, before any allocation; throw to refuse. */
-  onPlan?: (plan: LoadPlan, lines: string[]) => void;
-  /** Tests: force several resident buffers. */
-  pixelsPerBufferLimit?: number;
-  /** uint16: scan positions per hot-bitmap segment (resident-layout.ts; default 4,096). */
-  segmentFrames?: number;
-  /**
-   * uint16: after the load, copy the high byte plane's hot segments into compact buffers and free the full
-   * plane (gpu/resident-compact.ts): resident memory ~halves; `plan.resident` is then the compact layout.
-   */
-  compactHigh?: boolean;
-  /**
-   * Benchmarks: GPU timestamps per batch, marks 'copy' (before the slot upload copy), 'decode', 'transpose'
-   * and 'gap' (after the transpose, until the next batch's copy starts). Needs 4 marks per batch.
-   */
-  timer?: GpuTimer;
-  /**
-   * Reuse resident buffers kept from earlier loads, and return this load's to the pool on release() (a
-   * failed load destroys them). Without a pool, release() frees everything.
-   */
-  pool?: ResidentPool;
-}
-
-export interface GpuLoadTimings {
-  /** Everything before the first batch: the parts below plus writing the pixel flags. */
-  prepareMs: number;
-  /** Chunk sizes from the index, the plan, the block-size check. */
-  indexMs: number;
-  /** Creating every buffer (resident, slots, staging, results), the out-of-memory check, the flags upload. */
-  allocateMs: number;
-  /** Of allocateMs: creating the resident buffers, and waiting for the out-of-memory error scope. */
-  residentAllocMs: number;
-  /** Resident buffers taken from the pool instead of created (0 without a pool). */
-  residentReused: number;
-  scopeWaitMs: number;
-  /** Compute pipelines (compiled once per device and element size, then cached). */
-  pipelinesMs: number;
-  /** Host time waiting for chunk reads into mapped staging memory (the part not hidden behind GPU work). */
-  readWaitMs: number;
-  /** Host time unmapping staging buffers and writing the small per-batch index. */
-  uploadMs: number;
-  /** Host time encoding and submitting passes. */
-  submitMs: number;
-  /** Host time blocked on a busy slot (back-pressure) and on the last batch. */
-  gpuWaitMs: number;
-  readbackMs: number;
-  /** Compacting the high byte plane (`compactHigh`), 0 without. */
-  compactMs: number;
-  totalMs: number;
-  /**
-   * With a `timer` only: per batch, host times since the first submission (ms): the slot came free, the read
-   * was ready, the batch was submitted. Set beside the GPU marks, they show who waits for whom.
-   */
-  batchHostMs?: [slotFree: number, readReady: number, submitted: number][];
-}
-
-export interface GpuLoad {
-  readonly plan: LoadPlan;
-  readonly resident: readonly GPUBuffer[];
-  /** u32 per pixel, nonzero = flagged (the pixel mask). */
-  readonly flags: GPUBuffer;
-  /** The same flags on the host (1 = flagged): the pixels the frame totals and the audit leave out. */
-  readonly flagged: Uint8Array;
-  readonly audit: DecodeAudit;
-  /** Sum of unflagged counts per frame. */
-  readonly frameTotals: BigUint64Array;
-  /** Sum over all frames per detector pixel (flagged pixels included; callers exclude them). */
-  readonly dpSums: BigUint64Array;
-  /**
-   * uint16 ('planes'): the hot bitmap as the transpose left it (bit g of word p x hotWordsPerPixel + g / 32:
-   * pixel p holds a value above 255 in segment g), for the bytes a mask reads (`residentReads`); else null.
-   */
-  readonly hotBitmap: Uint32Array | null;
-  readonly timings: GpuLoadTimings;
-  /** Frees every GPU buffer of the load. Later use fails. */
-  release(): void;
-}
+export type {
+  GpuLoad,
+  GpuLoadOptions,
+  GpuLoadProgress,
+  GpuLoadTimings,
+  LoadStage,
+} from './gpu-load-types.ts';
 
 export async function loadToGpu(
   ctx: GpuContext,
@@ -425,47 +337,4 @@ export function loadPasses(device: GPUDevice, elemSize: ElemSize) {
     byElem.set(elemSize, passes);
   }
   return passes;
-}
-
-/**
- * A lost device surfaces first as a rejected mapAsync or an empty readback; report the loss itself (a
- * StemflowError of kind 'device' with the driver's reason), waiting briefly for the loss to be delivered.
- */
-async function explainFailure(ctx: GpuContext, e: unknown): Promise<unknown> {
-  if (e instanceof StemflowError && e.kind !== 'corrupt') return e;
-  const failure =
-    ctx.failure() ?? (await Promise.race([ctx.lost, new Promise<undefined>((r) => setTimeout(r, 200))]));
-  if (failure && ctx.failure()) return ctx.failure();
-  return e;
-}
-
-/** The GPU decodes bitshuffle blocks of up to 8192 bytes; larger (non-default) blocks go to the CPU path. */
-async function checkBlockSize(
-  source: AcquisitionSource,
-  elemSize: number,
-  signal?: AbortSignal,
-): Promise<void> {
-  if (source.frameCount === 0) return;
-  const first = await source.readStored(0, 1, signal);
-  if (first.bytes.byteLength < 12) return; // the decoder reports the truncated frame itself
-  const blockBytes = new DataView(first.bytes.buffer, first.bytes.byteOffset).getUint32(8, false);
-  if (blockBytes > 8192) {
-    throw new StemflowError(
-      'unsupported',
-      `These frames use bitshuffle blocks of ${blockBytes / elemSize} values (${blockBytes} bytes); the GPU decoder handles up to 8192 bytes, so they are decoded on the CPU`,
-    );
-  }
-}
-
-function decodeFailure(source: AcquisitionSource, errors: Uint32Array): StemflowError {
-  const failed: number[] = [];
-  for (let f = 0; f < errors.length; f++) if (errors[f] !== 0) failed.push(f);
-  const first = failed[0];
-  const loc = source.locate(first);
-  const file = source.summary.files[loc.file]?.name;
-  const more =
-    failed.length > 1
-      ? ` ${failed.length} frames failed in all (first: ${failed.slice(0, 8).join(', ')}).`
-      : '';
-  return new StemflowError('corrupt', `${decodeErrorMessage(errors[first])}${more}`, { file, frame: first });
 }

@@ -2,6 +2,11 @@
  * WGSL text of every pass. Vite's `?raw` import gives the file as a string both in the app build and under
  * vitest (Node), so there is a single way to load shaders. Parameters go through `override` constants and
  * uniforms; the text is never templated.
+ *
+ * Shared WGSL: a pass names a snippet of src/shaders/common/ with a line `// #include "common/<name>.wgsl"`,
+ * replaced by the snippet's text on every `?raw` import (scripts/wgsl-include.mjs: a plugin in vite.config.ts,
+ * vitest.config.ts and the esbuild bundles of scripts/build-cli.mjs and scripts/fuzz.mjs). So the strings here,
+ * and what `structLayout(source, 'Params')` parses, are the final sources; wgsl-validate.test.ts compiles them.
  */
 import bitunshuffle from '../shaders/bitunshuffle.wgsl?raw';
 import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';

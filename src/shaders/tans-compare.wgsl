@@ -1,7 +1,7 @@
 // Exhaustive verification of an archive record: decode every tANS lane (docs/archive-format.md) and compare
 // each value with the reference values (the source, decoded by bslz4-decode.wgsl, frame-major, packed at the
 // dtype's width from word frame * words_per_frame). Only counts come back: mismatches per block of
-// block_frames frames (atomic adds) and an error code per lane. CPU twin: src/archive/tans-decode.ts
+// block_frames frames (atomic adds) and an error code per lane. CPU twin: src/archive/tans-compare.ts
 // (`tansCompare`; same error codes). One invocation per lane; invocations are numbered slice-major
 // (g = slice * frames + frame), so a workgroup's lanes walk the same pixels in lockstep.
 
@@ -47,7 +47,6 @@ const LANE_UNDERRUN: u32 = 4u;
 const LANE_BAD_END: u32 = 5u;
 const LANE_BAD_TOKEN: u32 = 6u;
 
-// Lane stream: words [start, start + n); bit cursor p counts down from the stop bit.
 // Neighbour context (src/archive/hybrid-uint.ts): bucket of the two values to the left in the same row and lane.
 fn neighbour_bucket(l1: u32, l2: u32) -> u32 {
   let n = min(l1, 16u) + min(l2, 16u);
@@ -69,53 +68,8 @@ fn neighbour_bucket(l1: u32, l2: u32) -> u32 {
   return 8u;
 }
 
-var<private> start: u32;
-var<private> p: u32;
-// The lane's bits are read backwards through a 64-bit window of two words held in registers, words w and w + 1
-// of the lane (bits [32 w, 32 w + 64)), so a value costs one load of a new word every 32 bits instead of one or
-// two loads per read: lanes of a warp read different streams, and each load is a separate cache transaction
-// (same scheme as tans-query.wgsl).
-var<private> w: u32;
-var<private> win_lo: u32;
-var<private> win_hi: u32;
-var<private> lane_words: u32;
-
-fn lane_word(i: u32) -> u32 {
-  if (i >= lane_words) {
-    return 0u;
-  }
-  return data[start + i];
-}
-
-// Positions the window for bit position p (p >= 1): p <= 32 w + 64 and p >= 32 w.
-fn open_window() {
-  w = max((p - 1u) >> 5u, 1u) - 1u;
-  win_lo = lane_word(w);
-  win_hi = lane_word(w + 1u);
-}
-
-// Bits [p - k, p) of the lane (k <= 32), LSB first; p moves down by k. The caller checks p >= k.
-fn read_bits(k: u32) -> u32 {
-  if (k == 0u) {
-    return 0u;
-  }
-  p -= k;
-  if (p < 32u * w) {
-    w -= 1u;
-    win_hi = win_lo;
-    win_lo = data[start + w];
-  }
-  let o = p - 32u * w;
-  var v: u32;
-  if (o >= 32u) {
-    v = win_hi >> (o - 32u);
-  } else if (o == 0u) {
-    v = win_lo;
-  } else {
-    v = (win_lo >> o) | (win_hi << (32u - o));
-  }
-  return v & (0xffffffffu >> (32u - k));
-}
+// The lane's bit reader: start, p, lane_words, open_window(), read_bits(k).
+// #include "common/tans-bits.wgsl"
 
 // Reference values are read a word at a time: the word is kept while the pixels walk through it (one load per
 // 2 values at 16 bits, per 4 at 8 bits; the lanes of a warp walk the same pixels of different frames).

@@ -2,7 +2,7 @@
 // on the rows x cols FFT grid: (count x inv_mean - 1) x taper_row x taper_col inside the scan, 0 in the
 // padding. Packed pairs: local image i = image - out_first is the real (i even) or imaginary (i odd) part of
 // complex slot i / 2 of `out`; an even image without a partner (odd list_total) also zeroes the imaginary part.
-// CPU twin: src/tcbf/kernels/gather.ts. Layout: src/gpu/resident-layout.ts.
+// CPU twin: src/tcbf/kernels/tcbf-gather.ts. Layout: src/gpu/resident-layout.ts.
 //
 // One thread per output element; thread t of [thread_first, thread_end) is image list_start + t / (rows cols),
 // element t % (rows cols). One dispatch per run of images sharing a resident buffer and a spectra buffer.

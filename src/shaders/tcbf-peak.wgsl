@@ -2,7 +2,7 @@
 // when j is even, its imaginary part when odd; the pair's correlations come from one inverse FFT): the maximum in a
 // box of +-radius (wrapped) around the expected position rounded (floor(x + 0.5)), ties to the lowest index,
 // then a three-point parabola per axis. Output (row, col, value, found) per image; row/col are signed offsets
-// in (-rows/2, rows/2]. One workgroup per image. CPU twin: src/tcbf/kernels/peak.ts.
+// in (-rows/2, rows/2]. One workgroup per image. CPU twin: src/tcbf/kernels/tcbf-peak.ts.
 
 override WORKGROUP_SIZE: u32 = 256u;
 

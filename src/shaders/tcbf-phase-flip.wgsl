@@ -1,7 +1,7 @@
 // tcBF: the phase-flip filter applied to an upsampled spectrum: out(Q) = acc(Q) x sign(sin chi_even(q)),
 // q = signed Q / extent (1/Å), chi = 2 pi W(lambda q) / lambda, W = sum value alpha^power cos|sin(m phi) over the
 // even-order terms. The sign of sin(2 pi t), t = W / lambda turns, comes from fract(t) (no trigonometry of a
-// large angle). One thread per Q. CPU twin: src/tcbf/kernels/phase-flip.ts.
+// large angle). One thread per Q. CPU twin: src/tcbf/kernels/tcbf-phase-flip.ts.
 
 override WORKGROUP_SIZE: u32 = 256u;
 

@@ -4,7 +4,7 @@
 // with (s_r, s_c, w_j) from `shifts` (scan px). Each cycle term is reduced modulo 1 before the multiplication by
 // 2 pi, so large shifts keep float32 phase precision. Spectra are packed pairs: slot p holds Z = S_2p + i S_2p+1,
 // so with Zm = Z(-q): S_2p = (Z + conj Zm) / 2, S_2p+1 = (Z - conj Zm) / 2i. One thread per Q; one dispatch per spectra buffer,
-// adding into `acc` in a fixed order (no atomics: bit-identical repeats). CPU twin: src/tcbf/kernels/shift-sum.ts.
+// adding into `acc` in a fixed order (no atomics: bit-identical repeats). CPU twin: src/tcbf/kernels/tcbf-shift-sum.ts.
 
 override WORKGROUP_SIZE: u32 = 256u;
 

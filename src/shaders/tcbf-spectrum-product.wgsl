@@ -1,6 +1,6 @@
 // tcBF: dst[t] = src[src_offset + t] x factor[t % hw] (complex) for t in [thread_first, thread_end): a batch of
 // spectra times one spectrum (cross-correlation S_k conj(R) w, or a filter such as the phase flip).
-// CPU twin: src/tcbf/kernels/spectrum-product.ts.
+// CPU twin: src/tcbf/kernels/tcbf-spectrum-product.ts.
 
 override WORKGROUP_SIZE: u32 = 256u;
 

@@ -1,16 +1,22 @@
 /**
- * Compiles every .wgsl file under src/shaders with Dawn's null backend (Tint validation only, no driver) and
- * requires zero errors. Also checks that the check itself catches a syntax error, and that every shader file
- * is reachable through src/gpu/shader-source.ts.
+ * Compiles every pass shader under src/shaders, with its `// #include` lines resolved (scripts/wgsl-include.mjs),
+ * with Dawn's null backend (Tint validation only, no driver) and requires zero errors. Also checks that the check
+ * itself catches a syntax error, that every pass is reachable through src/gpu/shader-source.ts with the resolved
+ * text, that every snippet under common/ is included by some pass, that the resolver rejects a missing file and a
+ * cycle, and that every pass has one CPU twin module named like it (`<pass>.ts`, outside the GPU pass folders).
  */
-import { readdirSync, readFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
 import { join, relative } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { resolveWgsl } from '../../scripts/wgsl-include.mjs';
 import { nodeGpu } from '../gpu/node-gpu.ts';
 import { shaderSource } from '../gpu/shader-source.ts';
 
 const root = import.meta.dirname;
 const files = listWgsl(root).map((path) => relative(root, path));
+const snippets = files.filter((f) => f.startsWith('common'));
+const passes = files.filter((f) => !f.startsWith('common'));
 
 function listWgsl(dir: string): string[] {
   return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
@@ -19,6 +25,8 @@ function listWgsl(dir: string): string[] {
     return entry.name.endsWith('.wgsl') ? [path] : [];
   });
 }
+
+const resolved = (file: string) => resolveWgsl(join(root, file));
 
 let device: GPUDevice;
 
@@ -43,11 +51,13 @@ async function compile(code: string, label: string): Promise<string[]> {
 
 describe('WGSL validation (Tint, null backend)', () => {
   it('finds the shader files', () => {
-    expect(files.length).toBeGreaterThanOrEqual(2);
+    expect(passes.length).toBeGreaterThanOrEqual(2);
   });
 
-  it.each(files)('%s compiles without errors', async (file) => {
-    const errors = await compile(readFileSync(join(root, file), 'utf8'), file);
+  it.each(passes)('%s compiles without errors (includes resolved)', async (file) => {
+    const { code } = resolved(file);
+    expect(code).not.toContain('#include');
+    const errors = await compile(code, file);
     expect(errors).toEqual([]);
   });
 
@@ -56,14 +66,84 @@ describe('WGSL validation (Tint, null backend)', () => {
     expect(errors.length).toBeGreaterThan(0);
   });
 
-  it('every pass shader is loaded through shader-source.ts', () => {
-    const passes = files.filter((f) => !f.startsWith('common')).map((f) => f.replace(/\.wgsl$/, ''));
-    expect(Object.keys(shaderSource).sort()).toEqual(passes.sort());
-    for (const file of passes) {
-      expect(shaderSource[file as keyof typeof shaderSource]).toBe(
-        readFileSync(join(root, `${file}.wgsl`), 'utf8'),
-      );
+  it('every pass shader is loaded through shader-source.ts, includes resolved', () => {
+    const names = passes.map((f) => f.replace(/\.wgsl$/, ''));
+    expect(Object.keys(shaderSource).sort()).toEqual(names.sort());
+    for (const file of names) {
+      expect(shaderSource[file as keyof typeof shaderSource]).toBe(resolved(`${file}.wgsl`).code);
     }
+  });
+
+  it('every snippet under common/ is included by a pass', () => {
+    const used = new Set(passes.flatMap((f) => resolved(f).files.map((path) => relative(root, path))));
+    for (const snippet of snippets) expect(used, snippet).toContain(snippet);
+  });
+
+  it('the tANS lane bit reader is one snippet, shared by tans-query and tans-compare', () => {
+    const snippet = readFileSync(join(root, 'common/tans-bits.wgsl'), 'utf8').trimEnd();
+    for (const file of ['tans-query.wgsl', 'tans-compare.wgsl']) {
+      expect(readFileSync(join(root, file), 'utf8')).not.toContain('fn read_bits');
+      expect(resolved(file).code).toContain(snippet);
+    }
+  });
+});
+
+/** Passes that share another pass's CPU twin, with the twin's name. */
+const SHARED_TWINS: Record<string, string> = { 'bslz4-decode-multi': 'bslz4-decode' };
+
+describe('CPU twins', () => {
+  const src = join(root, '..');
+  const modules = listFiles(src).filter(
+    (path) => path.endsWith('.ts') && !/[/\\](gpu[/\\]passes|tcbf[/\\]gpu)[/\\]/.test(path),
+  );
+
+  it.each(passes)('%s has a CPU twin module of the same name that names the shader', (file) => {
+    const name = file.replace(/\.wgsl$/, '');
+    const shared = SHARED_TWINS[name];
+    const twins = modules.filter((path) => path.endsWith(`/${shared ?? name}.ts`));
+    expect(twins.map((path) => relative(src, path))).toHaveLength(1);
+    if (shared) {
+      // A shared twin is named in the shader's header.
+      expect(readFileSync(join(root, file), 'utf8')).toContain(`src/${relative(src, twins[0])}`);
+    } else {
+      expect(readFileSync(twins[0], 'utf8')).toContain(`${name}.wgsl`);
+    }
+  });
+});
+
+function listFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((entry) => {
+    const path = join(dir, entry.name);
+    return entry.isDirectory() ? listFiles(path) : [path];
+  });
+}
+
+describe('WGSL includes (scripts/wgsl-include.mjs)', () => {
+  const dir = mkdtempSync(join(tmpdir(), 'wgsl-include-'));
+
+  it('replaces the include line with the snippet, nested includes too', () => {
+    writeFileSync(join(dir, 'a.wgsl'), 'const A = 1u;\n  //  #include "b.wgsl"  \nconst C = 3u;\n');
+    writeFileSync(join(dir, 'b.wgsl'), 'const B = 2u;\n// #include "sub/d.wgsl"\n');
+    mkdirSync(join(dir, 'sub'), { recursive: true });
+    writeFileSync(join(dir, 'sub', 'd.wgsl'), 'const D = 4u;\n');
+    const { code, files } = resolveWgsl(join(dir, 'a.wgsl'));
+    expect(code).toBe('const A = 1u;\nconst B = 2u;\nconst D = 4u;\nconst C = 3u;\n');
+    expect(files.map((f) => relative(dir, f))).toEqual(['a.wgsl', 'b.wgsl', join('sub', 'd.wgsl')]);
+  });
+
+  it('a missing snippet names the file and the includer', () => {
+    writeFileSync(join(dir, 'm.wgsl'), '// #include "nope.wgsl"\n');
+    expect(() => resolveWgsl(join(dir, 'm.wgsl'))).toThrow(
+      /cannot read .*nope\.wgsl \(included from .*m\.wgsl\)/,
+    );
+  });
+
+  it('a cycle is an error', () => {
+    writeFileSync(join(dir, 'x.wgsl'), '// #include "y.wgsl"\n');
+    writeFileSync(join(dir, 'y.wgsl'), '// #include "x.wgsl"\n');
+    expect(() => resolveWgsl(join(dir, 'x.wgsl'))).toThrow(
+      /include cycle: .*x\.wgsl -> .*y\.wgsl -> .*x\.wgsl/,
+    );
   });
 });
 

@@ -3,7 +3,7 @@
  * twins (`cpu-backend.ts`, float64) and WebGPU (`gpu/gpu-backend.ts`, float32). Spectra stay with the backend;
  * only small results (one reference spectrum, peaks, final images) cross to the host.
  */
-import type { PhaseFlipSpec } from './kernels/phase-flip.ts';
+import type { PhaseFlipSpec } from './kernels/tcbf-phase-flip.ts';
 
 export interface TcbfBackend {
   /** Bright-field images. */

@@ -3,11 +3,11 @@ import type { ResidentLayout } from '../gpu/resident-layout.ts';
 import type { TcbfBackend } from './backend.ts';
 import type { TcbfGrid } from './grid.ts';
 import { fft2dBatch } from './kernels/fft.ts';
-import { tcbfGather } from './kernels/gather.ts';
-import { tcbfPeak } from './kernels/peak.ts';
-import { phaseFlip } from './kernels/phase-flip.ts';
-import { shiftSum } from './kernels/shift-sum.ts';
-import { spectrumProduct } from './kernels/spectrum-product.ts';
+import { tcbfGather } from './kernels/tcbf-gather.ts';
+import { tcbfPeak } from './kernels/tcbf-peak.ts';
+import { tcbfPhaseFlip } from './kernels/tcbf-phase-flip.ts';
+import { tcbfShiftSum } from './kernels/tcbf-shift-sum.ts';
+import { tcbfSpectrumProduct } from './kernels/tcbf-spectrum-product.ts';
 
 export interface CpuBackendInput {
   layout: ResidentLayout;
@@ -44,7 +44,7 @@ export function createCpuBackend(input: CpuBackendInput): TcbfBackend {
     },
     async shiftSum(shifts, factor) {
       const acc = new Float64Array(2 * hw * factor * factor);
-      shiftSum({ spectra, first: 0, count, shifts, rows, cols, factor }, acc, true);
+      tcbfShiftSum({ spectra, first: 0, count, shifts, rows, cols, factor }, acc, true);
       return acc;
     },
     async correlate(spectrum, expected, radius) {
@@ -54,7 +54,7 @@ export function createCpuBackend(input: CpuBackendInput): TcbfBackend {
       for (let first = 0; first < count; first += batch) {
         const n = Math.min(batch, count - first);
         const slots = Math.ceil(n / 2);
-        const corr = spectrumProduct(spectra, (first / 2) * hw, slots, spectrum, hw);
+        const corr = tcbfSpectrumProduct(spectra, (first / 2) * hw, slots, spectrum, hw);
         fft2dBatch(corr, 0, slots, rows, cols, true);
         out.set(
           tcbfPeak(corr, n, rows, cols, expected.subarray(2 * first, 2 * (first + n)), radius),
@@ -67,7 +67,7 @@ export function createCpuBackend(input: CpuBackendInput): TcbfBackend {
       const acc = await this.shiftSum(shifts, factor);
       const fr = rows * factor;
       const fc = cols * factor;
-      const flipped = phaseFlip(acc, fr, fc, flip);
+      const flipped = tcbfPhaseFlip(acc, fr, fc, flip);
       return [acc, flipped].map((image) => {
         fft2dBatch(image, 0, 1, fr, fc, true);
         return Float64Array.from({ length: fr * fc }, (_, i) => image[2 * i]);

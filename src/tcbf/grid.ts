@@ -3,7 +3,7 @@
  * the padded images have no jump at the border (none when the scan is periodic, as in the simulator).
  */
 import { StemflowError } from '../errors.ts';
-import { edgeTaper } from './kernels/gather.ts';
+import { edgeTaper } from './kernels/tcbf-gather.ts';
 
 export interface TcbfGrid {
   scanRows: number;

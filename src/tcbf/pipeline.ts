@@ -10,7 +10,7 @@ import type { BrightFieldPixels } from './bright-field.ts';
 import { type AberrationFit, fitAberrations, modelShift, type ShiftSamples, searchRotation } from './fit.ts';
 import { halfSetFrc, type RingCorrelation } from './frc.ts';
 import { MAX_FFT_LENGTH } from './grid.ts';
-import { phaseFlipTerms } from './kernels/phase-flip.ts';
+import { phaseFlipTerms } from './kernels/tcbf-phase-flip.ts';
 import { leastSquares } from './least-squares.ts';
 
 export type TcbfStage = 'preparation' | 'initial fit' | 'fit to fifth order' | 'reconstruction';

@@ -1,24 +1,21 @@
-import { type GpuLoad, loadPasses, loadToGpu } from '../compute/gpu-load';
-import { createVirtualImager, type VirtualImager } from '../compute/gpu-products';
-import { createMaskSession, type MaskSession } from '../compute/mask-session';
+import { loadPasses } from '../compute/gpu-load';
 import { isStemflowError, StemflowError, throwIfAborted } from '../errors';
 import { acquireDevice, type GpuContext } from '../gpu/device';
 import { createResidentPool } from '../gpu/resident-pool';
 import { type ComSums, comBitMasks, combineBits, comImages, comSumsFromFrames } from '../products/com';
-import { FrameStats, flaggedFromMask, unflaggedMask, virtualImage } from '../products/frame-stats';
+import { flaggedFromMask, unflaggedMask, virtualImage } from '../products/frame-stats';
 import { addFrames, checkRegion, regionRuns, type ScanRegion } from '../products/region-sum';
 import { type AcquisitionSource, DTYPE_BYTES, type FrameArray, viewAs } from '../source/acquisition-source';
-import { classifyFile } from '../source/classify';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import type { InputFile } from '../source/input-file';
 import { type TcbfRequest, type TcbfResponse, tcbfOnFrames, tcbfOnGpu } from '../tcbf/acquisition-tcbf';
 import type { TcbfStage } from '../tcbf/pipeline';
 import type { AcquisitionSummary, LoadProgress, LoadResult } from './acquisition-api';
+import { type GpuState, loadCpu, loadGpu, otherDatasets } from './acquisition-load';
 import { armGpuFault, type BufferAccount, type Fault, trackDeviceBuffers } from './faults';
 
 /** Largest acquisition the CPU path keeps decoded in worker memory. */
 export const CPU_BUDGET_BYTES = 2 * 1024 ** 3;
-const BATCH_FRAMES = 256;
 
 export interface ServiceOptions {
   /** Bytes the CPU path may keep decoded. */
@@ -29,22 +26,6 @@ export interface ServiceOptions {
   gpuBudgetBytes?: number;
   /** Frames per GPU batch (tests use small batches). */
   gpuBatchFrames?: number;
-}
-
-interface GpuState {
-  ctx: GpuContext;
-  load: GpuLoad;
-  imager: VirtualImager;
-  /** Live updates: each new mask reads only the pixels that changed since the previous one. */
-  session: MaskSession;
-}
-
-/** The candidate datasets of a single file, when it holds several (metadata only; none on failure). */
-async function otherDatasets(summary: AcquisitionSummary, inputs: InputFile[]) {
-  if (summary.kind !== 'single' || inputs.length !== 1) return {};
-  const role = await classifyFile(inputs[0]).catch(() => null);
-  if (role?.kind !== 'single' || role.candidates.length < 2) return {};
-  return { datasets: role.candidates.map(({ path, shape, dtype }) => ({ path, shape, dtype })) };
 }
 
 /**
@@ -97,53 +78,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
     return context;
   }
 
-  function releaseLoaded() {
-    gpuState?.load.release();
-    gpuState?.imager.release();
-    gpuState = null;
-    frames = null;
-  }
-
-  async function loadCpu(
-    src: AcquisitionSource,
-    signal: AbortSignal,
-    onProgress?: (p: LoadProgress) => void,
-  ) {
-    const t0 = performance.now();
-    const total = src.frameCount * src.frameBytes;
-    if (total > budgetBytes) {
-      const mib = (n: number) => `${(n / 1024 ** 2).toFixed(2)} MiB`;
-      throw new StemflowError(
-        'budget',
-        `This acquisition holds ${mib(total)} of counts, more than the ${mib(budgetBytes)} the CPU path may keep in memory`,
-      );
-    }
-    const { dtype, detector } = src.summary;
-    const pixels = detector[0] * detector[1];
-    const bytes = new Uint8Array(total);
-    const stats = new FrameStats(src.frameCount, pixels, flagged);
-    for (let first = 0; first < src.frameCount; first += BATCH_FRAMES) {
-      throwIfAborted(signal);
-      const count = Math.min(BATCH_FRAMES, src.frameCount - first);
-      const batch = await src.readFrames(first, count, signal);
-      bytes.set(batch, first * src.frameBytes);
-      stats.add(first, viewAs(batch, dtype), pixels);
-      onProgress?.({ framesDone: first + count, frameCount: src.frameCount, stage: 'decode' });
-    }
-    return {
-      frames: viewAs(bytes, dtype),
-      result: {
-        sumDiffraction: stats.sumDiffraction,
-        frameTotals: stats.frameTotals,
-        maxCount: stats.maxCount,
-        countAbove255: stats.countAbove255,
-        elapsedMs: performance.now() - t0,
-        backend: 'cpu' as const,
-      },
-    };
-  }
-
-  async function loadGpu(
+  async function loadGpuState(
     src: AcquisitionSource,
     signal: AbortSignal,
     onProgress?: (p: LoadProgress) => void,
@@ -151,47 +86,15 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
     const t0 = performance.now();
     const ctx = await device();
     pendingFault = armGpuFault(pendingFault, ctx.device);
-    let memory: string[] = [];
-    const load = await loadToGpu(ctx, src, {
-      signal,
-      pool,
-      budgetBytes: gpuBudgetBytes,
-      batchFrames: opts.gpuBatchFrames,
-      onPlan: (_plan, lines) => {
-        memory = lines;
-      },
-      onProgress: (p) =>
-        onProgress?.({
-          framesDone: p.framesDone,
-          frameCount: p.frameCount,
-          stage: p.stage,
-          bytesDone: p.bytesRead,
-          bytesTotal: p.bytesTotal,
-        }),
-    });
-    const pixels = load.dpSums.length;
-    const sumDiffraction = new Float64Array(pixels);
-    for (let p = 0; p < pixels; p++) sumDiffraction[p] = flagged?.[p] ? 0 : Number(load.dpSums[p]);
-    const imager = createVirtualImager(ctx, load, flagged);
-    const state: GpuState = { ctx, load, imager, session: createMaskSession(imager, flagged) };
-    return {
-      state,
-      result: {
-        sumDiffraction,
-        frameTotals: Float64Array.from(load.frameTotals, Number),
-        maxCount: load.audit.maxValue,
-        countAbove255: Number(load.audit.countAbove255),
-        elapsedMs: performance.now() - t0,
-        backend: 'webgpu' as const,
-        memory,
-        residentBytes: load.plan.residentBytes,
-        peakBytes: load.plan.peakBytes,
-        residentReused: load.timings.residentReused,
-        adapter: [ctx.adapter.vendor, ctx.adapter.architecture, ctx.adapter.description]
-          .filter(Boolean)
-          .join(' '),
-      },
-    };
+    const inputs = { t0, pool, budgetBytes: gpuBudgetBytes, batchFrames: opts.gpuBatchFrames, flagged };
+    return loadGpu(ctx, src, inputs, signal, onProgress);
+  }
+
+  function releaseLoaded() {
+    gpuState?.load.release();
+    gpuState?.imager.release();
+    gpuState = null;
+    frames = null;
   }
 
   return {
@@ -222,7 +125,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       const gpu = preference === 'auto' ? opts.gpu : undefined;
       if (gpu && src.storedCodec.gpu) {
         try {
-          const { state, result } = await loadGpu(src, ctrl.signal, onProgress);
+          const { state, result } = await loadGpuState(src, ctrl.signal, onProgress);
           if (source !== src || ctrl.signal.aborted) {
             state.load.release();
             throw new StemflowError('aborted', 'The load was cancelled.');
@@ -243,7 +146,12 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
       } else if (gpu) {
         fallbackReason = (src.storedCodec as { reason: string }).reason;
       }
-      const { frames: decoded, result } = await loadCpu(src, ctrl.signal, onProgress).catch((e) => {
+      const { frames: decoded, result } = await loadCpu(
+        src,
+        { budgetBytes, flagged },
+        ctrl.signal,
+        onProgress,
+      ).catch((e) => {
         // Refused by both paths: say why the GPU path did not take it either.
         if (fallbackReason && isStemflowError(e, 'budget'))
           throw new StemflowError('budget', `${e.message}; the GPU path refused it too: ${fallbackReason}`);

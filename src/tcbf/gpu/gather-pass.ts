@@ -1,6 +1,6 @@
 /**
  * GPU pass: normalised bright-field images from the resident rows (src/shaders/tcbf-gather.wgsl; CPU twin
- * src/tcbf/kernels/gather.ts). One dispatch per run of images that share a resident buffer and a spectra buffer.
+ * src/tcbf/kernels/tcbf-gather.ts). One dispatch per run of images that share a resident buffer and a spectra buffer.
  */
 import { checkBindable, encodeChunks } from '../../gpu/chunked-dispatch.ts';
 import type { ElemSize } from '../../gpu/resident-layout.ts';

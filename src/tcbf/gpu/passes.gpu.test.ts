@@ -8,11 +8,11 @@ import { rng, sparseCounts } from '../../gpu/test-data.ts';
 import { type GpuTestContext, withGpu } from '../../gpu/test-harness.ts';
 import { compactResident, residentFromScan } from '../../kernels/detector-transpose.ts';
 import { fft2dBatch, fftLines, rowPass } from '../kernels/fft.ts';
-import { edgeTaper, tcbfGather } from '../kernels/gather.ts';
-import { tcbfPeak } from '../kernels/peak.ts';
-import { phaseFlip, phaseFlipTerms, termsW } from '../kernels/phase-flip.ts';
-import { shiftSum } from '../kernels/shift-sum.ts';
-import { spectrumProduct } from '../kernels/spectrum-product.ts';
+import { edgeTaper, tcbfGather } from '../kernels/tcbf-gather.ts';
+import { tcbfPeak } from '../kernels/tcbf-peak.ts';
+import { phaseFlipTerms, tcbfPhaseFlip, termsW } from '../kernels/tcbf-phase-flip.ts';
+import { tcbfShiftSum } from '../kernels/tcbf-shift-sum.ts';
+import { tcbfSpectrumProduct } from '../kernels/tcbf-spectrum-product.ts';
 import { createFftPass } from './fft-pass.ts';
 import { createGatherPass } from './gather-pass.ts';
 import { createPeakPass } from './peak-pass.ts';
@@ -46,9 +46,9 @@ async function run(ctx: GpuTestContext, record: (encoder: GPUCommandEncoder) => 
   for (const p of params) p.destroy();
 }
 
-describe('tcBF passes: GPU = CPU twin', () => {
+describe('tcBF passes: GPU = CPU twin (src/tcbf/kernels/<pass>.ts)', () => {
   withGpu(
-    'fft: batched 2-D forward and inverse, and 1024-point lines, within 1e-5 of the largest value',
+    'fft = fftLines/fft2dBatch (fft.ts): batched 2-D forward and inverse, and 1024-point lines, within 1e-5 of the largest value',
     async (ctx) => {
       const fft = createFftPass(ctx.device);
       try {
@@ -87,7 +87,7 @@ describe('tcBF passes: GPU = CPU twin', () => {
   );
 
   withGpu(
-    'gather: images from several resident buffers into two spectra buffers, within 1e-6 relative',
+    'tcbf-gather = tcbfGather: images from several resident buffers into two spectra buffers, within 1e-6 relative',
     async (ctx) => {
       const scanRows = 12;
       const scanCols = 20;
@@ -210,80 +210,83 @@ describe('tcBF passes: GPU = CPU twin', () => {
     },
   );
 
-  withGpu('spectrum product: within 1e-6 relative', async (ctx) => {
+  withGpu('tcbf-spectrum-product = tcbfSpectrumProduct: within 1e-6 relative', async (ctx) => {
     const hw = 48;
     const src = randomComplex(7 + 5 * hw, 3);
     const factor = randomComplex(hw, 4);
-    const expected = spectrumProduct(Float64Array.from(src), 7, 5, Float64Array.from(factor), hw);
+    const expected = tcbfSpectrumProduct(Float64Array.from(src), 7, 5, Float64Array.from(factor), hw);
     const dst = ctx.storage(5 * hw * 8);
     const pass = createSpectrumProductPass(ctx.device);
     await run(ctx, (e) => [pass.encode(e, ctx.upload(src), 7, 5, hw, ctx.upload(factor), dst)]);
     expect(maxDiff(await ctx.readBack(dst, Float32Array), expected)).toBeLessThan(1e-6 * maxAbs(expected));
   });
 
-  withGpu('peak: identical maxima (ties, wrap-around, windows), sub-pixel within 1e-5 px', async (ctx) => {
-    const rows = 32;
-    const cols = 16;
-    const hw = rows * cols;
-    const count = 6;
-    const next = rng(21);
-    // Packed pairs: image j is the real (j even) or imaginary (j odd) part of slot j / 2.
-    const corr = new Float32Array(2 * (count / 2) * hw);
-    const centres = [
-      [3.3, -2.6],
-      [-15.2, 7.4],
-      [0.1, 0.2],
-      [10.6, -7.9],
-    ];
-    for (let j = 0; j < count; j++) {
-      for (let r = 0; r < rows; r++) {
-        for (let c = 0; c < cols; c++) {
-          let v = 0;
-          if (j < centres.length) {
-            const [pr, pc] = centres[j];
-            const dr = ((((r - pr) % rows) + rows + rows / 2) % rows) - rows / 2;
-            const dc = ((((c - pc) % cols) + cols + cols / 2) % cols) - cols / 2;
-            v = Math.exp(-(dr * dr + dc * dc) / 4) + (next() % 1000) * 1e-6;
-          } else if (j === 5) v = (r * cols + c) % 3 === 0 ? 1 : 0; // ties everywhere: lowest index wins
-          corr[2 * ((j >> 1) * hw + r * cols + c) + (j & 1)] = v;
+  withGpu(
+    'tcbf-peak = tcbfPeak: identical maxima (ties, wrap-around, windows), sub-pixel within 1e-5 px',
+    async (ctx) => {
+      const rows = 32;
+      const cols = 16;
+      const hw = rows * cols;
+      const count = 6;
+      const next = rng(21);
+      // Packed pairs: image j is the real (j even) or imaginary (j odd) part of slot j / 2.
+      const corr = new Float32Array(2 * (count / 2) * hw);
+      const centres = [
+        [3.3, -2.6],
+        [-15.2, 7.4],
+        [0.1, 0.2],
+        [10.6, -7.9],
+      ];
+      for (let j = 0; j < count; j++) {
+        for (let r = 0; r < rows; r++) {
+          for (let c = 0; c < cols; c++) {
+            let v = 0;
+            if (j < centres.length) {
+              const [pr, pc] = centres[j];
+              const dr = ((((r - pr) % rows) + rows + rows / 2) % rows) - rows / 2;
+              const dc = ((((c - pc) % cols) + cols + cols / 2) % cols) - cols / 2;
+              v = Math.exp(-(dr * dr + dc * dc) / 4) + (next() % 1000) * 1e-6;
+            } else if (j === 5) v = (r * cols + c) % 3 === 0 ? 1 : 0; // ties everywhere: lowest index wins
+            corr[2 * ((j >> 1) * hw + r * cols + c) + (j & 1)] = v;
+          }
         }
       }
-    }
-    const expected = Float32Array.from([0, 0, 0, 0, 0, 0, 10.4, -7.6, 0, 0, 0, 0]);
-    const peaks = ctx.storage(16 * (count + 2));
-    const pass = createPeakPass(ctx.device);
-    const corrBuffer = ctx.upload(corr);
-    const expectedBuffer = ctx.upload(Float32Array.from([9, 9, 9, 9, ...expected]));
-    for (const radius of [100, 2]) {
-      const want = tcbfPeak(Float64Array.from(corr), count, rows, cols, expected, radius);
-      const outputs: Float32Array[] = [];
-      for (let repeat = 0; repeat < 2; repeat++) {
-        await run(ctx, (e) => [
-          pass.encode(e, corrBuffer, expectedBuffer, peaks, 2, count, rows, cols, radius),
-        ]);
-        outputs.push((await ctx.readBack(peaks, Float32Array)).subarray(8));
+      const expected = Float32Array.from([0, 0, 0, 0, 0, 0, 10.4, -7.6, 0, 0, 0, 0]);
+      const peaks = ctx.storage(16 * (count + 2));
+      const pass = createPeakPass(ctx.device);
+      const corrBuffer = ctx.upload(corr);
+      const expectedBuffer = ctx.upload(Float32Array.from([9, 9, 9, 9, ...expected]));
+      for (const radius of [100, 2]) {
+        const want = tcbfPeak(Float64Array.from(corr), count, rows, cols, expected, radius);
+        const outputs: Float32Array[] = [];
+        for (let repeat = 0; repeat < 2; repeat++) {
+          await run(ctx, (e) => [
+            pass.encode(e, corrBuffer, expectedBuffer, peaks, 2, count, rows, cols, radius),
+          ]);
+          outputs.push((await ctx.readBack(peaks, Float32Array)).subarray(8));
+        }
+        expect(outputs[1]).toEqual(outputs[0]);
+        for (let j = 0; j < count; j++) {
+          expect(Math.round(outputs[0][4 * j])).toBe(Math.round(want[4 * j]));
+          expect(Math.abs(outputs[0][4 * j] - want[4 * j])).toBeLessThan(1e-5);
+          expect(Math.abs(outputs[0][4 * j + 1] - want[4 * j + 1])).toBeLessThan(1e-5);
+          expect(outputs[0][4 * j + 2]).toBe(Math.fround(want[4 * j + 2]));
+          expect(outputs[0][4 * j + 3]).toBe(want[4 * j + 3]);
+        }
+        if (radius === 100) {
+          expect(Math.abs(outputs[0][0] - 3.3)).toBeLessThan(0.1);
+          expect(Math.abs(outputs[0][4] + 15.2)).toBeLessThan(0.1);
+          expect(Array.from(outputs[0].subarray(20, 24))).toEqual([0, -0.5, 1, 1]);
+        } else {
+          // Window of +-2 around (10, -8): the peak at (10.6, -7.9).
+          expect(Math.abs(outputs[0][12] - 10.6)).toBeLessThan(0.1);
+        }
       }
-      expect(outputs[1]).toEqual(outputs[0]);
-      for (let j = 0; j < count; j++) {
-        expect(Math.round(outputs[0][4 * j])).toBe(Math.round(want[4 * j]));
-        expect(Math.abs(outputs[0][4 * j] - want[4 * j])).toBeLessThan(1e-5);
-        expect(Math.abs(outputs[0][4 * j + 1] - want[4 * j + 1])).toBeLessThan(1e-5);
-        expect(outputs[0][4 * j + 2]).toBe(Math.fround(want[4 * j + 2]));
-        expect(outputs[0][4 * j + 3]).toBe(want[4 * j + 3]);
-      }
-      if (radius === 100) {
-        expect(Math.abs(outputs[0][0] - 3.3)).toBeLessThan(0.1);
-        expect(Math.abs(outputs[0][4] + 15.2)).toBeLessThan(0.1);
-        expect(Array.from(outputs[0].subarray(20, 24))).toEqual([0, -0.5, 1, 1]);
-      } else {
-        // Window of +-2 around (10, -8): the peak at (10.6, -7.9).
-        expect(Math.abs(outputs[0][12] - 10.6)).toBeLessThan(0.1);
-      }
-    }
-  });
+    },
+  );
 
   withGpu(
-    'shift-sum: packed pairs, shifts up to 40 px, factors 1 and 2, two buffers, within 1e-5 of the term sum',
+    'tcbf-shift-sum = tcbfShiftSum: packed pairs, shifts up to 40 px, factors 1 and 2, two buffers, within 1e-5 of the term sum',
     async (ctx) => {
       const rows = 16;
       const cols = 32;
@@ -307,7 +310,7 @@ describe('tcBF passes: GPU = CPU twin', () => {
       for (let j = 0; j < count; j++) termSum += shifts[4 * j + 2] * 1.5;
       for (const factor of [1, 2]) {
         const want = new Float64Array(2 * hw * factor * factor);
-        shiftSum(
+        tcbfShiftSum(
           { spectra: Float64Array.from(spectra), first: 0, count, shifts, rows, cols, factor },
           want,
           true,
@@ -328,7 +331,7 @@ describe('tcBF passes: GPU = CPU twin', () => {
   );
 
   withGpu(
-    'phase flip: the same sign as the CPU away from zeros of sin chi, products within 1e-6',
+    'tcbf-phase-flip = tcbfPhaseFlip: the same sign as the CPU away from zeros of sin chi, products within 1e-6',
     async (ctx) => {
       const fineRows = 64;
       const fineCols = 128;
@@ -348,7 +351,7 @@ describe('tcBF passes: GPU = CPU twin', () => {
         extentCols: 64 * 0.8,
       };
       const acc = randomComplex(fineRows * fineCols, 12);
-      const want = phaseFlip(Float64Array.from(acc), fineRows, fineCols, spec);
+      const want = tcbfPhaseFlip(Float64Array.from(acc), fineRows, fineCols, spec);
       const out = ctx.storage(acc.byteLength);
       const pass = createPhaseFlipPass(ctx.device);
       const accBuffer = ctx.upload(acc);

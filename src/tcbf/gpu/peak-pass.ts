@@ -1,4 +1,4 @@
-/** GPU pass: correlation peaks (src/shaders/tcbf-peak.wgsl; CPU twin src/tcbf/kernels/peak.ts). */
+/** GPU pass: correlation peaks (src/shaders/tcbf-peak.wgsl; CPU twin src/tcbf/kernels/tcbf-peak.ts). */
 import { StemflowError } from '../../errors.ts';
 import { encodeChunks } from '../../gpu/chunked-dispatch.ts';
 import { shaderSource } from '../../gpu/shader-source.ts';

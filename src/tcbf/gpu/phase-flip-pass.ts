@@ -1,8 +1,8 @@
-/** GPU pass: phase-flip filter (src/shaders/tcbf-phase-flip.wgsl; CPU twin src/tcbf/kernels/phase-flip.ts). */
+/** GPU pass: phase-flip filter (src/shaders/tcbf-phase-flip.wgsl; CPU twin src/tcbf/kernels/tcbf-phase-flip.ts). */
 import { encodeChunks } from '../../gpu/chunked-dispatch.ts';
 import { shaderSource } from '../../gpu/shader-source.ts';
 import { structLayout } from '../../gpu/uniform-layout.ts';
-import type { PhaseFlipSpec } from '../kernels/phase-flip.ts';
+import type { PhaseFlipSpec } from '../kernels/tcbf-phase-flip.ts';
 import { computePipeline, threadChunks } from './dispatch.ts';
 
 const layout = structLayout(shaderSource['tcbf-phase-flip'], 'Params');

@@ -1,4 +1,4 @@
-/** GPU pass: shifted sum of spectra (src/shaders/tcbf-shift-sum.wgsl; CPU twin src/tcbf/kernels/shift-sum.ts). */
+/** GPU pass: shifted sum of spectra (src/shaders/tcbf-shift-sum.wgsl; CPU twin src/tcbf/kernels/tcbf-shift-sum.ts). */
 import { encodeChunks } from '../../gpu/chunked-dispatch.ts';
 import { shaderSource } from '../../gpu/shader-source.ts';
 import { structLayout } from '../../gpu/uniform-layout.ts';

@@ -1,6 +1,6 @@
 /**
  * GPU pass: a batch of spectra times one spectrum (src/shaders/tcbf-spectrum-product.wgsl; CPU twin
- * src/tcbf/kernels/spectrum-product.ts).
+ * src/tcbf/kernels/tcbf-spectrum-product.ts).
  */
 import { encodeChunks } from '../../gpu/chunked-dispatch.ts';
 import { shaderSource } from '../../gpu/shader-source.ts';

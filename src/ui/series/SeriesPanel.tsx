@@ -1,72 +1,13 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import type { SeriesQuery, SeriesSummary } from '../../workers/series-api';
 import { seriesClient } from '../../workers/series-remote';
-import { colormapTable } from '../colormaps';
 import { formatBytes, formatMs } from '../format';
-import { contrastWindow, level, renderRgba, scaled } from '../image-mapping';
+import { contrastWindow } from '../image-mapping';
+import { SeriesControls } from './SeriesControls';
 import { defaultSeriesDetector, type SeriesDetector, seriesMask } from './series-mask';
+import { ValuesCanvas } from './ValuesCanvas';
 
 type Picker = (options?: { mode?: 'read' | 'readwrite'; id?: string }) => Promise<FileSystemDirectoryHandle>;
-
-/** Draws values on a canvas with a given window (shared contrast) or its own. */
-function ValuesCanvas({
-  values,
-  rows,
-  cols,
-  window,
-  log,
-  label,
-  onPick,
-  testId,
-}: {
-  values: ArrayLike<number>;
-  rows: number;
-  cols: number;
-  window?: [number, number];
-  log?: boolean;
-  label: string;
-  onPick?: (row: number, col: number) => void;
-  testId?: string;
-}) {
-  const ref = useRef<HTMLCanvasElement>(null);
-  useEffect(() => {
-    const canvas = ref.current;
-    if (!canvas) return;
-    canvas.width = cols;
-    canvas.height = rows;
-    const scale = log ? 'log' : 'linear';
-    let rgba: Uint8ClampedArray;
-    if (window) {
-      const lut = colormapTable('viridis');
-      rgba = new Uint8ClampedArray(values.length * 4);
-      for (let i = 0; i < values.length; i++) {
-        const l = level(scaled(values[i], scale), window[0], window[1]) * 3;
-        rgba.set([lut[l], lut[l + 1], lut[l + 2], 255], i * 4);
-      }
-    } else {
-      rgba = renderRgba(values, { colormap: log ? 'gray' : 'viridis', scale, contrast: 'percentile' }).rgba;
-    }
-    canvas
-      .getContext('2d')
-      ?.putImageData(new ImageData(rgba as Uint8ClampedArray<ArrayBuffer>, cols, rows), 0, 0);
-  }, [values, rows, cols, window, log]);
-  return (
-    <canvas
-      ref={ref}
-      className="series-canvas"
-      aria-label={label}
-      data-testid={testId}
-      onClick={(e) => {
-        if (!onPick) return;
-        const r = e.currentTarget.getBoundingClientRect();
-        onPick(
-          Math.floor(((e.clientY - r.top) / r.height) * rows),
-          Math.floor(((e.clientX - r.left) / r.width) * cols),
-        );
-      }}
-    />
-  );
-}
 
 interface SeriesHook {
   state(): {
@@ -208,9 +149,6 @@ export function SeriesPanel() {
     };
   });
 
-  const set = (patch: Partial<SeriesDetector>) => setDetector((d) => (d ? { ...d, ...patch } : d));
-  const maxR = det ? Math.ceil(Math.hypot(det[0], det[1]) / 2) : 100;
-
   return (
     <>
       <button type="button" onClick={() => setOpen((o) => !o)} data-testid="series-toggle">
@@ -283,74 +221,15 @@ export function SeriesPanel() {
                   log
                   label="Summed diffraction pattern"
                 />
-                <div className="series-controls">
-                  {(['bf', 'abf', 'adf', 'all'] as const).map((p) => (
-                    <button
-                      key={p}
-                      type="button"
-                      aria-pressed={detector.preset === p}
-                      onClick={() => setDetector(defaultSeriesDetector(det[0], det[1], p))}
-                    >
-                      {p === 'all' ? 'whole' : p.toUpperCase()}
-                    </button>
-                  ))}
-                  <label>
-                    inner r{' '}
-                    <input
-                      type="range"
-                      min={0}
-                      max={maxR}
-                      step={0.5}
-                      value={detector.inner}
-                      aria-label="Inner radius"
-                      onChange={(e) => set({ inner: Number(e.currentTarget.value) })}
-                    />
-                  </label>
-                  <label>
-                    outer r{' '}
-                    <input
-                      type="range"
-                      min={0.5}
-                      max={maxR}
-                      step={0.5}
-                      value={detector.outer}
-                      aria-label="Outer radius"
-                      onChange={(e) => set({ outer: Number(e.currentTarget.value) })}
-                    />
-                  </label>
-                  <label>
-                    centre x{' '}
-                    <input
-                      type="number"
-                      step={0.5}
-                      value={detector.cx}
-                      aria-label="Centre x"
-                      onChange={(e) => set({ cx: Number(e.currentTarget.value) })}
-                    />
-                  </label>
-                  <label>
-                    centre y{' '}
-                    <input
-                      type="number"
-                      step={0.5}
-                      value={detector.cy}
-                      aria-label="Centre y"
-                      onChange={(e) => set({ cy: Number(e.currentTarget.value) })}
-                    />
-                  </label>
-                  <label>
-                    <input
-                      type="checkbox"
-                      checked={shared}
-                      onChange={(e) => setShared(e.currentTarget.checked)}
-                    />{' '}
-                    shared contrast
-                  </label>
-                  <span data-testid="series-time">
-                    {query ? `query ${formatMs(query.ms)} (${[...new Set(query.modes)].join('/')})` : ''}
-                    {busy ? ' …' : ''}
-                  </span>
-                </div>
+                <SeriesControls
+                  detector={detector}
+                  setDetector={setDetector}
+                  det={det}
+                  shared={shared}
+                  setShared={setShared}
+                  query={query}
+                  busy={busy}
+                />
               </div>
               <label className="series-slider">
                 acquisition {selected + 1} of {summary.acquisitions.length}:{' '}

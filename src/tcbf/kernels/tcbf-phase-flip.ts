@@ -53,7 +53,7 @@ export function turnSign(t: number): number {
   return f < 0.5 ? 1 : -1;
 }
 
-export function phaseFlip(
+export function tcbfPhaseFlip(
   acc: Float64Array,
   fineRows: number,
   fineCols: number,

@@ -20,7 +20,7 @@ export interface ShiftSumJob {
   factor: number;
 }
 
-export function shiftSum(job: ShiftSumJob, acc: Float64Array, clear: boolean): void {
+export function tcbfShiftSum(job: ShiftSumJob, acc: Float64Array, clear: boolean): void {
   const { rows, cols, factor } = job;
   const fr = rows * factor;
   const fc = cols * factor;

@@ -3,7 +3,7 @@
  * (complex, interleaved) for `count` images of hw elements: the cross-correlation spectrum S_k conj(R) w, or a
  * filter (phase flip) applied to a reconstruction.
  */
-export function spectrumProduct(
+export function tcbfSpectrumProduct(
   src: Float64Array,
   srcOffset: number,
   count: number,
