@@ -22,6 +22,11 @@ export interface PassProfile {
   timestamps: { decodeMs: number; transposeMs: number; scanGpuMs: number } | null;
   /** Decode variants (GPU timestamps, or wall time without them), each checked identical to the default. */
   variants: { name: string; decodeMs: number; identical: boolean }[];
+  /**
+   * The transpose with other frame tiles per workgroup (GPU timestamps, or wall time), each checked to give the
+   * default's DP sums.
+   */
+  transposeTiles: { tiles: number; transposeMs: number; identical: boolean }[];
 }
 
 /** A decode variant by name: `wg<lanes>` and `stage<words>` (bslz4-decode pass options), e.g. wg128-stage1. */
@@ -55,7 +60,13 @@ export async function profileLoadPasses(
     batchFrames,
     repeats = 16,
     variants = [],
-  }: { batchFrames?: number; repeats?: number; variants?: readonly string[] },
+    transposeTiles = [],
+  }: {
+    batchFrames?: number;
+    repeats?: number;
+    variants?: readonly string[];
+    transposeTiles?: readonly number[];
+  },
 ): Promise<PassProfile> {
   const { device } = ctx;
   const [rows, cols] = source.summary.detector;
@@ -206,6 +217,29 @@ export async function profileLoadPasses(
       const decodeMs = lastGpu() ?? wall;
       variantResults.push({ name, decodeMs, identical: (await digest(run)) === reference });
     }
+    // DP sums of one transpose of the batch from cleared sums (every tiling must give the same).
+    const dpDigest = async (run: (e: GPUCommandEncoder) => GPUBuffer[]) => {
+      device.queue.writeBuffer(dpSums, 0, new Uint32Array(pixels * 2));
+      await time(run, 1);
+      return createHash('sha256')
+        .update(await readBuffer(device, dpSums, 0, pixels * 8))
+        .digest('hex');
+    };
+    const tilesResults: PassProfile['transposeTiles'] = [];
+    if (transposeTiles.length > 0) {
+      const dpReference = await dpDigest(runTranspose);
+      for (const tiles of transposeTiles) {
+        const run = (e: GPUCommandEncoder) =>
+          transpose.encode(e, { ...transposeJob, tilesPerWorkgroup: tiles });
+        await time(run, 1);
+        const wall = await time(run, repeats);
+        tilesResults.push({
+          tiles,
+          transposeMs: lastGpu() ?? wall,
+          identical: (await dpDigest(run)) === dpReference,
+        });
+      }
+    }
     timer?.destroy();
     const errorWords = new Uint32Array((await readBuffer(device, errors, 0, count * 4)).buffer);
     if (errorWords.some((e) => e !== 0)) throw new Error('profile batch failed to decode');
@@ -226,6 +260,7 @@ export async function profileLoadPasses(
               scanGpuMs: (decodeGpu + transposeGpu) * (plan.frames / count),
             },
       variants: variantResults,
+      transposeTiles: tilesResults,
     };
   } finally {
     for (const b of buffers) b.destroy();

@@ -33,6 +33,8 @@ export interface BenchOptions {
   pool?: boolean;
   /** Decode variants to profile (bench-profile.ts parseDecodeVariant). */
   variants?: string[];
+  /** Transpose frame tiles per workgroup to profile (1..16). */
+  transposeTiles?: number[];
   /** uint16: scan positions per hot-bitmap segment (resident-layout.ts). */
   segmentFrames?: number;
   /** uint16: compact the high byte plane after each load (gpu/resident-compact.ts). */
@@ -249,7 +251,11 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     imager.release();
     pool?.clear();
 
-    const profile = await profileLoadPasses(ctx, source, { batchFrames: o.batch, variants: o.variants });
+    const profile = await profileLoadPasses(ctx, source, {
+      batchFrames: o.batch,
+      variants: o.variants,
+      transposeTiles: o.transposeTiles,
+    });
     report.profile = profile;
     log(
       `GPU per batch of ${profile.batchFrames} frames (wall / repeats): decode+audit ${ms(profile.decodeMs)} (${(profile.decodedBytes / (profile.decodeMs / 1000) / GB).toFixed(0)} GB/s decoded), transpose+DP ${ms(profile.transposeMs)}; whole scan: ${ms(profile.scanGpuMs)} GPU`,
@@ -266,6 +272,12 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       );
     }
     checks.decodeVariants = profile.variants.every((v) => v.identical);
+    for (const t of profile.transposeTiles) {
+      log(
+        `transpose with ${t.tiles} tile(s) per workgroup: ${ms(t.transposeMs)} per batch, ${t.identical ? 'identical DP sums' : 'MISMATCH'}`,
+      );
+    }
+    checks.transposeTiles = profile.transposeTiles.every((t) => t.identical);
     report.exact = checks;
     log(
       `exact: ${Object.entries(checks)

@@ -24,7 +24,7 @@ Usage:
       Checks every archive file's SHA-256, then decodes every saved count and compares it with the source
       files; prints compared values, mismatches per block and SHA-256s. Exit status 1 on any mismatch.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
-                    [--variants wg128,wg64-stage8,...] [--pool] [--segment 4096] [--compact] [--slices 16]
+                    [--variants wg128,wg64-stage8,...] [--transpose-tiles 1,2,4,8,16] [--pool] [--segment 4096] [--compact] [--slices 16]
                     [--vi-workgroup 256] [--sustain 200]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
@@ -35,7 +35,7 @@ Usage:
       [--writes 4] [--budget 64] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
       count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4.
-  stemflow bench decode [--scan 512] [--det 192] [--distinct 1024] [--batch 8192] [--variant base,scratch,...]
+  stemflow bench decode [--scan 512] [--det 192] [--distinct 1024] [--batch 8192] [--variant base,scratch,...] [--rounds 3]
                       [--repeat 3] [--json FILE]
       Times bitshuffle/LZ4 decode variants on one uploaded batch (GPU timestamps, GB/s of decoded output) and
       checks each one exact (words, errors, totals, audit; also on corrupted chunks against the CPU twin).
@@ -190,6 +190,8 @@ export async function main(argv: string[]): Promise<number> {
           budget: { type: 'string' },
           lanes: { type: 'string' },
           variants: { type: 'string' },
+          'transpose-tiles': { type: 'string' },
+          rounds: { type: 'string' },
           variant: { type: 'string' },
           pool: { type: 'boolean' },
           segment: { type: 'string' },
@@ -211,6 +213,7 @@ export async function main(argv: string[]): Promise<number> {
           batch: n(values.batch),
           variants: values.variant?.split(',') ?? [],
           repeat: n(values.repeat)!,
+          rounds: n(values.rounds),
           json: values.json,
         });
       }
@@ -260,6 +263,7 @@ export async function main(argv: string[]): Promise<number> {
         json: values.json,
         keep: values.keep,
         variants: values.variants?.split(','),
+        transposeTiles: values['transpose-tiles']?.split(',').map(Number),
         pool: values.pool,
         segmentFrames: int(values.segment),
         compact: values.compact,
