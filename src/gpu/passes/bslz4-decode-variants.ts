@@ -19,12 +19,13 @@ import { StemflowError } from '../../errors.ts';
 /**
  * The variant the load, the archive (encode and verify) and the fuzz target use; every variant passes the same
  * parity tests. H200, 8,192 frames of 192x192 uint16, variants timed in interleaved rounds (docs/performance.md
- * "Decode kernel"): 109.7 GB/s against 52.8 for `base` and 71.4 for the previous default
- * (`scratch-x4-stage256-win`). Three blocks at once leave no group idle on the 9 blocks of a 192x192 uint16 frame
- * (4 did in every third round), and a small stage leaves more workgroups resident (stages of 8 to 160 words
- * measure the same). It needs a global scratch of 24 KiB per workgroup (decodeScratchBytes), counted by the plans.
+ * "Decode kernel"): 119 GB/s against 52.7 for `base`, 109.7 for `scratch-x3-stage64` and 71.4 for the previous
+ * default `scratch-x4-stage256-win`. One warp per workgroup: its barriers hold no other block back (with several
+ * blocks per workgroup every round waits for its slowest block, and idles groups when the frame's block count is
+ * not a multiple), and a small stage leaves more workgroups resident (8 to 64 words measure the same; 128: 97 GB/s).
+ * It needs a global scratch of 8 KiB per workgroup (decodeScratchBytes), counted by the plans.
  */
-export const DEFAULT_DECODE_VARIANT = 'scratch-x3-stage64';
+export const DEFAULT_DECODE_VARIANT = 'scratch-x1-stage64';
 
 /** Bytes of global scratch per block in flight of a 'scratch' variant (one decoded 8 KiB block). */
 export const DECODE_SCRATCH_BLOCK_BYTES = 8192;
