@@ -23,6 +23,7 @@ import { createGpuTimer } from '../gpu/gpu-timer';
 import { nodeGpu } from '../gpu/node-gpu';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
 import { loadSeries, planSeries } from '../series/series';
+import { type TuneConfig, tuneSeriesQuery } from './bench-series-tune';
 
 export interface BenchSeriesOptions {
   scan: number;
@@ -35,6 +36,8 @@ export interface BenchSeriesOptions {
   repeat: number;
   /** Lanes per frame of the archive (default: the codec's default). */
   lanes?: number;
+  /** Query launch shapes to compare instead of the gestures (bench-series-tune.ts). */
+  tune?: TuneConfig[];
   json?: string;
 }
 
@@ -102,13 +105,6 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
         info: { ...base.info, name: `synthetic-${i}` },
       })),
     };
-    t = performance.now();
-    const s = await loadSeries(device, series, { budgetBytes: budget });
-    const loadMs = performance.now() - t;
-    log(
-      `loaded ${count} acquisitions (${(s.plan.totalBytes / GiB).toFixed(1)} GiB: ${s.plan.lines.join('; ')}) in ${loadMs.toFixed(0)} ms`,
-    );
-
     const [rows, cols] = base.info.detector;
     const c = cols / 2;
     const r = rows / 2;
@@ -120,6 +116,30 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
       abf: ring(bfR / 2, bfR),
       adf: ring(bfR * 1.5, rows * 0.48),
     };
+    if (o.tune) {
+      const tuned = await tuneSeriesQuery(
+        ctx,
+        series,
+        o.tune,
+        [
+          { name: 'BF', mask: masks.bf },
+          { name: 'ADF', mask: masks.adf },
+        ],
+        { rounds: 3, repeat: o.repeat, budgetBytes: budget },
+        log,
+      );
+      Object.assign(report, { loaded: count, tune: tuned });
+      await archive.close();
+      if (o.json) await writeFile(o.json, `${JSON.stringify(report, null, 2)}\n`);
+      return tuned.every((x) => x.identical) ? 0 : 1;
+    }
+    t = performance.now();
+    const s = await loadSeries(device, series, { budgetBytes: budget });
+    const loadMs = performance.now() - t;
+    log(
+      `loaded ${count} acquisitions (${(s.plan.totalBytes / GiB).toFixed(1)} GiB: ${s.plan.lines.join('; ')}) in ${loadMs.toFixed(0)} ms`,
+    );
+
     const gestures: { name: string; from: Uint8Array; to: Uint8Array; mode: 'full' | 'auto' }[] = [
       { name: 'BF from scratch', from: masks.adf, to: masks.bf, mode: 'full' },
       { name: 'ABF from scratch', from: masks.bf, to: masks.abf, mode: 'full' },

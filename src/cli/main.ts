@@ -29,6 +29,7 @@ Usage:
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
   stemflow bench series [--scan 512] [--det 192] [--count N] [--budget GIB] [--lanes N] [--repeat 3] [--json FILE]
+                      [--tune WORKGROUP:LANES,...]
       Converts a synthetic acquisition into an archive, loads it encoded onto the GPU as N acquisitions of a
       series (as many as the budget admits) and times mask gestures over all of them (median, p95).
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--lend 3]
@@ -192,6 +193,7 @@ export async function main(argv: string[]): Promise<number> {
           variants: { type: 'string' },
           'transpose-tiles': { type: 'string' },
           rounds: { type: 'string' },
+          tune: { type: 'string' },
           variant: { type: 'string' },
           pool: { type: 'boolean' },
           segment: { type: 'string' },
@@ -219,6 +221,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       if (what === 'series') {
         const { benchSeries } = await import('./bench-series');
+        const { parseTune } = await import('./bench-series-tune');
         const n = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
         return await benchSeries({
           scan: n(values.scan)!,
@@ -228,6 +231,7 @@ export async function main(argv: string[]): Promise<number> {
           budgetGiB: n(values.budget),
           lanes: n(values.lanes),
           repeat: n(values.repeat)!,
+          tune: values.tune === undefined ? undefined : parseTune(values.tune),
           json: values.json,
         });
       }

@@ -154,6 +154,9 @@ describe('series: exact virtual images straight from GPU-resident archives', () 
         budgetBytes: 1 << 30,
         maxBufferBytes: 2 * biggest,
         loadWindowBytes: 1,
+        // Another launch shape: 128 invocations a workgroup, dispatches of 2^14 lanes (several per group).
+        queryWorkgroupSize: 128,
+        lanesPerDispatch: 2 ** 14,
       });
       try {
         expect(spread.plan.dataBuffers).toBeGreaterThan(3);
@@ -167,6 +170,10 @@ describe('series: exact virtual images straight from GPU-resident archives', () 
           for (const [i, a] of order.entries())
             expect(r.images[i]).toEqual(await reference(archive.acquisitions[a], mask));
         }
+        const odd = await loadSeries(device, archive, { budgetBytes: 1 << 30, queryWorkgroupSize: 48 }).catch(
+          (e) => e,
+        );
+        expect(isStemflowError(odd, 'invalid') && odd.message).toMatch(/workgroup of 48/);
         const twice = await spread.virtualImages(circle(8, 8, 4), { order: [0, 0] }).catch((e) => e);
         expect(isStemflowError(twice) && twice.message).toMatch(/twice/);
       } finally {

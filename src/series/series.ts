@@ -242,6 +242,10 @@ export async function loadSeries(
     maxBufferBytes?: number;
     /** Bytes written between waits for the GPU while loading (default LOAD_WINDOW_BYTES). */
     loadWindowBytes?: number;
+    /** Query invocations per workgroup (a power of two, 32..256; default 64). */
+    queryWorkgroupSize?: number;
+    /** Lane invocations per query dispatch (a power of two, 2^14..2^22; default 2^18). */
+    lanesPerDispatch?: number;
     signal?: AbortSignal;
     onProgress?: (done: number, total: number) => void;
   },
@@ -262,6 +266,23 @@ export async function loadSeries(
       );
     }
   }
+  const workgroupSize = options.queryWorkgroupSize ?? WORKGROUP;
+  const lanesPerDispatch = options.lanesPerDispatch ?? LANES_PER_DISPATCH;
+  const pow2 = (v: number, lo: number, hi: number) =>
+    Number.isInteger(v) && v >= lo && v <= hi && (v & (v - 1)) === 0;
+  if (!pow2(workgroupSize, 32, Math.min(256, device.limits.maxComputeInvocationsPerWorkgroup)))
+    throw new StemflowError(
+      'invalid',
+      `A query workgroup of ${workgroupSize} is not a power of two in 32..256.`,
+    );
+  if (
+    !pow2(lanesPerDispatch, 2 ** 14, 2 ** 22) ||
+    lanesPerDispatch / workgroupSize > device.limits.maxComputeWorkgroupsPerDimension
+  )
+    throw new StemflowError(
+      'invalid',
+      `${lanesPerDispatch} lanes per dispatch is not a power of two in 2^14..2^22 that this GPU dispatches.`,
+    );
   const plan = planSeries(archive, chosen, device.limits, options.budgetBytes, options.maxBufferBytes);
   const pixels = first.geometry.pixels;
   const buffers: GPUBuffer[] = [];
@@ -389,7 +410,7 @@ export async function loadSeries(
           module,
           entryPoint: 'main',
           constants: {
-            WORKGROUP_SIZE: WORKGROUP,
+            WORKGROUP_SIZE: workgroupSize,
             TABLE_LOG: acq.info.tableLog,
             BITS: bitsPer,
             TOKENS: acq.records[0].tables.tokens,
@@ -550,8 +571,8 @@ export async function loadSeries(
     timer?.mark(encoder, 'query');
     for (const group of groups) {
       const chunks: DispatchChunk[] = [];
-      for (let first = 0; first < group.lanes; first += LANES_PER_DISPATCH) {
-        const count = Math.min(LANES_PER_DISPATCH, group.lanes - first);
+      for (let first = 0; first < group.lanes; first += lanesPerDispatch) {
+        const count = Math.min(lanesPerDispatch, group.lanes - first);
         chunks.push({
           params: {
             lane_first: first,
@@ -559,7 +580,7 @@ export async function loadSeries(
             record_first: group.first,
             record_count: group.count,
           },
-          workgroups: Math.ceil(count / WORKGROUP),
+          workgroups: Math.ceil(count / workgroupSize),
         });
       }
       params.push(
