@@ -25,11 +25,13 @@ import { neededPixels } from './tans-query';
 const layout = structLayout(source, 'Params');
 const WORKGROUP = 64;
 /**
- * Invocations of one dispatch: enough to fill a large GPU (262,144 lanes = 4,096 workgroups; at most ~2,304
- * values each, a few ms of work), small enough that no dispatch runs long (../shared/gpu-kit: Dawn failed on
- * single dispatches of ~50 ms of decode work).
+ * Invocations of one dispatch: 1,048,576 lanes (16,384 workgroups; at most ~2,304 values each, ~15 ms of ADF
+ * work on an H200, below the ~50 ms single dispatches on which Dawn failed, ../shared/gpu-kit). Dispatches of a
+ * data buffer write one sums buffer, so each waits for the one before; fewer, larger ones lose less to their
+ * tails: H200, 2 acquisitions, interleaved rounds (`bench series --tune`): BF 32.1 ms against 34.6 at 262,144
+ * lanes, ADF 118.6 against 122.6 (docs/bench/series-tune-2026-11-30.json).
  */
-const LANES_PER_DISPATCH = 1 << 18;
+const LANES_PER_DISPATCH = 1 << 20;
 /** u32 words of a record entry (`struct Record` in tans-query.wgsl). */
 const RECORD_WORDS = 16;
 /** Bytes of encoded data written to the GPU between waits while a series loads (two windows may be pending). */
