@@ -149,11 +149,11 @@ describe('series: exact virtual images straight from GPU-resident archives', () 
       for (const b of tight.bufferIndex) expect(b.cells * 4).toBeLessThanOrEqual(limit);
       // Records spread over several data buffers (one dispatch and one sums buffer each): same images.
       const biggest = Math.max(...archive.acquisitions.flatMap((a) => a.records.map((r) => r.dataWords * 4)));
-      // Waits for the GPU after every record written (bounded back-pressure on the loading writes).
+      // One staging buffer: every record waits for the one before to reach the GPU.
       const spread = await loadSeries(device, archive, {
         budgetBytes: 1 << 30,
         maxBufferBytes: 2 * biggest,
-        loadWindowBytes: 1,
+        loadStagingSlots: 1,
         // Another launch shape: 128 invocations a workgroup, dispatches of 2^14 lanes (several per group).
         queryWorkgroupSize: 128,
         lanesPerDispatch: 2 ** 14,
@@ -174,6 +174,10 @@ describe('series: exact virtual images straight from GPU-resident archives', () 
           (e) => e,
         );
         expect(isStemflowError(odd, 'invalid') && odd.message).toMatch(/workgroup of 48/);
+        const none = await loadSeries(device, archive, { budgetBytes: 1 << 30, loadStagingSlots: 0 }).catch(
+          (e) => e,
+        );
+        expect(isStemflowError(none, 'invalid') && none.message).toMatch(/0 load staging buffers/);
         const twice = await spread.virtualImages(circle(8, 8, 4), { order: [0, 0] }).catch((e) => e);
         expect(isStemflowError(twice) && twice.message).toMatch(/twice/);
       } finally {

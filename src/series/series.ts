@@ -34,10 +34,8 @@ const WORKGROUP = 64;
 const LANES_PER_DISPATCH = 1 << 20;
 /** u32 words of a record entry (`struct Record` in tans-query.wgsl). */
 const RECORD_WORDS = 16;
-/** Bytes of encoded data written to the GPU between waits while a series loads (two windows may be pending). */
-const LOAD_WINDOW_BYTES = 512 * 1024 * 1024;
-/** Records read ahead of the one being written while a series loads. */
-const READ_AHEAD = 3;
+/** Staging buffers (one record each) between the files and the GPU while a series loads. */
+const LOAD_STAGING_SLOTS = 4;
 
 export interface SeriesPlan {
   acquisitions: number[];
@@ -76,6 +74,8 @@ export function planSeries(
   budgetBytes: number,
   /** Largest data buffer to place records in (capped by the binding limit). */
   maxBufferBytes = Number.POSITIVE_INFINITY,
+  /** Staging buffers of one record each while loading (host-visible memory, freed after the load). */
+  stagingSlots = LOAD_STAGING_SLOTS,
 ): SeriesPlan & {
   placements: Placement[];
   bufferBytes: number[];
@@ -84,6 +84,7 @@ export function planSeries(
   frames: number;
   bitsWords: number;
   needWords: number;
+  maxRecordBytes: number;
 } {
   const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
   const placements: Placement[] = [];
@@ -98,12 +99,14 @@ export function planSeries(
   let frames = 0;
   let bitsWords = 0;
   let needWords = 0;
+  let maxRecordBytes = 4;
   for (const a of acquisitions) {
     const acq = archive.acquisitions[a];
     if (!acq) throw new StemflowError('invalid', `The archive has no acquisition ${a}.`);
     const L = 1 << acq.info.tableLog;
     for (const rec of acq.records) {
       const bytes = rec.dataWords * 4;
+      maxRecordBytes = Math.max(maxRecordBytes, bytes);
       const need = {
         offsets: rec.offsets.length,
         cells: acq.info.classes * NEIGHBOUR_BUCKETS * L,
@@ -162,6 +165,7 @@ export function planSeries(
     `lane offsets, tables and class maps ${fmt(indexBytes)}`,
     `query scratch ${fmt(scratchBytes)}`,
     `total ${fmt(totalBytes)} of a budget of ${fmt(budgetBytes)}`,
+    `while loading: ${stagingSlots} staging buffer(s) of ${fmt(maxRecordBytes)} (host-visible)`,
   ];
   // Mask bits and slice needs are shared by every dispatch: 4 B per pixel and 8 B per slice per acquisition.
   if ((bitsWords + needWords) * 4 > maxBinding) {
@@ -191,6 +195,7 @@ export function planSeries(
     frames,
     bitsWords,
     needWords,
+    maxRecordBytes,
   };
 }
 
@@ -242,8 +247,8 @@ export async function loadSeries(
     budgetBytes: number;
     /** Largest data buffer to place records in (default and cap: the adapter's binding limit). */
     maxBufferBytes?: number;
-    /** Bytes written between waits for the GPU while loading (default LOAD_WINDOW_BYTES). */
-    loadWindowBytes?: number;
+    /** Staging buffers of one record each between the files and the GPU while loading (default 4). */
+    loadStagingSlots?: number;
     /** Query invocations per workgroup (a power of two, 32..256; default 64). */
     queryWorkgroupSize?: number;
     /** Lane invocations per query dispatch (a power of two, 2^14..2^22; default 2^18). */
@@ -285,7 +290,17 @@ export async function loadSeries(
       'invalid',
       `${lanesPerDispatch} lanes per dispatch is not a power of two in 2^14..2^22 that this GPU dispatches.`,
     );
-  const plan = planSeries(archive, chosen, device.limits, options.budgetBytes, options.maxBufferBytes);
+  const stagingSlots = options.loadStagingSlots ?? LOAD_STAGING_SLOTS;
+  if (!Number.isInteger(stagingSlots) || stagingSlots < 1 || stagingSlots > 16)
+    throw new StemflowError('invalid', `${stagingSlots} load staging buffers: give 1 to 16.`);
+  const plan = planSeries(
+    archive,
+    chosen,
+    device.limits,
+    options.budgetBytes,
+    options.maxBufferBytes,
+    stagingSlots,
+  );
   const pixels = first.geometry.pixels;
   const buffers: GPUBuffer[] = [];
   const make = (label: string, size: number, usage: number) => {
@@ -320,6 +335,15 @@ export async function loadSeries(
   );
   const recordTable = make('record table', plan.placements.length * RECORD_WORDS * 4, STORAGE_IN);
   const staging = make('readback', plan.frames * 16, GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST);
+  const recordStaging = Array.from({ length: stagingSlots }, (_, i) =>
+    device.createBuffer({
+      label: `series load staging ${i}`,
+      size: plan.maxRecordBytes,
+      usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
+      mappedAtCreation: true,
+    }),
+  );
+  buffers.push(...recordStaging);
   const oom = await device.popErrorScope();
   // Errors of the writes below (out of memory for their staging, for one) are caught by this scope.
   device.pushErrorScope('out-of-memory');
@@ -337,46 +361,50 @@ export async function loadSeries(
     lost = info;
   });
   let scopeOpen = true;
+  const inflight: Promise<unknown>[] = [];
   try {
     let done = 0;
-    // Bounded back-pressure: `writeBuffer` copies into staging memory that the implementation frees only once
-    // the GPU has done the copy. Unbounded, a 50 GB series held 50 GB of staging until the end of the load
-    // (Dawn on the H200 lost the device beyond ~25 GB); here at most two windows of writes are pending.
-    let pending: Promise<undefined> | null = null;
-    let windowBytes = 0;
-    // Records are read ahead (READ_AHEAD reads in flight) while earlier ones are written to the GPU.
-    const reads: Promise<Uint32Array>[] = [];
+    // Each record's lane words are read straight into a mapped staging buffer of a ring of `slots` (concurrent
+    // reads, no host copy), copied on the GPU, and the buffer is mapped again for a later record: at most
+    // `slots` records are between the file and the GPU (bounded back-pressure; before, queueing every record
+    // with writeBuffer held the whole series in staging memory until the end, and Dawn lost the device past
+    // ~25 GB). Records are read as soon as their staging buffer is mapped again, so reads run ahead of copies.
+    const ring = recordStaging.map((buffer) => ({ buffer, ready: Promise.resolve() as Promise<unknown> }));
+    const reads: (Promise<void> | undefined)[] = [];
     const readAt = (i: number) => {
       const q = plan.placements[i];
-      if (q && !reads[i]) {
-        reads[i] = archive.acquisitions[q.acquisition].readRecordData(q.record, options.signal);
-        reads[i].catch(() => {}); // awaited below in order; a failure is reported there
-      }
+      if (!q || reads[i]) return;
+      const slot = ring[i % ring.length];
+      const ready = slot.ready;
+      reads[i] = ready.then(async () => {
+        throwIfAborted(options.signal);
+        const into = new Uint8Array(slot.buffer.getMappedRange());
+        await archive.acquisitions[q.acquisition].readRecordData(q.record, options.signal, into);
+      });
+      inflight.push(reads[i]);
+      reads[i].catch(() => {}); // awaited below in order; a failure is reported there
     };
     for (const [i, p] of plan.placements.entries()) {
       throwIfAborted(options.signal);
       const acq = archive.acquisitions[p.acquisition];
       const rec = acq.records[p.record];
-      for (let k = 0; k <= READ_AHEAD; k++) readAt(i + k);
-      const words = await reads[i];
-      delete reads[i];
+      for (let k = 0; k < ring.length; k++) readAt(i + k);
+      await reads[i];
       if (lost) break;
-      device.queue.writeBuffer(data[p.buffer], p.dataBase * 4, words);
-      windowBytes += words.byteLength;
-      if (windowBytes >= (options.loadWindowBytes ?? LOAD_WINDOW_BYTES)) {
-        // Submitting flushes the pending copies; the window before this one must be done before more are queued.
-        device.queue.submit([]);
-        const done = device.queue.onSubmittedWorkDone();
-        if (pending) await pending;
-        pending = done;
-        windowBytes = 0;
-      }
+      const slot = ring[i % ring.length];
+      slot.buffer.unmap();
+      const encoder = device.createCommandEncoder({ label: 'series load' });
+      encoder.copyBufferToBuffer(slot.buffer, 0, data[p.buffer], p.dataBase * 4, rec.dataWords * 4);
       device.queue.writeBuffer(offsets[p.buffer], p.offsetsBase * 4, rec.offsets);
       device.queue.writeBuffer(cells[p.buffer], p.cellsBase * 4, rec.tables.decodeCells);
       const packed = new Uint8Array(Math.ceil(pixels / 4) * 4);
       packed.set(rec.tables.classMap);
       device.queue.writeBuffer(classMaps[p.buffer], p.classBase * 4, packed);
+      device.queue.submit([encoder.finish()]);
+      slot.ready = slot.buffer.mapAsync(GPUMapMode.WRITE);
+      inflight.push(slot.ready);
       options.onProgress?.(++done, plan.placements.length);
+      readAt(i + ring.length);
     }
     device.queue.submit([]);
     await device.queue.onSubmittedWorkDone();
@@ -392,10 +420,20 @@ export async function loadSeries(
       );
     }
   } catch (error) {
+    // Reads still writing into mapped staging must end before the buffers are destroyed.
+    await Promise.allSettled(inflight);
     if (scopeOpen) await device.popErrorScope().catch(() => null);
     destroyAll();
+    if (lost && !(error instanceof StemflowError)) {
+      throw new StemflowError(
+        'device',
+        `The GPU did not take the series' data (the device was lost: ${(lost as GPUDeviceLostInfo).message || (lost as GPUDeviceLostInfo).reason}). Load fewer acquisitions (${plan.lines[0]}).`,
+      );
+    }
     throw error;
   }
+  for (const b of recordStaging) b.destroy();
+  buffers.splice(buffers.length - recordStaging.length, recordStaging.length);
 
   // One pipeline per (dtype, table log): acquisitions of a series usually share both.
   const pipelines = new Map<string, GPUComputePipeline>();
