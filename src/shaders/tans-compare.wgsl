@@ -47,26 +47,7 @@ const LANE_UNDERRUN: u32 = 4u;
 const LANE_BAD_END: u32 = 5u;
 const LANE_BAD_TOKEN: u32 = 6u;
 
-// Neighbour context (src/archive/hybrid-uint.ts): bucket of the two values to the left in the same row and lane.
-fn neighbour_bucket(l1: u32, l2: u32) -> u32 {
-  let n = min(l1, 16u) + min(l2, 16u);
-  if (n < 4u) {
-    return n;
-  }
-  if (n < 6u) {
-    return 4u;
-  }
-  if (n < 8u) {
-    return 5u;
-  }
-  if (n < 12u) {
-    return 6u;
-  }
-  if (n < 16u) {
-    return 7u;
-  }
-  return 8u;
-}
+// #include "common/tans-context.wgsl"
 
 // The lane's bit reader: start, p, lane_words, open_window(), read_bits(k).
 // #include "common/tans-bits.wgsl"
@@ -95,15 +76,6 @@ fn reference_value(frame: u32, pixel: u32) -> u32 {
   return reference[base + pixel];
 }
 
-fn raw_value(i: u32) -> u32 {
-  if (BITS == 16u) {
-    return (data[start + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
-  }
-  if (BITS == 8u) {
-    return (data[start + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
-  }
-  return data[start + i];
-}
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {

@@ -92,26 +92,7 @@ fn value_at(frame: u32, pixel: u32) -> u32 {
   return values[at + pixel];
 }
 
-// Neighbour context (src/archive/hybrid-uint.ts): bucket of the two values to the left in the same row and lane.
-fn neighbour_bucket(l1: u32, l2: u32) -> u32 {
-  let n = min(l1, 16u) + min(l2, 16u);
-  if (n < 4u) {
-    return n;
-  }
-  if (n < 6u) {
-    return 4u;
-  }
-  if (n < 8u) {
-    return 5u;
-  }
-  if (n < 12u) {
-    return 6u;
-  }
-  if (n < 16u) {
-    return 7u;
-  }
-  return 8u;
-}
+// #include "common/tans-context.wgsl"
 
 fn token_of(v: u32) -> u32 {
   if (v < 16u) {

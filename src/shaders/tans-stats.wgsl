@@ -59,26 +59,7 @@ fn value_at(frame: u32, pixel: u32) -> u32 {
   return values[base + pixel];
 }
 
-// Neighbour context (src/archive/hybrid-uint.ts): bucket of the two values to the left in the same row and lane.
-fn neighbour_bucket(l1: u32, l2: u32) -> u32 {
-  let n = min(l1, 16u) + min(l2, 16u);
-  if (n < 4u) {
-    return n;
-  }
-  if (n < 6u) {
-    return 4u;
-  }
-  if (n < 8u) {
-    return 5u;
-  }
-  if (n < 12u) {
-    return 6u;
-  }
-  if (n < 16u) {
-    return 7u;
-  }
-  return 8u;
-}
+// #include "common/tans-context.wgsl"
 
 // How many left neighbours of `pixel` are in its row and its lane (0, 1 or 2).
 fn left_neighbours(pixel: u32) -> u32 {

@@ -48,3 +48,15 @@ fn read_bits(k: u32) -> u32 {
   }
   return v & (0xffffffffu >> (32u - k));
 }
+
+// Value i of a raw lane (stored verbatim, BITS bits a value, little-endian in the lane's words); the including
+// shader declares `override BITS: u32`.
+fn raw_value(i: u32) -> u32 {
+  if (BITS == 16u) {
+    return (data[start + (i >> 1u)] >> ((i & 1u) * 16u)) & 0xffffu;
+  }
+  if (BITS == 8u) {
+    return (data[start + (i >> 2u)] >> ((i & 3u) * 8u)) & 0xffu;
+  }
+  return data[start + i];
+}
