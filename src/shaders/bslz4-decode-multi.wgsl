@@ -40,54 +40,9 @@ override SCRATCH: bool = true;
 override WINDOW: bool = false;
 // Words of workgroup memory holding decoded blocks: 2048 * GROUPS without SCRATCH, else 1 (unused).
 override BLOCK_WG_WORDS: u32 = 1u;
-// Word offsets in `audit` (src/kernels/bslz4-decode.ts AUDIT_LAYOUT).
-override AUDIT_MAX: u32 = 0u;
-override AUDIT_FAILED: u32 = 1u;
-override AUDIT_ABOVE_255: u32 = 2u;
-override AUDIT_HISTOGRAM: u32 = 4u;
 
-struct Params {
-  // Batch frames [frame_start, frame_end) are decoded by this dispatch.
-  frame_start: u32,
-  frame_end: u32,
-  pixels: u32,
-  // pixels * ELEM_SIZE: the uncompressed size the header must declare.
-  expected_bytes: u32,
-  words_per_frame: u32,
-  // Bytes of the slot that hold data (index entries must stay inside).
-  slot_bytes: u32,
-  // Index in `errors` and `totals` of batch frame 0 (the batch's first global frame, or 0 for per-batch arrays).
-  first_frame: u32,
-}
+// #include "common/bslz4-bindings.wgsl"
 
-const HEADER_BYTES: u32 = 12u;
-const MAX_BLOCK_BYTES: u32 = 8192u;
-const BLOCK_WORDS: u32 = 2048u;
-const BINS: u32 = 257u;
-
-// src/kernels/decode-errors.ts
-const ERR_INDEX_OUT_OF_SLOT: u32 = 1u;
-const ERR_HEADER_TRUNCATED: u32 = 2u;
-const ERR_SIZE_MISMATCH: u32 = 3u;
-const ERR_BAD_BLOCK_SIZE: u32 = 4u;
-const ERR_UNSUPPORTED_BLOCK_SIZE: u32 = 5u;
-const ERR_BLOCK_TRUNCATED: u32 = 6u;
-const ERR_BLOCK_EMPTY: u32 = 7u;
-const ERR_LZ4_TRUNCATED: u32 = 8u;
-const ERR_LZ4_OVERRUN: u32 = 9u;
-const ERR_LZ4_BAD_OFFSET: u32 = 10u;
-const ERR_LZ4_SHORT: u32 = 11u;
-const ERR_TAIL_TRUNCATED: u32 = 12u;
-const ERR_TRAILING_BYTES: u32 = 13u;
-
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> slot: array<u32>;
-@group(0) @binding(2) var<storage, read> index: array<vec2<u32>>;
-@group(0) @binding(3) var<storage, read> flags: array<u32>;
-@group(0) @binding(4) var<storage, read_write> decoded: array<u32>;
-@group(0) @binding(5) var<storage, read_write> errors: array<u32>;
-@group(0) @binding(6) var<storage, read_write> totals: array<vec2<u32>>;
-@group(0) @binding(7) var<storage, read_write> audit: array<atomic<u32>>;
 // SCRATCH: 2048 words per group of each workgroup of the dispatch (workgroup w, group s: from word
 // (w * GROUPS + s) * 2048).
 @group(0) @binding(8) var<storage, read_write> scratch: array<u32>;
@@ -101,11 +56,8 @@ var<workgroup> frame_hist: array<atomic<u32>, BINS>;
 var<workgroup> frame_max: atomic<u32>;
 var<workgroup> frame_sum: array<atomic<u32>, 2>;
 
-// Per-lane audit of the current frame: zeros and values above 255 counted in registers.
-var<private> lane_zero: u32;
-var<private> lane_over: u32;
-var<private> lane_max: u32;
-var<private> lane_sum: vec2<u32>;
+// #include "common/bslz4-audit.wgsl"
+
 // The staged slot bytes [stage_at, stage_at + stage_len) of this lane's group, from stage[stage_base].
 var<private> stage_at: u32;
 var<private> stage_len: u32;
@@ -113,27 +65,8 @@ var<private> stage_base: u32;
 // This lane's group's decoded block: from word blk_base of `scratch` (SCRATCH) or of `block`.
 var<private> blk_base: u32;
 
-fn slot_byte(i: u32) -> u32 {
-  return (slot[i >> 2u] >> ((i & 3u) * 8u)) & 0xffu;
-}
+// #include "common/bslz4-bytes.wgsl"
 
-fn slot_be32(i: u32) -> u32 {
-  return (slot_byte(i) << 24u) | (slot_byte(i + 1u) << 16u) | (slot_byte(i + 2u) << 8u) | slot_byte(i + 3u);
-}
-
-// `count` (1..4) bytes of the slot from byte `a`, little-endian in the low bytes; reads only their words.
-fn slot_bytes(a: u32, count: u32) -> u32 {
-  let w = a >> 2u;
-  let sh = (a & 3u) * 8u;
-  var v = slot[w] >> sh;
-  if ((a & 3u) + count > 4u) {
-    v |= slot[w + 1u] << (32u - sh);
-  }
-  if (count < 4u) {
-    v &= (1u << (8u * count)) - 1u;
-  }
-  return v;
-}
 // Slot byte `i` of the group's block, from the stage when it holds it.
 fn in_byte(i: u32) -> u32 {
   let r = i - stage_at;
@@ -212,33 +145,6 @@ fn put_bytes(a: u32, count: u32, value: u32) {
 // The first word >= w0 that lane `lane` owns (words w with w mod LANES == lane).
 fn owned_word(w0: u32, lane: u32) -> u32 {
   return w0 + (lane + LANES - w0 % LANES) % LANES;
-}
-fn add64(a: vec2<u32>, b: u32) -> vec2<u32> {
-  let lo = a.x + b;
-  return vec2<u32>(lo, a.y + select(0u, 1u, lo < b));
-}
-
-// Adds `value` to the u64 counter at audit[i], audit[i + 1].
-fn audit_add64(i: u32, value: u32) {
-  let old = atomicAdd(&audit[i], value);
-  if (old + value < old) {
-    atomicAdd(&audit[i + 1u], 1u);
-  }
-}
-
-fn audit_value(pixel: u32, v: u32) {
-  if (flags[pixel] != 0u) {
-    return;
-  }
-  lane_sum = add64(lane_sum, v);
-  lane_max = max(lane_max, v);
-  if (v == 0u) {
-    lane_zero += 1u;
-  } else if (v > 255u) {
-    lane_over += 1u;
-  } else {
-    atomicAdd(&frame_hist[v], 1u);
-  }
 }
 
 // Literals: input bytes [src, src + count) to block bytes [op, op + count); one word per lane.
@@ -582,25 +488,6 @@ fn unshuffle_block(elems: u32, first: u32, out_base: u32, lane: u32) {
     audit_value(e + 7u, hi.w);
   }
 }
-
-// The raw tail: elements [first, pixels) from slot bytes at `src` (one lane).
-fn write_tail(src: u32, first: u32, out_base: u32) {
-  let n = params.pixels;
-  for (var e = first; e < n; e++) {
-    var v = 0u;
-    for (var j = 0u; j < ELEM_SIZE; j++) {
-      v |= slot_byte(src + (e - first) * ELEM_SIZE + j) << (8u * j);
-    }
-    audit_value(e, v);
-  }
-  // Output words from byte first * ELEM_SIZE (a multiple of 8) to the end of the values, the last one padded.
-  let byte0 = first * ELEM_SIZE;
-  let bytes = (n - first) * ELEM_SIZE;
-  for (var k = 0u; k < bytes; k += 4u) {
-    decoded[out_base + (byte0 + k) / 4u] = slot_bytes(src + k, min(4u, bytes - k));
-  }
-}
-
 
 // Per group: its walk's verdict + 1 once done (0 while running), written by the group's lane 0.
 var<workgroup> walk_done: array<u32, GROUPS>;

@@ -1,0 +1,51 @@
+// The bitshuffle/LZ4 decode pass's interface, shared by bslz4-decode.wgsl and bslz4-decode-multi.wgsl through an
+// include line naming this file (scripts/wgsl-include.mjs): audit layout, parameters, format constants, error
+// codes and bindings 0-7 (docs/pass-graph.md "Data formats shared by the passes").
+// Word offsets in `audit` (src/kernels/bslz4-decode.ts AUDIT_LAYOUT).
+override AUDIT_MAX: u32 = 0u;
+override AUDIT_FAILED: u32 = 1u;
+override AUDIT_ABOVE_255: u32 = 2u;
+override AUDIT_HISTOGRAM: u32 = 4u;
+
+struct Params {
+  // Batch frames [frame_start, frame_end) are decoded by this dispatch.
+  frame_start: u32,
+  frame_end: u32,
+  pixels: u32,
+  // pixels * ELEM_SIZE: the uncompressed size the header must declare.
+  expected_bytes: u32,
+  words_per_frame: u32,
+  // Bytes of the slot that hold data (index entries must stay inside).
+  slot_bytes: u32,
+  // Index in `errors` and `totals` of batch frame 0 (the batch's first global frame, or 0 for per-batch arrays).
+  first_frame: u32,
+}
+
+const HEADER_BYTES: u32 = 12u;
+const MAX_BLOCK_BYTES: u32 = 8192u;
+const BLOCK_WORDS: u32 = 2048u;
+const BINS: u32 = 257u;
+
+// src/kernels/decode-errors.ts
+const ERR_INDEX_OUT_OF_SLOT: u32 = 1u;
+const ERR_HEADER_TRUNCATED: u32 = 2u;
+const ERR_SIZE_MISMATCH: u32 = 3u;
+const ERR_BAD_BLOCK_SIZE: u32 = 4u;
+const ERR_UNSUPPORTED_BLOCK_SIZE: u32 = 5u;
+const ERR_BLOCK_TRUNCATED: u32 = 6u;
+const ERR_BLOCK_EMPTY: u32 = 7u;
+const ERR_LZ4_TRUNCATED: u32 = 8u;
+const ERR_LZ4_OVERRUN: u32 = 9u;
+const ERR_LZ4_BAD_OFFSET: u32 = 10u;
+const ERR_LZ4_SHORT: u32 = 11u;
+const ERR_TAIL_TRUNCATED: u32 = 12u;
+const ERR_TRAILING_BYTES: u32 = 13u;
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> slot: array<u32>;
+@group(0) @binding(2) var<storage, read> index: array<vec2<u32>>;
+@group(0) @binding(3) var<storage, read> flags: array<u32>;
+@group(0) @binding(4) var<storage, read_write> decoded: array<u32>;
+@group(0) @binding(5) var<storage, read_write> errors: array<u32>;
+@group(0) @binding(6) var<storage, read_write> totals: array<vec2<u32>>;
+@group(0) @binding(7) var<storage, read_write> audit: array<atomic<u32>>;
