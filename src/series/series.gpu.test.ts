@@ -8,7 +8,7 @@ import { isStemflowError } from '../errors';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
 import { fixture, loadOracle } from '../testing/fixtures';
-import { loadSeries, planSeries } from './series';
+import { fitSeries, loadSeries, planSeries } from './series';
 import { tansQuery } from './tans-query';
 
 const arina = loadOracle().acquisitions.arina;
@@ -133,6 +133,20 @@ describe('series: exact virtual images straight from GPU-resident archives', () 
       const refused = await loadSeries(device, archive, { budgetBytes: 1000 }).catch((e) => e);
       expect(isStemflowError(refused) && refused.kind).toBe('budget');
       expect(refused.message).toMatch(/needs [\d.]+ MiB on the GPU .* the budget is 0.0 MiB/);
+      // A series that does not fit: the longest prefix that does (here 2 of 3), or the refusal for one.
+      const two = planSeries(archive, [0, 1], device.limits, 2 ** 40).totalBytes;
+      const fitted = fitSeries(archive, [0, 1, 2], device.limits, two);
+      expect(fitted.acquisitions).toEqual([0, 1]);
+      expect(fitted.plan.totalBytes).toBe(two);
+      expect(fitSeries(archive, [2, 0], device.limits, 2 ** 40).acquisitions).toEqual([2, 0]);
+      const none = (() => {
+        try {
+          return fitSeries(archive, [0, 1, 2], device.limits, 1000);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(isStemflowError(none, 'budget')).toBe(true);
       // Index tables are per data buffer: a binding limit that the decoder tables of 3 records exceed (while
       // the data would fit) opens a new buffer, and no buffer's tables pass the limit.
       const acq0 = archive.acquisitions[0];

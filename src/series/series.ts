@@ -199,6 +199,39 @@ export function planSeries(
   };
 }
 
+/**
+ * The longest prefix of `acquisitions` (in order) that fits the budget and the adapter, with its plan: what to load
+ * when the whole series does not fit. Refuses, with the numbers for one acquisition, when not even the first fits.
+ */
+export function fitSeries(
+  archive: Archive,
+  acquisitions: number[],
+  limits: { maxStorageBufferBindingSize: number; maxBufferSize: number },
+  budgetBytes: number,
+  maxBufferBytes?: number,
+): { acquisitions: number[]; plan: SeriesPlan } {
+  const tryPlan = (k: number) => {
+    try {
+      return planSeries(archive, acquisitions.slice(0, k), limits, budgetBytes, maxBufferBytes);
+    } catch (e) {
+      if (e instanceof StemflowError && e.kind === 'budget') return null;
+      throw e;
+    }
+  };
+  const all = tryPlan(acquisitions.length);
+  if (all) return { acquisitions, plan: all };
+  // A plan's bytes grow with every acquisition added: the largest k that fits is found by bisection.
+  let lo = 0;
+  let hi = acquisitions.length;
+  while (lo + 1 < hi) {
+    const mid = (lo + hi) >> 1;
+    if (tryPlan(mid)) lo = mid;
+    else hi = mid;
+  }
+  if (lo === 0) planSeries(archive, acquisitions.slice(0, 1), limits, budgetBytes, maxBufferBytes);
+  return { acquisitions: acquisitions.slice(0, lo), plan: tryPlan(lo) as SeriesPlan };
+}
+
 export interface SeriesImages {
   /** Acquisition indices (into the archive), in the order asked for. */
   order: number[];

@@ -10,6 +10,8 @@ export interface SeriesSummary {
   }[];
   /** The memory plan, in words. */
   plan: string[];
+  /** Acquisitions asked for (all of the archive's unless a subset was chosen); more than loaded when they did not fit. */
+  asked: number;
   gpuBytes: number;
   /** Milliseconds to check every file and to load the encoded data onto the GPU. */
   openMs: number;
@@ -26,7 +28,8 @@ export interface SeriesQuery {
 export interface SeriesApi {
   /**
    * Opens an archive (a picked folder, or the files of a chosen folder), checks every file, and loads the chosen
-   * acquisitions (default all) encoded onto the GPU within `budgetBytes`; refuses with the numbers otherwise.
+   * acquisitions encoded onto the GPU within `budgetBytes`: a chosen subset whole or refused with the numbers; by
+   * default as many of the archive's acquisitions as fit, in order (all when they fit).
    */
   open(
     folder: FileSystemDirectoryHandle | File[],

@@ -3,7 +3,7 @@ import { expose, transfer } from 'comlink';
 import { browserArchiveFiles, browserSha256, fileListArchiveFiles } from '../archive/browser-folder';
 import { type Archive, openArchive } from '../archive/reader';
 import { StemflowError } from '../errors';
-import { loadSeries, type Series } from '../series/series';
+import { fitSeries, loadSeries, type Series } from '../series/series';
 import type { SeriesApi } from './series-api';
 
 /** The series worker: archives checked, loaded encoded onto the GPU, and queried, off the main thread. */
@@ -45,9 +45,15 @@ export const api: SeriesApi = {
     });
     const openMs = performance.now() - t0;
     const t1 = performance.now();
-    series = await loadSeries(await gpuDevice(), archive, {
+    const device = await gpuDevice();
+    // Without a chosen subset, as many acquisitions as fit (in archive order); a chosen subset loads whole or not.
+    const asked = options.acquisitions ?? archive.acquisitions.map((_, i) => i);
+    const chosen = options.acquisitions
+      ? asked
+      : fitSeries(archive, asked, device.limits, options.budgetBytes).acquisitions;
+    series = await loadSeries(device, archive, {
       budgetBytes: options.budgetBytes,
-      acquisitions: options.acquisitions,
+      acquisitions: chosen,
       onProgress: (done, total) => onProgress?.({ stage: 'load', done, total }),
     });
     return {
@@ -59,6 +65,7 @@ export const api: SeriesApi = {
         dtype: a.info.dtype,
       })),
       plan: series.plan.lines,
+      asked: asked.length,
       gpuBytes: series.plan.totalBytes,
       openMs,
       loadMs: performance.now() - t1,

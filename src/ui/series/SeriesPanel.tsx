@@ -201,8 +201,11 @@ export function SeriesPanel() {
             {phase === 'opening' ? <span data-testid="series-progress">{progress || 'opening…'}</span> : null}
             {summary ? (
               <span className="muted" title={summary.plan.join('\n')}>
-                {summary.acquisitions.length} acquisitions, {formatBytes(summary.gpuBytes)} on the GPU
-                (checked in {formatMs(summary.openMs)}, loaded in {formatMs(summary.loadMs)})
+                {summary.acquisitions.length < summary.asked
+                  ? `${summary.acquisitions.length} of ${summary.asked} acquisitions (the budget holds ${summary.acquisitions.length})`
+                  : `${summary.acquisitions.length} acquisitions`}
+                , {formatBytes(summary.gpuBytes)} on the GPU (checked in {formatMs(summary.openMs)}, loaded in{' '}
+                {formatMs(summary.loadMs)})
               </span>
             ) : null}
           </header>
