@@ -629,7 +629,7 @@ export async function loadSeries(
           acq.info.detector[1],
           s.bitsBase,
           s.needBase,
-          0,
+          2 * plan.bufferFrames[p.buffer],
           0,
         ],
         entries * RECORD_WORDS,
@@ -680,24 +680,31 @@ export async function loadSeries(
       );
     }
     timer?.mark(encoder, 'copy');
-    // Only the asked-for acquisitions' frames come back, each acquisition's records in frame order.
+    // Only the asked-for acquisitions' frames come back, each acquisition's records in frame order: accumulator A
+    // (8 B a frame), and for an acquisition computed as a delta accumulator B after it.
     let stagingAt = 0;
-    const stagingOffsets = order.map((a) => {
+    const stagingOffsets = order.map((a, i) => {
       const at = stagingAt;
       const acq = archive.acquisitions[a];
-      stagingAt += acq.info.scan[0] * acq.info.scan[1] * 16;
+      stagingAt += acq.info.scan[0] * acq.info.scan[1] * (modes[i] === 'delta' ? 16 : 8);
       return at;
     });
     order.forEach((a, i) => {
+      const acq = archive.acquisitions[a];
+      const n = acq.info.scan[0] * acq.info.scan[1];
       for (const p of plan.placements) {
         if (p.acquisition !== a) continue;
-        const rec = archive.acquisitions[a].records[p.record];
-        const at = stagingOffsets[i] + rec.firstFrame * 16;
-        if (used.has(p.buffer)) {
-          encoder.copyBufferToBuffer(sums[p.buffer], p.sumsBase * 16, staging, at, rec.frames * 16);
-        } else {
-          // No lane of this buffer ran (the mask needs no pixel): the sums are zero.
-          encoder.clearBuffer(staging, at, rec.frames * 16);
+        const rec = acq.records[p.record];
+        const planes = modes[i] === 'delta' ? [0, 1] : [0];
+        for (const plane of planes) {
+          const at = stagingOffsets[i] + (plane * n + rec.firstFrame) * 8;
+          if (used.has(p.buffer)) {
+            const from = (plane * plan.bufferFrames[p.buffer] + p.sumsBase) * 8;
+            encoder.copyBufferToBuffer(sums[p.buffer], from, staging, at, rec.frames * 8);
+          } else {
+            // No lane of this buffer ran (the mask needs no pixel): the sums are zero.
+            encoder.clearBuffer(staging, at, rec.frames * 8);
+          }
         }
       }
     });
@@ -705,8 +712,9 @@ export async function loadSeries(
     device.queue.submit([encoder.finish()]);
     for (const p of params) p.destroy();
     const tSubmit = performance.now();
+    const mapped = Math.max(16, Math.ceil(stagingAt / 16) * 16);
     try {
-      await staging.mapAsync(GPUMapMode.READ, 0, Math.max(16, stagingAt));
+      await staging.mapAsync(GPUMapMode.READ, 0, mapped);
     } catch (e) {
       // A lost device (or a destroyed buffer) aborts the mapping: say so, typed.
       throw new StemflowError(
@@ -714,25 +722,34 @@ export async function loadSeries(
         `The GPU did not finish the series query (${e instanceof Error ? e.message || e.name : String(e)}); the device may have been lost. Release the series and load it again, or load fewer acquisitions.`,
       );
     }
-    const words = new Uint32Array(staging.getMappedRange(0, Math.max(16, stagingAt)).slice(0));
-    staging.unmap();
     const tMapped = performance.now();
-    const images = order.map((a, i) => {
-      const acq = archive.acquisitions[a];
-      const n = acq.info.scan[0] * acq.info.scan[1];
-      const base = stagingOffsets[i] / 4;
-      const added = new Float64Array(n);
-      const removed = new Float64Array(n);
-      for (let f = 0; f < n; f++) {
-        added[f] = words[base + 4 * f] + words[base + 4 * f + 1] * 2 ** 32;
-        removed[f] = words[base + 4 * f + 2] + words[base + 4 * f + 3] * 2 ** 32;
-      }
-      if (modes[i] === 'full') return added;
-      const before = lastImages.get(a) as Float64Array;
-      const out = new Float64Array(n);
-      for (let f = 0; f < n; f++) out[f] = before[f] + added[f] - removed[f];
-      return out;
-    });
+    // The exact images, straight from the mapped words (u64 sums as (lo, hi); every image fits 2^53).
+    let images: Float64Array[];
+    try {
+      images = combine(new Uint32Array(staging.getMappedRange(0, mapped)));
+    } finally {
+      staging.unmap();
+    }
+    function combine(words: Uint32Array): Float64Array[] {
+      return order.map((a, i) => {
+        const acq = archive.acquisitions[a];
+        const n = acq.info.scan[0] * acq.info.scan[1];
+        const base = stagingOffsets[i] / 4;
+        const out = new Float64Array(n);
+        if (modes[i] === 'full') {
+          for (let f = 0; f < n; f++) out[f] = words[base + 2 * f] + words[base + 2 * f + 1] * 2 ** 32;
+          return out;
+        }
+        const before = lastImages.get(a) as Float64Array;
+        const removedBase = base + 2 * n;
+        for (let f = 0; f < n; f++) {
+          const added = words[base + 2 * f] + words[base + 2 * f + 1] * 2 ** 32;
+          const removed = words[removedBase + 2 * f] + words[removedBase + 2 * f + 1] * 2 ** 32;
+          out[f] = before[f] + added - removed;
+        }
+        return out;
+      });
+    }
     // Deltas build on these images; acquisitions not asked for keep an image of an older mask: drop them.
     if (!lastMask || !sameMask(lastMask, mask)) {
       for (const a of [...lastImages.keys()]) if (!order.includes(a)) lastImages.delete(a);

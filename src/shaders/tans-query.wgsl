@@ -35,7 +35,8 @@ struct Record {
   offsets_base: u32,
   cells_base: u32,
   class_base: u32,
-  // Index of the record's first frame in `sums` (4 words per frame: A lo, A hi, B lo, B hi).
+  // Index of the record's first frame in `sums`: accumulator A of frame f at words 2 (frame_base + f) (lo, hi),
+  // accumulator B at b_base + 2 (frame_base + f) (A and B in two planes, so a full mask reads back A alone).
   frame_base: u32,
   data_words: u32,
   // Detector columns: neighbour contexts restart at each row.
@@ -43,7 +44,8 @@ struct Record {
   // Word offsets of this acquisition's mask bits and slice needs.
   bits_base: u32,
   need_base: u32,
-  pad0: u32,
+  // Word offset of accumulator B's plane in `sums` (2 x the frames of the data buffer).
+  b_base: u32,
   pad1: u32,
 }
 
@@ -186,7 +188,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
       col = select(col + 1u, 0u, col + 1u == r.cols);
     }
   }
-  let at = (r.frame_base + frame) * 4u;
+  let at = (r.frame_base + frame) * 2u;
   add64(at, a_lo, a_hi);
-  add64(at + 2u, b_lo, b_hi);
+  add64(r.b_base + at, b_lo, b_hi);
 }
