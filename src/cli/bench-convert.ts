@@ -19,7 +19,6 @@ import {
   viewValues,
 } from '../archive/convert';
 import { type GpuEncoderTimings, gpuRecordEncoder, type RecordTimeline } from '../archive/gpu-encoder';
-import { COMPARE_LANES_PER_DISPATCH, verifyAcquisitionGpu } from '../archive/gpu-verify';
 import { laneGeometry } from '../archive/lanes';
 import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
 import { openArchive } from '../archive/reader';
@@ -28,6 +27,7 @@ import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
 import { acquireDevice } from '../gpu/device';
 import { nodeGpu } from '../gpu/node-gpu';
 import type { AcquisitionSource } from '../source/acquisition-source';
+import { benchVerify } from './bench-convert-verify';
 
 export interface BenchConvertOptions {
   scan: number;
@@ -182,63 +182,21 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     const openMs = performance.now() - t;
     try {
       const acquisition = archive.acquisitions[0];
-      await verifyAcquisitionGpu(device, acquisition, source, { slots: o.slots }); // warm-up (pipelines)
-      const verify = await verifyAcquisitionGpu(device, acquisition, source, { slots: o.slots });
-      // Where a record's verification goes: each step waited for (the timed run above overlaps them).
-      const prof = await verifyAcquisitionGpu(device, acquisition, source, { slots: o.slots, profile: true });
-      const nRec = acquisition.records.length;
-      const verifyPerRecord = {
-        records: nRec,
-        pipelinedMs: verify.ms / nRec,
-        copyMs: prof.timings.copyMs / nRec,
-        decodeMs: prof.timings.decodeMs / nRec,
-        compareMs: prof.timings.compareMs / nRec,
-        notDecodeMs: verify.ms / nRec - prof.timings.decodeMs / nRec,
-        profiledTotalMs: prof.ms,
-        exact: prof.mismatches === 0 && prof.laneErrors === 0 && prof.sourceErrors === 0,
-      };
-      // Compare per record at other dispatch sizes (each step waited for; every run must stay exact).
-      const compareSweep = [];
-      for (const lanes of [32768, 131072, 262144]) {
-        const r = await verifyAcquisitionGpu(device, acquisition, source, {
-          slots: o.slots,
-          profile: true,
-          compareLanes: lanes,
-        });
-        compareSweep.push({
-          lanesPerDispatch: lanes,
-          compareMs: r.timings.compareMs / nRec,
-          exact: r.mismatches === 0 && r.laneErrors === 0 && r.sourceErrors === 0,
-        });
-      }
+      const v = await benchVerify(device, acquisition, source, { slots: o.slots, rawBytes, log });
       const spot = await spotCheck(acquisition, source);
       const ok =
         sameManifest &&
-        verify.mismatches === 0 &&
-        verify.laneErrors === 0 &&
-        verify.sourceErrors === 0 &&
-        verifyPerRecord.exact &&
-        compareSweep.every((c) => c.exact) &&
-        verify.compared === acq.frames * o.det * o.det &&
+        v.exact &&
+        v.verify.compared === acq.frames * o.det * o.det &&
         spot.every((s) => s.exact);
       report.verify = {
         openWithHashCheckMs: openMs,
         openHashedOnMainThreadMs: openMainThreadMs,
-        ...verify,
-        rawEquivalentGBps: gbps(rawBytes, verify.ms),
-        perRecord: verifyPerRecord,
-        compareSweep,
+        ...v.report,
         spotCheck: spot,
       };
       log(
-        `open (every SHA-256 checked): ${ms(openMs)} (hashed on the main thread, 4 files at once: ${ms(openMainThreadMs)}); GPU verify: ${verify.compared} values, ${verify.mismatches} mismatches, ${verify.laneErrors} lane errors, ${verify.sourceErrors} source errors in ${ms(verify.ms)} = ${gbps(rawBytes, verify.ms).toFixed(1)} GB/s raw-equivalent (read ${ms(verify.timings.readMs)}, upload ${ms(verify.timings.uploadMs)}, GPU wait ${ms(verify.timings.gpuWaitMs)})`,
-      );
-      const v = verifyPerRecord;
-      log(
-        `GPU verify per record of ${codec.recordFrames} frames: ${ms(v.pipelinedMs)} pipelined; one step at a time: staging copies + small uploads ${ms(v.copyMs)}, decode ${ms(v.decodeMs)}, compare ${ms(v.compareMs)}; not the decode: ${ms(v.notDecodeMs)} (${((100 * v.notDecodeMs) / v.pipelinedMs).toFixed(0)} %)`,
-      );
-      log(
-        `compare per record by lanes a dispatch: ${COMPARE_LANES_PER_DISPATCH} (default) ${ms(v.compareMs)}, ${compareSweep.map((c) => `${c.lanesPerDispatch} ${ms(c.compareMs)}${c.exact ? '' : ' NOT EXACT'}`).join(', ')}`,
+        `open (every SHA-256 checked): ${ms(openMs)} (hashed on the main thread, 4 files at once: ${ms(openMainThreadMs)})`,
       );
       log(
         `spot check (CPU twin decode vs source): ${spot.map((s) => `frame ${s.frame} ${s.exact ? 'exact' : 'MISMATCH'}`).join(', ')}`,
