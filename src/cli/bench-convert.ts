@@ -115,6 +115,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
       totalMs: convertMs,
       encodeMs: result.timings.encodeMs,
       writeHashMs: result.timings.writeMs,
+      tail: result.timings.tail,
       encoderStages: { ...encoder.timings, timeline: undefined },
       timeline: timelineSummary(encoder.timings.timeline, result.timings.records),
       records: encoder.timings.timeline.map((line, r) => ({ ...line, ...result.timings.records[r] })),
@@ -138,6 +139,10 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     const second = et.timeline.find((line) => line.firstFrame === codec.recordFrames);
     log(
       `start-up: state (plan + slot buffers) ${ms(et.setupMs)}, records waiting for pipelines ${ms(et.pipelineWaitMs)}, creating readbacks ${ms(et.readbackCreateMs)}${first ? `; first record: starts ${ms(first.startMs)}, read ${ms(first.readMs)}, GPU wait ${ms(first.gpuWaitMs)}, ends ${ms(first.endMs)}` : ''}${second ? `; second record ends ${ms(second.endMs)}` : ''}`,
+    );
+    const tail = result.timings.tail;
+    log(
+      `tail after the last record is encoded: ${ms(tail.totalMs)} (state .npz built ${ms(tail.stateMs)} while the last shards are written; then waiting for shards + state written + hashed ${ms(tail.drainMs)}, manifest ${ms(tail.manifestMs)}, publish ${ms(tail.publishMs)})`,
     );
     log(
       `archive: ${result.archiveBytes} bytes = ${ratio.toFixed(3)} x bitshuffle/LZ4 (${compressedBytes} bytes), ${(rawBytes / result.archiveBytes).toFixed(2)}x smaller than raw`,
