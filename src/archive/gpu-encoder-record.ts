@@ -9,63 +9,13 @@ import type { EncodedRecord, RecordAudit } from './convert';
 import { type HostPool, lendableReadback } from './gpu-encoder-memory';
 import { align4 } from './gpu-encoder-plan';
 import type { EncodeParams, EncoderState, Slot } from './gpu-encoder-slots';
+import type { GpuEncoderTimings, RecordTimeline } from './gpu-encoder-timings';
 import { NEIGHBOUR_BUCKETS } from './hybrid-uint';
 import { frequenciesFromHistogram, type RecordModel } from './record-tables';
 import { classMapFromSumsFast, sumsFromPairs } from './tans-stats';
 import { buildEncodeTablesAll } from './tans-table';
 
-export interface GpuEncoderTimings {
-  records: number;
-  /** Host reads of the stored chunks, straight into mapped staging memory (includes waiting for the map). */
-  readMs: number;
-  /** writeBuffer of the model and offsets; unmapping the chunks' staging. */
-  uploadMs: number;
-  /** Submit to readback of decode + pixel sums (decode alone in profile mode). */
-  decodeMs: number;
-  /** Pixel sums alone (profile mode only; otherwise inside decodeMs). */
-  sumsMs: number;
-  /** Host: class map, audit, frequencies and tables. */
-  modelMs: number;
-  histogramMs: number;
-  encodeMs: number;
-  /** Compaction alone (profile mode only; otherwise inside readbackMs). */
-  compactMs: number;
-  /** Compaction + copy of the data words to mapped memory, until mapped. */
-  readbackMs: number;
-  /** Copying the mapped data words into host memory (records whose readback was not lent). */
-  hostCopyMs: number;
-  /** Records whose words were lent in their mapped readback (no host copy). */
-  lentRecords: number;
-  /** Start-up: planning and creating the slots' buffers (once per encoder state). */
-  setupMs: number;
-  /** Start-up: records waiting, chunks read, for the stats and encode pipelines to compile. */
-  pipelineWaitMs: number;
-  /** Creating output readbacks (each once, when a record first needs it). */
-  readbackCreateMs: number;
-  /** One entry per record encoded, in the order they finished. */
-  timeline: RecordTimeline[];
-}
-
-/** Where one record's time went (ms). Records overlap: their GPU waits include other records' passes. */
-export interface RecordTimeline {
-  firstFrame: number;
-  /** Start and end, ms after the encoder was created. */
-  startMs: number;
-  endMs: number;
-  /** Waiting for the chunks' staging: the record before in the slot has its chunks on the GPU, mapped again. */
-  stagingWaitMs: number;
-  /** Reading the stored chunks into the mapped staging. */
-  readMs: number;
-  /** Waiting, chunks read, for the record before in the same slot to finish. */
-  slotWaitMs: number;
-  /** Host model: class map, audit, frequencies, tables. */
-  modelMs: number;
-  /** Host copy of the data words (0 when the readback was lent). */
-  copyMs: number;
-  /** Waiting for the GPU's results: sums, histogram, lane counts, data words. */
-  gpuWaitMs: number;
-  lent: boolean;
-}
+export type { GpuEncoderTimings, RecordTimeline } from './gpu-encoder-timings';
 
 async function readStaging(buffer: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
   if (bytes === 0) return new ArrayBuffer(0);
@@ -93,9 +43,12 @@ export async function encodeRecord(
     epoch,
     after,
     freeStaging,
+    compactApart = false,
   }: {
     timings: GpuEncoderTimings;
     profile: boolean;
+    /** Compact into the slot's own record output even when the words fit `decoded` (tests that path). */
+    compactApart?: boolean;
     pool: HostPool;
     epoch: number;
     /** The record before in this slot: done with the chunks' staging; done with the slot. */
@@ -127,13 +80,16 @@ export async function encodeRecord(
     }
   };
   const { pixels } = g;
-  const b = slot.buffers;
   const lanes = frames * g.slices;
   const queue = device.queue;
   const submit = (encoder: GPUCommandEncoder, params: GPUBuffer[]) => {
     queue.submit([encoder.finish()]);
     for (const p of params) p.destroy();
   };
+  // 1. Read the stored chunks straight into the mapped staging buffer; the GPU copies them into its slot.
+  let t = now();
+  await slot.made; // the slots after the first are created while the first record is decoded
+  const b = slot.buffers;
   const statsJob = {
     values: b.decoded,
     frames,
@@ -142,9 +98,6 @@ export async function encodeRecord(
     cols: plan.cols,
     slicePixels: g.slicePixels,
   };
-
-  // 1. Read the stored chunks straight into the mapped staging buffer; the GPU copies them into its slot.
-  let t = now();
   const upload = b['compressed upload'];
   await after.staging;
   await slot.uploadReady;
@@ -218,7 +171,9 @@ export async function encodeRecord(
       slot.uploadReady.catch(() => undefined); // a destroyed slot rejects it; the next job awaits it
     }
     freeStaging();
-    return new Uint32Array(await gpuResult(readStaging(staging, pixels * 8 + 8 + frames * 4)));
+    const result = gpuResult(readStaging(staging, pixels * 8 + 8 + frames * 4));
+    s.grow(); // the first record's decode is submitted: create the other slots while it runs
+    return new Uint32Array(await result);
   };
   let words = await sums();
   if (profile) timings.sumsMs += now() - t;
@@ -333,12 +288,14 @@ export async function encodeRecord(
     slot.readback ??= await s.createReadback(bytes, 'output readback');
     readback = slot.readback;
   }
+  // The compaction writes into `decoded` (its values are encoded) unless the words exceed it.
+  const output = bytes <= b.decoded.size && !compactApart ? b.decoded : await s.recordOutput(slot);
   t = now();
   encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: compaction` });
   const compactParams = lanePass.encodeCompaction(encoder, {
     ...encodeJob,
     offsets: b['lane offsets'],
-    output: b['record output'],
+    output,
   });
   if (profile) {
     submit(encoder, [compactParams]);
@@ -347,7 +304,7 @@ export async function encodeRecord(
     t = now();
     encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: readback` });
   }
-  if (readback) encoder.copyBufferToBuffer(b['record output'], 0, readback, 0, bytes);
+  if (readback) encoder.copyBufferToBuffer(output, 0, readback, 0, bytes);
   submit(encoder, profile ? [] : [compactParams]);
   let data: Uint32Array;
   if (lend) {

@@ -1,6 +1,8 @@
 /**
  * The GPU archive encoder's record slots (gpu-encoder.ts): each slot holds every buffer one record needs
- * (gpu-encoder-plan.ts), allocated at once inside an out-of-memory error scope, and the pipelines they share.
+ * (gpu-encoder-plan.ts), allocated inside an out-of-memory error scope, and the pipelines they share. Only the
+ * first slot is created with the state; the others once the first record's decode is submitted (`grow`), so
+ * creating them (~21 ms per GB on the H200, on this thread) overlaps the first record's GPU work.
  */
 import { StemflowError } from '../errors';
 import { createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
@@ -18,7 +20,10 @@ import { DTYPE_BITS } from './lanes';
 export type EncodeParams = Parameters<RecordEncoder['encode']>[3];
 
 export interface Slot {
+  /** Empty until `made` resolves. */
   buffers: Record<string, GPUBuffer>;
+  /** Resolves once the slot's buffers exist (rejects with a 'budget' error when they do not fit). */
+  made: Promise<void>;
   /** Resolves when the chunks' staging buffer is mapped for writing again. */
   uploadReady: Promise<void>;
   /**
@@ -30,6 +35,8 @@ export interface Slot {
   free: Promise<void>;
   /** The slot's own output readback (words copied into host memory), created when first needed. */
   readback: GPUBuffer | null;
+  /** The compaction's output when a record's words exceed `decoded` (rare), created when first needed. */
+  output: GPUBuffer | null;
 }
 
 /** Readbacks are created at the size needed + 25 %, in steps of 16 MiB, up to the plan's size. */
@@ -52,6 +59,10 @@ export interface EncoderState {
    * the caller keeps it (slot readback) or lends it.
    */
   createReadback(bytes: number, label: string): Promise<GPUBuffer>;
+  /** The slot's record output (plan size), created when first needed, inside an out-of-memory scope. */
+  recordOutput(slot: Slot): Promise<GPUBuffer>;
+  /** Starts creating the slots after the first (once; the first record calls it after submitting its decode). */
+  grow(): void;
   /** Lent readbacks, by the ArrayBuffer of their mapped range; given back by `giveBack`. */
   lent: Map<ArrayBufferLike, GPUBuffer>;
   decode: ReturnType<typeof createBslz4DecodePass>;
@@ -110,8 +121,11 @@ export async function createState(
   }: {
     lendReadbacks?: number;
     budgetBytes?: number;
-    /** Adds the time spent creating readbacks (their first use is part of a record's start-up). */
-    timings?: { readbackCreateMs: number };
+    /**
+     * Adds the time spent creating readbacks (their first use is part of a record's start-up) and the slots
+     * after the first.
+     */
+    timings?: { readbackCreateMs: number; laterSlotsMs: number };
   } = {},
 ): Promise<EncoderState> {
   if (!source.storedCodec.gpu) {
@@ -139,14 +153,20 @@ export async function createState(
   const lent = new Map<ArrayBufferLike, GPUBuffer>();
   let alive = true;
   let decode: ReturnType<typeof createBslz4DecodePass> | null = null;
+  /** The slots after the first not created yet (`grow`); rejected when the state is destroyed first. */
+  const unmadeSlots: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   const destroy = () => {
     alive = false;
+    for (const u of unmadeSlots.splice(0))
+      u.reject(new StemflowError('aborted', 'The GPU encoder was closed.'));
     decode?.destroy();
     for (const b of created.splice(0)) b.destroy();
     for (const b of lendable.splice(0)) b.destroy();
     for (const slot of made) {
       slot.readback?.destroy();
       slot.readback = null;
+      slot.output?.destroy();
+      slot.output = null;
     }
   };
   const bits = DTYPE_BITS[params.dtype];
@@ -179,31 +199,40 @@ export async function createState(
     } else buffer.destroy();
     return true;
   };
+  const slotBuffers = (k: number) => {
+    const buffers: Record<string, GPUBuffer> = {};
+    for (const b of plan.buffers) {
+      if (b.lazy) continue;
+      const upload = b.label === 'compressed upload';
+      const buffer = device.createBuffer({
+        label: `encoder ${k} ${b.label}`,
+        size: b.bytes,
+        usage: b.bound ? STORAGE : upload ? UPLOAD : READBACK,
+        mappedAtCreation: upload,
+      });
+      created.push(buffer);
+      buffers[b.label] = buffer;
+    }
+    return buffers;
+  };
+  const newSlot = (buffers: Record<string, GPUBuffer>, ready: Promise<void>): Slot => ({
+    buffers,
+    made: ready,
+    uploadReady: Promise.resolve(),
+    stagingFree: Promise.resolve(),
+    free: Promise.resolve(),
+    readback: null,
+    output: null,
+  });
+  const budgetError = (what: string, oom: GPUError) =>
+    new StemflowError(
+      'budget',
+      `GPU encoder: ${what} do not fit this GPU's memory (${oom.message}); the plan: ${slots} record slot(s) of ${plan.slotBytes} bytes, a decode scratch of ${plan.decodeScratchBytes} bytes and ${plan.lendReadbacks} lent readback(s) of ${plan.lendBytes} bytes (${plan.totalBytes} in all). Use smaller records or fewer slots.`,
+    );
   device.pushErrorScope('out-of-memory');
   let popped = false;
   try {
-    for (let s = 0; s < slots; s++) {
-      const buffers: Record<string, GPUBuffer> = {};
-      for (const b of plan.buffers) {
-        if (b.lazy) continue;
-        const upload = b.label === 'compressed upload';
-        const buffer = device.createBuffer({
-          label: `encoder ${s} ${b.label}`,
-          size: b.bytes,
-          usage: b.bound ? STORAGE : upload ? UPLOAD : READBACK,
-          mappedAtCreation: upload,
-        });
-        created.push(buffer);
-        buffers[b.label] = buffer;
-      }
-      made.push({
-        buffers,
-        uploadReady: Promise.resolve(),
-        stagingFree: Promise.resolve(),
-        free: Promise.resolve(),
-        readback: null,
-      });
-    }
+    made.push(newSlot(slotBuffers(0), Promise.resolve()));
     // One decode pass for the slots; its scratch (plan.decodeScratchBytes) is allocated here, in the scope.
     decode = createBslz4DecodePass(device, {
       elemSize: (bits / 8) as 1 | 2 | 4,
@@ -212,12 +241,37 @@ export async function createState(
     decode.reserve(frames);
     popped = true;
     const oom = await device.popErrorScope();
-    if (oom) {
-      throw new StemflowError(
-        'budget',
-        `GPU encoder: ${slots} record slot(s) of ${plan.slotBytes} bytes, a decode scratch of ${plan.decodeScratchBytes} bytes and ${plan.lendReadbacks} lent readback(s) of ${plan.lendBytes} bytes (${plan.totalBytes} in all) do not fit this GPU's memory (${oom.message}). Use smaller records.`,
-      );
+    if (oom) throw budgetError('the first record slot and the decode scratch', oom);
+    // The other slots: created by `grow`, one after another, each in its own scope.
+    for (let k = 1; k < slots; k++) {
+      const ready = new Promise<void>((resolve, reject) => {
+        unmadeSlots.push({ resolve, reject });
+      });
+      ready.catch(() => undefined); // awaited by the records that use the slot
+      made.push(newSlot({}, ready));
     }
+    let growing = false;
+    const grow = () => {
+      if (growing) return;
+      growing = true;
+      void (async () => {
+        for (let k = 1; k < slots; k++) {
+          const next = unmadeSlots.shift();
+          if (!next) return; // destroyed: rejected there
+          const { resolve, reject } = next;
+          const t = performance.now();
+          device.pushErrorScope('out-of-memory');
+          made[k].buffers = slotBuffers(k);
+          const oom = await device.popErrorScope().catch(() => null);
+          if (timings) timings.laterSlotsMs += performance.now() - t;
+          if (oom) reject(budgetError(`record slot ${k}`, oom));
+          else if (!alive) {
+            for (const b of Object.values(made[k].buffers)) b.destroy();
+            reject(new StemflowError('aborted', 'The GPU encoder was closed.'));
+          } else resolve();
+        }
+      })();
+    };
     // Compiled while the first record is read (errors surface when awaited). Started after the error scope:
     // popping it can wait for pipelines being compiled (Dawn on SwiftShader did, ~2 s).
     const passes = Promise.all([
@@ -233,6 +287,24 @@ export async function createState(
       lendable,
       unmade: plan.lendReadbacks,
       createReadback,
+      recordOutput: async (slot) => {
+        if (slot.output) return slot.output;
+        const bytes = plan.buffers.find((b) => b.label === 'record output')?.bytes ?? 4;
+        device.pushErrorScope('out-of-memory');
+        const buffer = device.createBuffer({ label: 'encoder record output', size: bytes, usage: STORAGE });
+        const oom = await device.popErrorScope();
+        if (oom) {
+          buffer.destroy();
+          throw budgetError(`a record output of ${bytes} bytes`, oom);
+        }
+        if (!alive) {
+          buffer.destroy();
+          throw new StemflowError('aborted', 'The GPU encoder was closed.');
+        }
+        slot.output = buffer;
+        return buffer;
+      },
+      grow,
       lent,
       decode,
       passes,

@@ -96,7 +96,7 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
   }
 
   withGpu(
-    'without prefetch, in profile mode, and with 3 records in flight: the same archive',
+    'without prefetch, in profile mode, with 3 records in flight, compacted apart from the values: the same archive',
     async ({ device }) => {
       const paths = [fixture('many_fixed_u32_32.h5')];
       const cpu = await convertWith(paths, cpuRecordEncoder, small, { dataset: '/data' });
@@ -104,9 +104,23 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
       const gpu = await convertWith(paths, encoder, small, { dataset: '/data' });
       await encoder.dispose();
       expect(gpu).toBe(cpu);
-      const deep = gpuRecordEncoder(device, { slots: 3 });
-      expect(await convertWith(paths, deep, small, { dataset: '/data' })).toBe(cpu);
-      await deep.dispose();
+      const tracked = trackBuffers(device);
+      try {
+        const deep = gpuRecordEncoder(device, { slots: 3 });
+        expect(await convertWith(paths, deep, small, { dataset: '/data' })).toBe(cpu);
+        // Slots 1 and 2 were created once the first record's decode was submitted.
+        expect(deep.timings.laterSlotsMs).toBeGreaterThan(0);
+        await deep.dispose();
+        // The path of records whose words exceed their raw size: a record output of the slot's own.
+        const apart = gpuRecordEncoder(device, { compactApart: true });
+        expect(await convertWith(paths, apart, small, { dataset: '/data' })).toBe(cpu);
+        await apart.dispose();
+        expect(tracked.createdLabels()).toContain('encoder record output');
+        expect(tracked.createdLabels().filter((l) => l.includes('record output')).length).toBe(2);
+        expect(tracked.alive()).toBe(0);
+      } finally {
+        tracked.stop();
+      }
       expect(encoder.timings.sumsMs).toBeGreaterThan(0);
       expect(encoder.timings.compactMs).toBeGreaterThan(0);
     },

@@ -59,6 +59,11 @@ export interface GpuEncoderOptions {
   lendReadbacks?: number;
   /** GPU bytes the encoder may allocate (optional): more slots or readbacks than fit are refused. */
   budgetBytes?: number;
+  /**
+   * Compact every record into a buffer of its own instead of into the decoded values (default false: only a
+   * record whose words exceed its raw size needs that buffer; tests use it to run that path).
+   */
+  compactApart?: boolean;
 }
 
 interface Job {
@@ -90,6 +95,7 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
     setupMs: 0,
     pipelineWaitMs: 0,
     readbackCreateMs: 0,
+    laterSlotsMs: 0,
     timeline: [],
   };
   const epoch = performance.now();
@@ -142,7 +148,7 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
       firstFrame,
       frames,
       params,
-      { timings, profile, pool, epoch, after, freeStaging },
+      { timings, profile, pool, epoch, after, freeStaging, compactApart: options.compactApart },
       signal,
     );
     slot.free = result.then(
