@@ -69,14 +69,18 @@ export async function encodeRecord(
     modelMs: 0,
     copyMs: 0,
     gpuWaitMs: 0,
+    gpuWaits: { sums: 0, histogram: 0, lanes: 0, words: 0 },
+    pipelineWaitMs: 0,
+    readbackCreateMs: 0,
     lent: false,
   };
-  const gpuResult = async <T>(p: Promise<T>): Promise<T> => {
+  const gpuResult = async <T>(step: keyof RecordTimeline['gpuWaits'], p: Promise<T>): Promise<T> => {
     const t = now();
     try {
       return await p;
     } finally {
       line.gpuWaitMs += now() - t;
+      line.gpuWaits[step] += now() - t;
     }
   };
   const { pixels } = g;
@@ -120,7 +124,8 @@ export async function encodeRecord(
   line.slotWaitMs = now() - t;
   t = now();
   const { stats, lanes: lanePass } = await s.passes;
-  timings.pipelineWaitMs += now() - t;
+  line.pipelineWaitMs = now() - t;
+  timings.pipelineWaitMs += line.pipelineWaitMs;
   t = now();
   upload.unmap();
   const index = new Uint32Array(frames * 2);
@@ -171,7 +176,7 @@ export async function encodeRecord(
       slot.uploadReady.catch(() => undefined); // a destroyed slot rejects it; the next job awaits it
     }
     freeStaging();
-    const result = gpuResult(readStaging(staging, pixels * 8 + 8 + frames * 4));
+    const result = gpuResult('sums', readStaging(staging, pixels * 8 + 8 + frames * 4));
     s.grow(); // the first record's decode is submitted: create the other slots while it runs
     return new Uint32Array(await result);
   };
@@ -211,7 +216,7 @@ export async function encodeRecord(
   });
   encoder.copyBufferToBuffer(b.histogram, 0, b['small readback'], 0, bins * 4);
   submit(encoder, [histParams]);
-  const histogram = new Uint32Array(await gpuResult(readStaging(b['small readback'], bins * 4)));
+  const histogram = new Uint32Array(await gpuResult('histogram', readStaging(b['small readback'], bins * 4)));
   timings.histogramMs += now() - t;
 
   // 4. Host: frequencies and tables; encode every lane on the GPU.
@@ -256,7 +261,7 @@ export async function encodeRecord(
   encoder.copyBufferToBuffer(b['lane counts'], 0, b['small readback'], 0, lanes * 4);
   encoder.copyBufferToBuffer(b['lane errors'], 0, b['small readback'], lanes * 4, lanes * 4);
   submit(encoder, [laneParams]);
-  const laneWords = new Uint32Array(await gpuResult(readStaging(b['small readback'], lanes * 8)));
+  const laneWords = new Uint32Array(await gpuResult('lanes', readStaging(b['small readback'], lanes * 8)));
   timings.encodeMs += now() - t;
   const bad = laneWords.subarray(lanes).findIndex((e) => e !== 0);
   if (bad >= 0) {
@@ -278,6 +283,7 @@ export async function encodeRecord(
   // gives it back once written), else into the slot's own readback and copied into host memory. Readbacks
   // are created when first needed, at about the size needed (grown if a record needs more).
   const bytes = dataWords * 4;
+  t = now();
   const lend = dataWords > 0 ? await lendableReadback(s, bytes) : undefined;
   let readback = lend;
   if (!readback && dataWords > 0) {
@@ -288,6 +294,7 @@ export async function encodeRecord(
     slot.readback ??= await s.createReadback(bytes, 'output readback');
     readback = slot.readback;
   }
+  line.readbackCreateMs = now() - t;
   // The compaction writes into `decoded` (its values are encoded) unless the words exceed it.
   const output = bytes <= b.decoded.size && !compactApart ? b.decoded : await s.recordOutput(slot);
   t = now();
@@ -309,7 +316,7 @@ export async function encodeRecord(
   let data: Uint32Array;
   if (lend) {
     try {
-      await gpuResult(lend.mapAsync(GPUMapMode.READ, 0, bytes));
+      await gpuResult('words', lend.mapAsync(GPUMapMode.READ, 0, bytes));
     } catch (error) {
       s.lendable.push(lend);
       throw error;
@@ -322,7 +329,7 @@ export async function encodeRecord(
   } else {
     data = pool.take(plan.lanes * plan.laneStride).subarray(0, dataWords);
     if (readback) {
-      await gpuResult(readback.mapAsync(GPUMapMode.READ, 0, bytes));
+      await gpuResult('words', readback.mapAsync(GPUMapMode.READ, 0, bytes));
       timings.readbackMs += now() - t;
       t = now();
       data.set(new Uint32Array(readback.getMappedRange(0, bytes)));

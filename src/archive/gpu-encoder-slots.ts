@@ -9,6 +9,7 @@ import { createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import type { RecordEncoder } from './convert';
 import { type GpuEncoderPlan, planGpuEncoder } from './gpu-encoder-plan';
+import type { GpuEncoderTimings } from './gpu-encoder-timings';
 import {
   createTansEncodePassAsync,
   createTansStatsPassAsync,
@@ -54,6 +55,12 @@ export interface EncoderState {
   lendable: GPUBuffer[];
   /** Lendable readbacks not created yet. */
   unmade: number;
+  /** Lendable readbacks are being created in the background (gpu-encoder-memory.ts). */
+  preparing: boolean;
+  /** Readbacks created in the background, not yet lendable (destroyed with the state). */
+  inPreparation: Set<GPUBuffer>;
+  /** False once destroyed. */
+  alive(): boolean;
   /**
    * A readback of at least `bytes` (a new one, inside an out-of-memory scope; 'budget' error when it fails):
    * the caller keeps it (slot readback) or lends it.
@@ -125,7 +132,10 @@ export async function createState(
      * Adds the time spent creating readbacks (their first use is part of a record's start-up) and the slots
      * after the first.
      */
-    timings?: { readbackCreateMs: number; laterSlotsMs: number };
+    timings?: Pick<
+      GpuEncoderTimings,
+      'readbackCreateMs' | 'laterSlotsMs' | 'firstSlotMs' | 'decodeSetupMs' | 'setupScopeMs'
+    >;
   } = {},
 ): Promise<EncoderState> {
   if (!source.storedCodec.gpu) {
@@ -155,8 +165,11 @@ export async function createState(
   let decode: ReturnType<typeof createBslz4DecodePass> | null = null;
   /** The slots after the first not created yet (`grow`); rejected when the state is destroyed first. */
   const unmadeSlots: { resolve: () => void; reject: (e: unknown) => void }[] = [];
+  const inPreparation = new Set<GPUBuffer>();
   const destroy = () => {
     alive = false;
+    for (const b of inPreparation) b.destroy();
+    inPreparation.clear();
     for (const u of unmadeSlots.splice(0))
       u.reject(new StemflowError('aborted', 'The GPU encoder was closed.'));
     decode?.destroy();
@@ -232,15 +245,25 @@ export async function createState(
   device.pushErrorScope('out-of-memory');
   let popped = false;
   try {
+    let t = performance.now();
     made.push(newSlot(slotBuffers(0), Promise.resolve()));
+    const firstSlotMs = performance.now() - t;
+    t = performance.now();
     // One decode pass for the slots; its scratch (plan.decodeScratchBytes) is allocated here, in the scope.
     decode = createBslz4DecodePass(device, {
       elemSize: (bits / 8) as 1 | 2 | 4,
       variant: plan.decodeVariant,
     });
     decode.reserve(frames);
+    const decodeSetupMs = performance.now() - t;
+    t = performance.now();
     popped = true;
     const oom = await device.popErrorScope();
+    if (timings) {
+      timings.firstSlotMs += firstSlotMs;
+      timings.decodeSetupMs += decodeSetupMs;
+      timings.setupScopeMs += performance.now() - t;
+    }
     if (oom) throw budgetError('the first record slot and the decode scratch', oom);
     // The other slots: created by `grow`, one after another, each in its own scope.
     for (let k = 1; k < slots; k++) {
@@ -286,6 +309,9 @@ export async function createState(
       slots: made,
       lendable,
       unmade: plan.lendReadbacks,
+      preparing: false,
+      inPreparation,
+      alive: () => alive,
       createReadback,
       recordOutput: async (slot) => {
         if (slot.output) return slot.output;

@@ -32,6 +32,10 @@ export interface GpuEncoderTimings {
   readbackCreateMs: number;
   /** Start-up: creating the slots after the first, while the first record's decode runs. */
   laterSlotsMs: number;
+  /** Start-up, inside setupMs: the first slot's buffers; the decode pass and its scratch; the scope's pop. */
+  firstSlotMs: number;
+  decodeSetupMs: number;
+  setupScopeMs: number;
   /** One entry per record encoded, in the order they finished. */
   timeline: RecordTimeline[];
 }
@@ -54,5 +58,11 @@ export interface RecordTimeline {
   copyMs: number;
   /** Waiting for the GPU's results: sums, histogram, lane counts, data words. */
   gpuWaitMs: number;
+  /** The same, step by step (the first record's show its start-up: first uses, lazy clears). */
+  gpuWaits: { sums: number; histogram: number; lanes: number; words: number };
+  /** Waiting, chunks read, for the stats and encode pipelines. */
+  pipelineWaitMs: number;
+  /** Waiting for its output readback to be created (0 when one was ready). */
+  readbackCreateMs: number;
   lent: boolean;
 }

@@ -96,6 +96,9 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
     pipelineWaitMs: 0,
     readbackCreateMs: 0,
     laterSlotsMs: 0,
+    firstSlotMs: 0,
+    decodeSetupMs: 0,
+    setupScopeMs: 0,
     timeline: [],
   };
   const epoch = performance.now();

@@ -21,8 +21,11 @@ export async function benchVerify(
   source: AcquisitionSource,
   { slots = 2, rawBytes, log }: { slots?: number; rawBytes: number; log: (s: string) => void },
 ) {
-  const run = (options: Parameters<typeof verifyAcquisitionGpu>[3] = {}) =>
-    verifyAcquisitionGpu(device, acquisition, source, { slots, ...options });
+  const run = async (options: Parameters<typeof verifyAcquisitionGpu>[3] = {}) => {
+    // The run before destroyed its buffers; the driver frees them at the next wait on the queue: here.
+    await device.queue.onSubmittedWorkDone();
+    return verifyAcquisitionGpu(device, acquisition, source, { slots, ...options });
+  };
   await run(); // warm-up (pipelines)
   const verify = await run();
   const serialCopies = await run({ overlap: false });

@@ -99,6 +99,9 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     // Per-stage GPU times: the first records encoded one pass at a time (waits after every pass).
     report.profile = await profileStages(device, source, codec, log);
 
+    // Buffers destroyed are freed by the driver at the next wait on the queue (H200: ~20 ms per GB, see
+    // docs/performance.md): pay for the profile's here, not inside the timed conversion.
+    await device.queue.onSubmittedWorkDone();
     const archiveDir = join(dir, 'archive');
     const encoder = gpuRecordEncoder(device, encoderOptions);
     t = performance.now();
@@ -134,12 +137,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     );
     log(`encoder stages, summed over records (records overlap): ${stageLine(encoder.timings)}`);
     log(timelineLine(report.convert as { timeline: ReturnType<typeof timelineSummary> }));
-    const et = encoder.timings;
-    const first = et.timeline.find((line) => line.firstFrame === 0);
-    const second = et.timeline.find((line) => line.firstFrame === codec.recordFrames);
-    log(
-      `start-up: state (plan + slot buffers) ${ms(et.setupMs)}, records waiting for pipelines ${ms(et.pipelineWaitMs)}, creating readbacks ${ms(et.readbackCreateMs)}${first ? `; first record: starts ${ms(first.startMs)}, read ${ms(first.readMs)}, GPU wait ${ms(first.gpuWaitMs)}, ends ${ms(first.endMs)}` : ''}${second ? `; second record ends ${ms(second.endMs)}` : ''}`,
-    );
+    log(startupLine(encoder.timings, codec.recordFrames));
     const tail = result.timings.tail;
     log(
       `tail after the last record is encoded: ${ms(tail.totalMs)} (state .npz built ${ms(tail.stateMs)} while the last shards are written; then waiting for shards + state written + hashed ${ms(tail.drainMs)}, manifest ${ms(tail.manifestMs)}, publish ${ms(tail.publishMs)})`,
@@ -150,6 +148,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
 
     // Reference: the same conversion with shards written one after another, hashed on the main thread.
     const serialDir = join(dir, 'archive-serial');
+    await device.queue.onSubmittedWorkDone(); // the deferred free of the encoder above
     const serialEncoder = gpuRecordEncoder(device, encoderOptions);
     t = performance.now();
     const serial = await convertArchive(
@@ -222,6 +221,19 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     ctx.destroy();
     if (!o.keep) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Start-up of the conversion: the encoder's state, and where the first records' time went. */
+function startupLine(et: GpuEncoderTimings, recordFrames: number): string {
+  const f = (line: RecordTimeline) =>
+    `starts ${ms(line.startMs)}, staging wait ${ms(line.stagingWaitMs)}, read ${ms(line.readMs)}, slot wait ${ms(line.slotWaitMs)}, pipelines ${ms(line.pipelineWaitMs)}, GPU waits: sums ${ms(line.gpuWaits.sums)} / histogram ${ms(line.gpuWaits.histogram)} / lanes ${ms(line.gpuWaits.lanes)} / words ${ms(line.gpuWaits.words)}, model ${ms(line.modelMs)}, readback creation ${ms(line.readbackCreateMs)}, ends ${ms(line.endMs)}`;
+  const records = [0, 1, 2]
+    .map((r) => et.timeline.find((line) => line.firstFrame === r * recordFrames))
+    .filter((line) => line !== undefined);
+  return [
+    `start-up: state ${ms(et.setupMs)} (first slot's buffers ${ms(et.firstSlotMs)}, decode pass + scratch ${ms(et.decodeSetupMs)}, error scope ${ms(et.setupScopeMs)}); later slots ${ms(et.laterSlotsMs)} (while the first record is decoded); records waiting for pipelines ${ms(et.pipelineWaitMs)}; creating readbacks ${ms(et.readbackCreateMs)} (all, in the background after the first)`,
+    ...records.map((line, r) => `  record ${r}: ${f(line)}`),
+  ].join('\n');
 }
 
 function stageLine(s: GpuEncoderTimings): string {
