@@ -123,10 +123,6 @@ export async function encodeRecord(
   await after.slot; // its GPU steps use this slot's buffers until it is done
   line.slotWaitMs = now() - t;
   t = now();
-  const { stats, lanes: lanePass } = await s.passes;
-  line.pipelineWaitMs = now() - t;
-  timings.pipelineWaitMs += line.pipelineWaitMs;
-  t = now();
   upload.unmap();
   const index = new Uint32Array(frames * 2);
   for (let f = 0; f < frames; f++) {
@@ -137,7 +133,8 @@ export async function encodeRecord(
   timings.uploadMs += now() - t;
   throwIfAborted(signal);
 
-  // 2. Decode, per-pixel sums and audit; read back sums, audit and the frames' decode verdicts.
+  // 2. Decode (its own submission: it does not wait for the stats and encode pipelines, which the first
+  //    record may still be compiling), per-pixel sums and audit; read back sums, audit and frame verdicts.
   t = now();
   let encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: decode` });
   const paddedBytes = align4(storedBytes);
@@ -155,14 +152,22 @@ export async function encodeRecord(
     pixels,
     wordsPerFrame: plan.wordsPerFrame,
   });
+  submit(encoder, [decodeParams]);
+  // The chunks are on the GPU once that submission is done: the staging is mapped again for the next record.
+  slot.uploadReady = upload.mapAsync(GPUMapMode.WRITE);
+  slot.uploadReady.catch(() => undefined); // a destroyed slot rejects it; the next job awaits it
+  freeStaging();
   if (profile) {
-    submit(encoder, [decodeParams]);
     await queue.onSubmittedWorkDone();
     timings.decodeMs += now() - t;
     t = now();
-    encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: sums` });
   }
+  const tp = now();
+  const { stats, lanes: lanePass } = await s.passes;
+  line.pipelineWaitMs = now() - tp;
+  timings.pipelineWaitMs += line.pipelineWaitMs;
   const sums = async () => {
+    encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: sums` });
     encoder.clearBuffer(b['pixel sums']);
     encoder.clearBuffer(b['stats audit']);
     const p = stats.encodeSums(encoder, { ...statsJob, sums: b['pixel sums'], audit: b['stats audit'] });
@@ -170,12 +175,7 @@ export async function encodeRecord(
     encoder.copyBufferToBuffer(b['pixel sums'], 0, staging, 0, pixels * 8);
     encoder.copyBufferToBuffer(b['stats audit'], 0, staging, pixels * 8, 8);
     encoder.copyBufferToBuffer(b['frame errors'], 0, staging, pixels * 8 + 8, frames * 4);
-    submit(encoder, profile ? [p] : [decodeParams, p]);
-    if (upload.mapState === 'unmapped') {
-      slot.uploadReady = upload.mapAsync(GPUMapMode.WRITE);
-      slot.uploadReady.catch(() => undefined); // a destroyed slot rejects it; the next job awaits it
-    }
-    freeStaging();
+    submit(encoder, [p]);
     const result = gpuResult('sums', readStaging(staging, pixels * 8 + 8 + frames * 4));
     s.grow(); // the first record's decode is submitted: create the other slots while it runs
     return new Uint32Array(await result);
@@ -187,7 +187,6 @@ export async function encodeRecord(
   if (frameErrors.some((e) => e !== 0)) {
     // Frames the GPU decoder leaves to the CPU (blocks above 8 KiB) are decoded here and uploaded.
     await decodeOnHost(s, slot, source, firstFrame, frameErrors, signal);
-    encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: sums again` });
     words = await sums();
   }
 
