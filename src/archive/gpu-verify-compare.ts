@@ -48,15 +48,45 @@ export interface TansComparePass {
   ): GPUBuffer;
 }
 
-export function createTansComparePass(
+interface CompareOptions {
+  bits: 8 | 16 | 32;
+  tableLog: number;
+  tokens: number;
+  lanesPerDispatch?: number;
+}
+
+function compareDescriptor({ bits, tableLog, tokens }: CompareOptions, device: GPUDevice) {
+  return {
+    label: `tans-compare u${bits}`,
+    layout: 'auto',
+    compute: {
+      module: device.createShaderModule({ label: 'tans-compare.wgsl', code: source }),
+      entryPoint: 'main',
+      constants: { WORKGROUP_SIZE: WORKGROUP, TABLE_LOG: tableLog, BITS: bits, TOKENS: tokens },
+    },
+  } satisfies GPUComputePipelineDescriptor;
+}
+
+export function createTansComparePass(device: GPUDevice, options: CompareOptions): TansComparePass {
+  checkLanes(options.lanesPerDispatch);
+  return comparePass(
+    device,
+    device.createComputePipeline(compareDescriptor(options, device)),
+    options.lanesPerDispatch,
+  );
+}
+
+/** As createTansComparePass, with the pipeline compiled asynchronously (start it early, await it when needed). */
+export async function createTansComparePassAsync(
   device: GPUDevice,
-  {
-    bits,
-    tableLog,
-    tokens,
-    lanesPerDispatch = COMPARE_LANES_PER_DISPATCH,
-  }: { bits: 8 | 16 | 32; tableLog: number; tokens: number; lanesPerDispatch?: number },
-): TansComparePass {
+  options: CompareOptions,
+): Promise<TansComparePass> {
+  checkLanes(options.lanesPerDispatch);
+  const pipeline = await device.createComputePipelineAsync(compareDescriptor(options, device));
+  return comparePass(device, pipeline, options.lanesPerDispatch);
+}
+
+function checkLanes(lanesPerDispatch = COMPARE_LANES_PER_DISPATCH): void {
   if (
     !Number.isInteger(lanesPerDispatch) ||
     lanesPerDispatch < WORKGROUP ||
@@ -66,15 +96,13 @@ export function createTansComparePass(
       'invalid',
       `Compare lanes per dispatch must be a positive multiple of ${WORKGROUP} (got ${lanesPerDispatch}).`,
     );
-  const pipeline = device.createComputePipeline({
-    label: `tans-compare u${bits}`,
-    layout: 'auto',
-    compute: {
-      module: device.createShaderModule({ label: 'tans-compare.wgsl', code: source }),
-      entryPoint: 'main',
-      constants: { WORKGROUP_SIZE: WORKGROUP, TABLE_LOG: tableLog, BITS: bits, TOKENS: tokens },
-    },
-  });
+}
+
+function comparePass(
+  device: GPUDevice,
+  pipeline: GPUComputePipeline,
+  lanesPerDispatch = COMPARE_LANES_PER_DISPATCH,
+): TansComparePass {
   return {
     encode(encoder, job) {
       for (const [b, what] of [

@@ -23,7 +23,7 @@ import { StemflowError, throwIfAborted } from '../errors';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import { decodeScratchBytes } from '../gpu/passes/bslz4-decode-variants';
 import type { AcquisitionSource, StoredBatch } from '../source/acquisition-source';
-import { createTansComparePass, readU32, tally } from './gpu-verify-compare';
+import { createTansComparePassAsync, readU32, tally } from './gpu-verify-compare';
 import { type GpuVerifyPlan, planGpuVerify } from './gpu-verify-plan';
 import { DTYPE_BITS } from './lanes';
 import type { ArchiveAcquisition, ArchiveRecord } from './reader';
@@ -159,54 +159,37 @@ export async function verifyAcquisitionGpu(
   const STORAGE_IN = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
   const STORAGE_OUT = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC;
   const STAGING = GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
+  // The staging first: the first records are read into it while the GPU buffers are created.
   device.pushErrorScope('out-of-memory');
-  const decoded = make('decoded', GPUBufferUsage.STORAGE);
-  const flags = make('pixel flags', STORAGE_IN);
-  const frameErrors = make('frame errors', STORAGE_OUT);
-  const totals = make('frame totals', GPUBufferUsage.STORAGE);
-  const mismatches = make('mismatches', STORAGE_OUT | GPUBufferUsage.COPY_DST);
-  const laneErrors = make('lane errors', STORAGE_OUT);
-  const audit = createAuditBuffer(device, 'verify audit');
-  buffers.push(audit);
-  const sets: InputSet[] = [];
-  for (let k = 0; k < plan.sets; k++) {
-    sets.push({
-      compressed: make('compressed', STORAGE_IN),
-      index: make('index', STORAGE_IN),
-      data: make('record data', STORAGE_IN),
-      offsets: make('lane offsets', STORAGE_IN),
-      cells: make('decode cells', STORAGE_IN),
-      classMap: make('class map', STORAGE_IN),
-    });
-  }
   const slots: Slot[] = [];
   for (let k = 0; k < plan.slots; k++) {
     const chunks = make('chunks staging', STAGING, true);
     const data = make('record data staging', STAGING, true);
     slots.push({ chunks, data, ready: Promise.resolve() });
   }
-  decode.reserve(maxFrames);
-  const oom = await device.popErrorScope();
+  const stagingOom = await device.popErrorScope();
   const staged: Promise<{ rec: ArchiveRecord; slot: Slot; stored: StoredBatch }>[] = [];
+  const budgetError = (oom: GPUError) =>
+    new StemflowError(
+      'budget',
+      `GPU verification: ${plan.totalBytes} bytes planned (${plan.slots} staging slot(s), ${plan.sets} input set(s)) do not fit this GPU's memory (${oom.message}).`,
+    );
+  // Compiled while the first records are read and the buffers created.
+  const comparing = createTansComparePassAsync(device, {
+    bits,
+    tableLog: info.tableLog,
+    tokens: acq.records[0].tables.tokens,
+    lanesPerDispatch: options.compareLanes,
+  });
+  comparing.catch(() => undefined); // awaited below
   try {
-    if (oom) {
-      throw new StemflowError(
-        'budget',
-        `GPU verification: ${plan.totalBytes} bytes planned (${plan.slots} staging slot(s), ${plan.sets} input set(s)) do not fit this GPU's memory (${oom.message}).`,
-      );
-    }
-    const compare = createTansComparePass(device, {
-      bits,
-      tableLog: info.tableLog,
-      tokens: acq.records[0].tables.tokens,
-      lanesPerDispatch: options.compareLanes,
-    });
+    if (stagingOom) throw budgetError(stagingOom);
     const timings: GpuVerifyTimings = {
       readMs: 0,
       stagingWaitMs: 0,
       uploadMs: 0,
       gpuWaitMs: 0,
-      setupMs: performance.now() - t0,
+      setupMs: 0,
       totalMs: 0,
       copyMs: 0,
       decodeMs: 0,
@@ -265,6 +248,32 @@ export async function verifyAcquisitionGpu(
 
     let blockBase = 0;
     for (let k = 0; k < slots.length; k++) stageNext();
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the reads are issued before the buffers below
+    device.pushErrorScope('out-of-memory');
+    const decoded = make('decoded', GPUBufferUsage.STORAGE);
+    const flags = make('pixel flags', STORAGE_IN);
+    const frameErrors = make('frame errors', STORAGE_OUT);
+    const totals = make('frame totals', GPUBufferUsage.STORAGE);
+    const mismatches = make('mismatches', STORAGE_OUT | GPUBufferUsage.COPY_DST);
+    const laneErrors = make('lane errors', STORAGE_OUT);
+    const audit = createAuditBuffer(device, 'verify audit');
+    buffers.push(audit);
+    const sets: InputSet[] = [];
+    for (let k = 0; k < plan.sets; k++) {
+      sets.push({
+        compressed: make('compressed', STORAGE_IN),
+        index: make('index', STORAGE_IN),
+        data: make('record data', STORAGE_IN),
+        offsets: make('lane offsets', STORAGE_IN),
+        cells: make('decode cells', STORAGE_IN),
+        classMap: make('class map', STORAGE_IN),
+      });
+    }
+    decode.reserve(maxFrames);
+    const oom = await device.popErrorScope();
+    if (oom) throw budgetError(oom);
+    const compare = await comparing;
+    timings.setupMs = performance.now() - t0;
     for (let i = 0; i < acq.records.length; i++) {
       throwIfAborted(signal);
       let t = performance.now();
