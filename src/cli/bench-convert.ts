@@ -114,6 +114,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     const plan = encoder.plan;
     await encoder.dispose();
     const ratio = result.archiveBytes / compressedBytes;
+    const eagerBytes = plan?.buffers.reduce((n, b) => n + (b.lazy ? 0 : b.bytes), 0) ?? 0;
     report.convert = {
       totalMs: convertMs,
       encodeMs: result.timings.encodeMs,
@@ -127,10 +128,11 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
       archiveOverBslz4: ratio,
       archiveOverRaw: result.archiveBytes / rawBytes,
       slotBytes: plan?.slotBytes,
+      slotCreatedBytes: eagerBytes,
       gpuBytes: plan?.totalBytes,
     };
     log(
-      `plan: ${plan?.slots} record slots of ${((plan?.slotBytes ?? 0) / 2 ** 30).toFixed(2)} GiB (${plan?.buffers.map((b) => `${b.label} ${(b.bytes / 2 ** 20).toFixed(1)} MiB`).join(', ')})`,
+      `plan: ${plan?.slots} record slots of ${((plan?.slotBytes ?? 0) / 2 ** 30).toFixed(2)} GiB, of which created with the slot ${(eagerBytes / 2 ** 30).toFixed(2)} GiB (${plan?.buffers.map((b) => `${b.label}${b.lazy ? ' (when needed)' : ''} ${(b.bytes / 2 ** 20).toFixed(1)} MiB`).join(', ')})`,
     );
     log(
       `convert: ${ms(convertMs)} = ${gbps(rawBytes, convertMs).toFixed(2)} GB/s of raw counts; in the encoder ${ms(result.timings.encodeMs)}, write+hash ${ms(result.timings.writeMs)}`,
