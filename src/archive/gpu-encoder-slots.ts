@@ -212,20 +212,20 @@ export async function createState(
     } else buffer.destroy();
     return true;
   };
+  const slotBuffer = (k: number, b: GpuEncoderPlan['buffers'][number]) => {
+    const upload = b.label === 'compressed upload';
+    const buffer = device.createBuffer({
+      label: `encoder ${k} ${b.label}`,
+      size: b.bytes,
+      usage: b.bound ? STORAGE : upload ? UPLOAD : READBACK,
+      mappedAtCreation: upload,
+    });
+    created.push(buffer);
+    return buffer;
+  };
   const slotBuffers = (k: number) => {
     const buffers: Record<string, GPUBuffer> = {};
-    for (const b of plan.buffers) {
-      if (b.lazy) continue;
-      const upload = b.label === 'compressed upload';
-      const buffer = device.createBuffer({
-        label: `encoder ${k} ${b.label}`,
-        size: b.bytes,
-        usage: b.bound ? STORAGE : upload ? UPLOAD : READBACK,
-        mappedAtCreation: upload,
-      });
-      created.push(buffer);
-      buffers[b.label] = buffer;
-    }
+    for (const b of plan.buffers) if (!b.lazy) buffers[b.label] = slotBuffer(k, b);
     return buffers;
   };
   const newSlot = (buffers: Record<string, GPUBuffer>, ready: Promise<void>): Slot => ({
@@ -282,15 +282,23 @@ export async function createState(
           const next = unmadeSlots.shift();
           if (!next) return; // destroyed: rejected there
           const { resolve, reject } = next;
-          const t = performance.now();
-          device.pushErrorScope('out-of-memory');
-          made[k].buffers = slotBuffers(k);
-          const oom = await device.popErrorScope().catch(() => null);
-          if (timings) timings.laterSlotsMs += performance.now() - t;
-          if (oom) reject(budgetError(`record slot ${k}`, oom));
-          else if (!alive) {
+          // One buffer at a time, each in its own scope: the first records' steps run between them.
+          let failed: unknown = null;
+          for (const b of plan.buffers) {
+            if (b.lazy) continue;
+            const t = performance.now();
+            device.pushErrorScope('out-of-memory');
+            const buffer = slotBuffer(k, b);
+            if (timings) timings.laterSlotsMs += performance.now() - t;
+            made[k].buffers[b.label] = buffer;
+            const oom = await device.popErrorScope().catch(() => null);
+            if (oom) failed = budgetError(`record slot ${k}`, oom);
+            else if (!alive) failed = new StemflowError('aborted', 'The GPU encoder was closed.');
+            if (failed) break;
+          }
+          if (failed) {
             for (const b of Object.values(made[k].buffers)) b.destroy();
-            reject(new StemflowError('aborted', 'The GPU encoder was closed.'));
+            reject(failed);
           } else resolve();
         }
       })();
