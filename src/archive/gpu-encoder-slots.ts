@@ -70,6 +70,11 @@ export interface EncoderState {
   recordOutput(slot: Slot): Promise<GPUBuffer>;
   /** Starts creating the slots after the first (once; the first record calls it after submitting its decode). */
   grow(): void;
+  /**
+   * Gives up the slots not created yet (their records fail with an 'aborted' error) when no record will call
+   * `grow`, e.g. the first failed before its decode; the state is then released.
+   */
+  abandon(): void;
   /** Lent readbacks, by the ArrayBuffer of their mapped range; given back by `giveBack`. */
   lent: Map<ArrayBufferLike, GPUBuffer>;
   decode: ReturnType<typeof createBslz4DecodePass>;
@@ -166,12 +171,15 @@ export async function createState(
   /** The slots after the first not created yet (`grow`); rejected when the state is destroyed first. */
   const unmadeSlots: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   const inPreparation = new Set<GPUBuffer>();
+  const abandon = () => {
+    for (const u of unmadeSlots.splice(0))
+      u.reject(new StemflowError('aborted', 'The GPU encoder was closed.'));
+  };
   const destroy = () => {
     alive = false;
     for (const b of inPreparation) b.destroy();
     inPreparation.clear();
-    for (const u of unmadeSlots.splice(0))
-      u.reject(new StemflowError('aborted', 'The GPU encoder was closed.'));
+    abandon();
     decode?.destroy();
     for (const b of created.splice(0)) b.destroy();
     for (const b of lendable.splice(0)) b.destroy();
@@ -339,6 +347,7 @@ export async function createState(
         return buffer;
       },
       grow,
+      abandon,
       lent,
       decode,
       passes,

@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isStemflowError } from '../errors';
+import { isStemflowError, StemflowError } from '../errors';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import { fixture, loadOracle } from '../testing/fixtures';
@@ -188,7 +188,7 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
   );
 
   withGpu(
-    'a damaged source chunk: a corrupt error naming the frame, nothing published, every buffer freed',
+    'a damaged source chunk, an unreadable first record: the error, nothing published, every buffer freed',
     async ({ device }) => {
       const { source, close } = await openSource(arinaPaths);
       const broken = 9;
@@ -209,24 +209,39 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
           return batch;
         },
       };
+      // The first record's read fails before its decode: the slots not created yet are given up, no hang.
+      const unreadable: AcquisitionSource = {
+        ...damaged,
+        async readStored(start, count, signal) {
+          if (start === 0) throw new StemflowError('corrupt', 'The first chunks cannot be read.');
+          return source.readStored(start, count, signal);
+        },
+      };
       const tracked = trackBuffers(device);
       const encoder = gpuRecordEncoder(device);
-      const dir = join(await tempDir(), 'archive');
+      const early = gpuRecordEncoder(device, { slots: 3 });
       try {
-        await expectError(
-          convertArchive([{ name: 'a', source: damaged, sources: [] }], await nodeArchiveTarget(dir), {
-            hash: nodeSha256,
-            encoder,
-            codec: small,
-          }),
-          'corrupt',
-          /Frame 9 of the source does not decode \(HEADER_TRUNCATED\)/,
-        );
-        expect(tracked.alive()).toBe(0);
-        await expect(readFile(join(dir, 'manifest.json'))).rejects.toThrow(/ENOENT/);
+        for (const [input, e, kind, text] of [
+          [damaged, encoder, 'corrupt', /Frame 9 of the source does not decode \(HEADER_TRUNCATED\)/],
+          [unreadable, early, 'corrupt', /The first chunks cannot be read/],
+        ] as const) {
+          const dir = join(await tempDir(), 'archive');
+          await expectError(
+            convertArchive([{ name: 'a', source: input, sources: [] }], await nodeArchiveTarget(dir), {
+              hash: nodeSha256,
+              encoder: e,
+              codec: small,
+            }),
+            kind,
+            text,
+          );
+          expect(tracked.alive()).toBe(0);
+          await expect(readFile(join(dir, 'manifest.json'))).rejects.toThrow(/ENOENT/);
+        }
       } finally {
         tracked.stop();
         await encoder.dispose();
+        await early.dispose();
         await close();
       }
     },

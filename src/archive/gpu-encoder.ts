@@ -116,6 +116,8 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
   };
   /** Waits for the records nobody will ask for (wrong guesses, or at the end) and takes back their loans. */
   const settle = async () => {
+    // Records in slots not created yet wait for the first record to create them: make sure it happens.
+    if (jobs.length > 0) state?.grow();
     const pending = jobs.splice(0);
     for (const r of await Promise.allSettled(pending.map((j) => j.result))) {
       if (r.status === 'fulfilled') giveBack(r.value);
@@ -205,6 +207,7 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
         timings.records++;
         return record;
       } catch (error) {
+        state?.abandon(); // the records waiting for slots not created yet fail too
         await settle();
         release();
         throw error;
