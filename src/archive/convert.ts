@@ -8,7 +8,8 @@
  */
 import { StemflowError, throwIfAborted } from '../errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
-import type { ArchiveTarget, ParallelSha256, Sha256Factory } from './files';
+import { writeFile } from './convert-write';
+import type { ArchiveTarget, Sha256Factory } from './files';
 import { MSB_IN_TOKEN, NEIGHBOUR_BUCKETS, SPLIT, tokenCount } from './hybrid-uint';
 import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, laneGeometry } from './lanes';
 import {
@@ -176,6 +177,11 @@ export interface ConvertResult {
     totalMs: number;
     /** Per record: how long the converter waited for the encoder, and for shards being written + hashed. */
     records: { encodeWaitMs: number; writeWaitMs: number }[];
+    /**
+     * After the last record is encoded: the state .npz built (on this thread, while the last shards are written),
+     * waiting for the shards and the state file to be written + hashed, the manifest written, the publish.
+     */
+    tail: { totalMs: number; stateMs: number; drainMs: number; manifestMs: number; publishMs: number };
   };
 }
 
@@ -213,6 +219,8 @@ export async function convertArchive(
   const t0 = performance.now();
   /** Shards being written, oldest first; each settles to its manifest entry. */
   const writing: { done: Promise<ManifestFile>; report: () => void }[] = [];
+  /** The state file, written while the last shards are (awaited with them on failure). */
+  let stateWrite: Promise<ManifestFile> | null = null;
   /** Waits for the oldest shard being written; its progress is reported in record order. */
   const finishOldest = async () => {
     const job = writing.shift();
@@ -302,7 +310,6 @@ export async function convertArchive(
         });
         while (writing.length > writesInFlight) await finishOldest();
       }
-      while (writing.length > 0) await finishOldest();
       state[`${prefix}_class_map`] = { data: classMaps, shape: [records, s.detector[0], s.detector[1]] };
       state[`${prefix}_freqs`] = { data: freqs, shape: [records, contexts, tokens] };
       if (haveSums) state[`${prefix}_pixel_sums`] = { data: pixelSums, shape: [records, pixels] };
@@ -331,9 +338,22 @@ export async function convertArchive(
         sources: input.sources,
       });
     }
+    // The last shards are still being written and hashed (worker and libuv threads): build and write the state
+    // meanwhile. The manifest lists the state first, then the shards in record order, as before.
+    const tail = { totalMs: 0, stateMs: 0, drainMs: 0, manifestMs: 0, publishMs: 0 };
+    let t = performance.now();
+    const tailStart = t;
     const npz = await encodeNpz(state);
-    files.unshift(await writeFile(target, STATE_NAME, [npz], hash, hashParts));
+    tail.stateMs = performance.now() - t;
+    stateWrite = writeFile(target, STATE_NAME, [npz], hash, hashParts);
+    stateWrite.catch(() => undefined); // awaited below, or when a failure is cleaned up
+    if (writesInFlight === 0) await stateWrite; // the reference: one file after another
+    t = performance.now();
+    while (writing.length > 0) await finishOldest();
+    files.unshift(await stateWrite);
+    tail.drainMs = performance.now() - t;
     archiveBytes += npz.byteLength;
+    t = performance.now();
     const manifest: ArchiveManifest = {
       format: ARCHIVE_FORMAT,
       version: ARCHIVE_VERSION,
@@ -347,73 +367,21 @@ export async function convertArchive(
     const text = new TextEncoder().encode(`${JSON.stringify(manifest, null, 1)}\n`);
     await writeFile(target, MANIFEST_NAME, [text], hash, hashParts);
     archiveBytes += text.byteLength;
+    tail.manifestMs = performance.now() - t;
     throwIfAborted(signal);
+    t = performance.now();
     await target.publish();
+    tail.publishMs = performance.now() - t;
+    tail.totalMs = performance.now() - tailStart;
     return {
       manifest,
       rawBytes,
       archiveBytes,
-      timings: { encodeMs, writeMs, totalMs: performance.now() - t0, records: recordTimings },
+      timings: { encodeMs, writeMs, totalMs: performance.now() - t0, records: recordTimings, tail },
     };
   } catch (error) {
-    await Promise.allSettled(writing.map((w) => w.done));
+    await Promise.allSettled([...writing.map((w) => w.done), stateWrite]);
     await target.discard();
     throw error;
   }
-}
-
-/**
- * Writes one file and hashes its bytes: on this thread with `hash`, alongside the write with `hashParts`, or,
- * with `hashWritten`, from the file once its bytes are written (while it is synced). `onWritten` runs when the
- * parts are no longer needed.
- */
-async function writeFile(
-  target: ArchiveTarget,
-  path: string,
-  parts: Uint8Array[],
-  hash: Sha256Factory,
-  hashParts?: ParallelSha256,
-  {
-    hashWritten,
-    onWritten,
-  }: { hashWritten?: (path: string) => Promise<string>; onWritten?: () => void } = {},
-): Promise<ManifestFile> {
-  const size = parts.reduce((n, p) => n + p.byteLength, 0);
-  const sink = await target.create(path);
-  if (hashWritten) {
-    let digest: Promise<string>;
-    try {
-      if (sink.writeParts) await sink.writeParts(parts);
-      else for (const part of parts) await sink.write(part);
-      onWritten?.();
-      digest = hashWritten(path);
-      digest.catch(() => undefined); // awaited below, unless closing fails first
-    } finally {
-      await sink.close();
-    }
-    return { path, size, sha256: await digest };
-  }
-  if (hashParts) {
-    const digest = hashParts(parts);
-    digest.catch(() => undefined); // awaited below, unless the write fails first
-    try {
-      if (sink.writeParts) await sink.writeParts(parts);
-      else for (const part of parts) await sink.write(part);
-    } finally {
-      await sink.close();
-    }
-    onWritten?.();
-    return { path, size, sha256: await digest };
-  }
-  const h = await hash();
-  try {
-    for (const part of parts) {
-      h.update(part);
-      await sink.write(part);
-    }
-  } finally {
-    await sink.close();
-  }
-  onWritten?.();
-  return { path, size, sha256: h.digest() };
 }

@@ -40,9 +40,9 @@ export interface GpuEncoderPlan extends GpuEncoderPlanInput {
   tokens: number;
   /**
    * Buffers of one slot: label, bytes (the most it may need), whether bound as storage (else a mappable
-   * staging buffer), and whether it is created when first needed, at the size then needed (the output
-   * readback: a record's data words are a fraction of the worst case, and a mapped buffer is cleared in full
-   * on first use).
+   * staging buffer), and whether it is created when first needed (the output readback, at the size then
+   * needed: a record's data words are a fraction of the worst case, and a mapped buffer is cleared in full on
+   * first use; the record output, only for a record whose words exceed the decoded buffer).
    */
   buffers: { label: string; bytes: number; bound: boolean; lazy?: boolean }[];
   slotBytes: number;
@@ -94,7 +94,9 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
     { label: 'lane counts', bytes: align4(lanes * 4), bound: true },
     { label: 'lane errors', bytes: align4(lanes * 4), bound: true },
     { label: 'lane offsets', bytes: align4((lanes + 1) * 4), bound: true },
-    { label: 'record output', bytes: align4(lanes * stride * 4), bound: true },
+    // The compaction writes into `decoded` (free once the lanes are encoded) when the words fit, which they do
+    // unless a record's lanes grow past their raw size; this buffer is created only for such a record.
+    { label: 'record output', bytes: align4(lanes * stride * 4), bound: true, lazy: true },
     { label: 'small readback', bytes: align4(small), bound: false },
     { label: 'output readback', bytes: align4(lanes * stride * 4), bound: false, lazy: true },
   ];

@@ -9,63 +9,13 @@ import type { EncodedRecord, RecordAudit } from './convert';
 import { type HostPool, lendableReadback } from './gpu-encoder-memory';
 import { align4 } from './gpu-encoder-plan';
 import type { EncodeParams, EncoderState, Slot } from './gpu-encoder-slots';
+import type { GpuEncoderTimings, RecordTimeline } from './gpu-encoder-timings';
 import { NEIGHBOUR_BUCKETS } from './hybrid-uint';
 import { frequenciesFromHistogram, type RecordModel } from './record-tables';
 import { classMapFromSumsFast, sumsFromPairs } from './tans-stats';
 import { buildEncodeTablesAll } from './tans-table';
 
-export interface GpuEncoderTimings {
-  records: number;
-  /** Host reads of the stored chunks, straight into mapped staging memory (includes waiting for the map). */
-  readMs: number;
-  /** writeBuffer of the model and offsets; unmapping the chunks' staging. */
-  uploadMs: number;
-  /** Submit to readback of decode + pixel sums (decode alone in profile mode). */
-  decodeMs: number;
-  /** Pixel sums alone (profile mode only; otherwise inside decodeMs). */
-  sumsMs: number;
-  /** Host: class map, audit, frequencies and tables. */
-  modelMs: number;
-  histogramMs: number;
-  encodeMs: number;
-  /** Compaction alone (profile mode only; otherwise inside readbackMs). */
-  compactMs: number;
-  /** Compaction + copy of the data words to mapped memory, until mapped. */
-  readbackMs: number;
-  /** Copying the mapped data words into host memory (records whose readback was not lent). */
-  hostCopyMs: number;
-  /** Records whose words were lent in their mapped readback (no host copy). */
-  lentRecords: number;
-  /** Start-up: planning and creating the slots' buffers (once per encoder state). */
-  setupMs: number;
-  /** Start-up: records waiting, chunks read, for the stats and encode pipelines to compile. */
-  pipelineWaitMs: number;
-  /** Creating output readbacks (each once, when a record first needs it). */
-  readbackCreateMs: number;
-  /** One entry per record encoded, in the order they finished. */
-  timeline: RecordTimeline[];
-}
-
-/** Where one record's time went (ms). Records overlap: their GPU waits include other records' passes. */
-export interface RecordTimeline {
-  firstFrame: number;
-  /** Start and end, ms after the encoder was created. */
-  startMs: number;
-  endMs: number;
-  /** Waiting for the chunks' staging: the record before in the slot has its chunks on the GPU, mapped again. */
-  stagingWaitMs: number;
-  /** Reading the stored chunks into the mapped staging. */
-  readMs: number;
-  /** Waiting, chunks read, for the record before in the same slot to finish. */
-  slotWaitMs: number;
-  /** Host model: class map, audit, frequencies, tables. */
-  modelMs: number;
-  /** Host copy of the data words (0 when the readback was lent). */
-  copyMs: number;
-  /** Waiting for the GPU's results: sums, histogram, lane counts, data words. */
-  gpuWaitMs: number;
-  lent: boolean;
-}
+export type { GpuEncoderTimings, RecordTimeline } from './gpu-encoder-timings';
 
 async function readStaging(buffer: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
   if (bytes === 0) return new ArrayBuffer(0);
@@ -93,9 +43,12 @@ export async function encodeRecord(
     epoch,
     after,
     freeStaging,
+    compactApart = false,
   }: {
     timings: GpuEncoderTimings;
     profile: boolean;
+    /** Compact into the slot's own record output even when the words fit `decoded` (tests that path). */
+    compactApart?: boolean;
     pool: HostPool;
     epoch: number;
     /** The record before in this slot: done with the chunks' staging; done with the slot. */
@@ -116,24 +69,31 @@ export async function encodeRecord(
     modelMs: 0,
     copyMs: 0,
     gpuWaitMs: 0,
+    gpuWaits: { sums: 0, histogram: 0, lanes: 0, words: 0 },
+    pipelineWaitMs: 0,
+    readbackCreateMs: 0,
     lent: false,
   };
-  const gpuResult = async <T>(p: Promise<T>): Promise<T> => {
+  const gpuResult = async <T>(step: keyof RecordTimeline['gpuWaits'], p: Promise<T>): Promise<T> => {
     const t = now();
     try {
       return await p;
     } finally {
       line.gpuWaitMs += now() - t;
+      line.gpuWaits[step] += now() - t;
     }
   };
   const { pixels } = g;
-  const b = slot.buffers;
   const lanes = frames * g.slices;
   const queue = device.queue;
   const submit = (encoder: GPUCommandEncoder, params: GPUBuffer[]) => {
     queue.submit([encoder.finish()]);
     for (const p of params) p.destroy();
   };
+  // 1. Read the stored chunks straight into the mapped staging buffer; the GPU copies them into its slot.
+  let t = now();
+  await slot.made; // the slots after the first are created while the first record is decoded
+  const b = slot.buffers;
   const statsJob = {
     values: b.decoded,
     frames,
@@ -142,9 +102,6 @@ export async function encodeRecord(
     cols: plan.cols,
     slicePixels: g.slicePixels,
   };
-
-  // 1. Read the stored chunks straight into the mapped staging buffer; the GPU copies them into its slot.
-  let t = now();
   const upload = b['compressed upload'];
   await after.staging;
   await slot.uploadReady;
@@ -166,9 +123,6 @@ export async function encodeRecord(
   await after.slot; // its GPU steps use this slot's buffers until it is done
   line.slotWaitMs = now() - t;
   t = now();
-  const { stats, lanes: lanePass } = await s.passes;
-  timings.pipelineWaitMs += now() - t;
-  t = now();
   upload.unmap();
   const index = new Uint32Array(frames * 2);
   for (let f = 0; f < frames; f++) {
@@ -179,7 +133,8 @@ export async function encodeRecord(
   timings.uploadMs += now() - t;
   throwIfAborted(signal);
 
-  // 2. Decode, per-pixel sums and audit; read back sums, audit and the frames' decode verdicts.
+  // 2. Decode (its own submission: it does not wait for the stats and encode pipelines, which the first
+  //    record may still be compiling), per-pixel sums and audit; read back sums, audit and frame verdicts.
   t = now();
   let encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: decode` });
   const paddedBytes = align4(storedBytes);
@@ -197,14 +152,22 @@ export async function encodeRecord(
     pixels,
     wordsPerFrame: plan.wordsPerFrame,
   });
+  submit(encoder, [decodeParams]);
+  // The chunks are on the GPU once that submission is done: the staging is mapped again for the next record.
+  slot.uploadReady = upload.mapAsync(GPUMapMode.WRITE);
+  slot.uploadReady.catch(() => undefined); // a destroyed slot rejects it; the next job awaits it
+  freeStaging();
   if (profile) {
-    submit(encoder, [decodeParams]);
     await queue.onSubmittedWorkDone();
     timings.decodeMs += now() - t;
     t = now();
-    encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: sums` });
   }
+  const tp = now();
+  const { stats, lanes: lanePass } = await s.passes;
+  line.pipelineWaitMs = now() - tp;
+  timings.pipelineWaitMs += line.pipelineWaitMs;
   const sums = async () => {
+    encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: sums` });
     encoder.clearBuffer(b['pixel sums']);
     encoder.clearBuffer(b['stats audit']);
     const p = stats.encodeSums(encoder, { ...statsJob, sums: b['pixel sums'], audit: b['stats audit'] });
@@ -212,13 +175,10 @@ export async function encodeRecord(
     encoder.copyBufferToBuffer(b['pixel sums'], 0, staging, 0, pixels * 8);
     encoder.copyBufferToBuffer(b['stats audit'], 0, staging, pixels * 8, 8);
     encoder.copyBufferToBuffer(b['frame errors'], 0, staging, pixels * 8 + 8, frames * 4);
-    submit(encoder, profile ? [p] : [decodeParams, p]);
-    if (upload.mapState === 'unmapped') {
-      slot.uploadReady = upload.mapAsync(GPUMapMode.WRITE);
-      slot.uploadReady.catch(() => undefined); // a destroyed slot rejects it; the next job awaits it
-    }
-    freeStaging();
-    return new Uint32Array(await gpuResult(readStaging(staging, pixels * 8 + 8 + frames * 4)));
+    submit(encoder, [p]);
+    const result = gpuResult('sums', readStaging(staging, pixels * 8 + 8 + frames * 4));
+    s.grow(); // the first record's decode is submitted: create the other slots while it runs
+    return new Uint32Array(await result);
   };
   let words = await sums();
   if (profile) timings.sumsMs += now() - t;
@@ -227,7 +187,6 @@ export async function encodeRecord(
   if (frameErrors.some((e) => e !== 0)) {
     // Frames the GPU decoder leaves to the CPU (blocks above 8 KiB) are decoded here and uploaded.
     await decodeOnHost(s, slot, source, firstFrame, frameErrors, signal);
-    encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: sums again` });
     words = await sums();
   }
 
@@ -256,7 +215,7 @@ export async function encodeRecord(
   });
   encoder.copyBufferToBuffer(b.histogram, 0, b['small readback'], 0, bins * 4);
   submit(encoder, [histParams]);
-  const histogram = new Uint32Array(await gpuResult(readStaging(b['small readback'], bins * 4)));
+  const histogram = new Uint32Array(await gpuResult('histogram', readStaging(b['small readback'], bins * 4)));
   timings.histogramMs += now() - t;
 
   // 4. Host: frequencies and tables; encode every lane on the GPU.
@@ -301,7 +260,7 @@ export async function encodeRecord(
   encoder.copyBufferToBuffer(b['lane counts'], 0, b['small readback'], 0, lanes * 4);
   encoder.copyBufferToBuffer(b['lane errors'], 0, b['small readback'], lanes * 4, lanes * 4);
   submit(encoder, [laneParams]);
-  const laneWords = new Uint32Array(await gpuResult(readStaging(b['small readback'], lanes * 8)));
+  const laneWords = new Uint32Array(await gpuResult('lanes', readStaging(b['small readback'], lanes * 8)));
   timings.encodeMs += now() - t;
   const bad = laneWords.subarray(lanes).findIndex((e) => e !== 0);
   if (bad >= 0) {
@@ -323,6 +282,7 @@ export async function encodeRecord(
   // gives it back once written), else into the slot's own readback and copied into host memory. Readbacks
   // are created when first needed, at about the size needed (grown if a record needs more).
   const bytes = dataWords * 4;
+  t = now();
   const lend = dataWords > 0 ? await lendableReadback(s, bytes) : undefined;
   let readback = lend;
   if (!readback && dataWords > 0) {
@@ -333,12 +293,15 @@ export async function encodeRecord(
     slot.readback ??= await s.createReadback(bytes, 'output readback');
     readback = slot.readback;
   }
+  line.readbackCreateMs = now() - t;
+  // The compaction writes into `decoded` (its values are encoded) unless the words exceed it.
+  const output = bytes <= b.decoded.size && !compactApart ? b.decoded : await s.recordOutput(slot);
   t = now();
   encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: compaction` });
   const compactParams = lanePass.encodeCompaction(encoder, {
     ...encodeJob,
     offsets: b['lane offsets'],
-    output: b['record output'],
+    output,
   });
   if (profile) {
     submit(encoder, [compactParams]);
@@ -347,12 +310,12 @@ export async function encodeRecord(
     t = now();
     encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: readback` });
   }
-  if (readback) encoder.copyBufferToBuffer(b['record output'], 0, readback, 0, bytes);
+  if (readback) encoder.copyBufferToBuffer(output, 0, readback, 0, bytes);
   submit(encoder, profile ? [] : [compactParams]);
   let data: Uint32Array;
   if (lend) {
     try {
-      await gpuResult(lend.mapAsync(GPUMapMode.READ, 0, bytes));
+      await gpuResult('words', lend.mapAsync(GPUMapMode.READ, 0, bytes));
     } catch (error) {
       s.lendable.push(lend);
       throw error;
@@ -365,7 +328,7 @@ export async function encodeRecord(
   } else {
     data = pool.take(plan.lanes * plan.laneStride).subarray(0, dataWords);
     if (readback) {
-      await gpuResult(readback.mapAsync(GPUMapMode.READ, 0, bytes));
+      await gpuResult('words', readback.mapAsync(GPUMapMode.READ, 0, bytes));
       timings.readbackMs += now() - t;
       t = now();
       data.set(new Uint32Array(readback.getMappedRange(0, bytes)));

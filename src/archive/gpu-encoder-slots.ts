@@ -1,12 +1,15 @@
 /**
  * The GPU archive encoder's record slots (gpu-encoder.ts): each slot holds every buffer one record needs
- * (gpu-encoder-plan.ts), allocated at once inside an out-of-memory error scope, and the pipelines they share.
+ * (gpu-encoder-plan.ts), allocated inside an out-of-memory error scope, and the pipelines they share. Only the
+ * first slot is created with the state; the others once the first record's decode is submitted (`grow`), so
+ * creating them (~21 ms per GB on the H200, on this thread) overlaps the first record's GPU work.
  */
 import { StemflowError } from '../errors';
 import { createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import type { RecordEncoder } from './convert';
 import { type GpuEncoderPlan, planGpuEncoder } from './gpu-encoder-plan';
+import type { GpuEncoderTimings } from './gpu-encoder-timings';
 import {
   createTansEncodePassAsync,
   createTansStatsPassAsync,
@@ -18,7 +21,10 @@ import { DTYPE_BITS } from './lanes';
 export type EncodeParams = Parameters<RecordEncoder['encode']>[3];
 
 export interface Slot {
+  /** Empty until `made` resolves. */
   buffers: Record<string, GPUBuffer>;
+  /** Resolves once the slot's buffers exist (rejects with a 'budget' error when they do not fit). */
+  made: Promise<void>;
   /** Resolves when the chunks' staging buffer is mapped for writing again. */
   uploadReady: Promise<void>;
   /**
@@ -30,6 +36,8 @@ export interface Slot {
   free: Promise<void>;
   /** The slot's own output readback (words copied into host memory), created when first needed. */
   readback: GPUBuffer | null;
+  /** The compaction's output when a record's words exceed `decoded` (rare), created when first needed. */
+  output: GPUBuffer | null;
 }
 
 /** Readbacks are created at the size needed + 25 %, in steps of 16 MiB, up to the plan's size. */
@@ -47,11 +55,26 @@ export interface EncoderState {
   lendable: GPUBuffer[];
   /** Lendable readbacks not created yet. */
   unmade: number;
+  /** Lendable readbacks are being created in the background (gpu-encoder-memory.ts). */
+  preparing: boolean;
+  /** Readbacks created in the background, not yet lendable (destroyed with the state). */
+  inPreparation: Set<GPUBuffer>;
+  /** False once destroyed. */
+  alive(): boolean;
   /**
    * A readback of at least `bytes` (a new one, inside an out-of-memory scope; 'budget' error when it fails):
    * the caller keeps it (slot readback) or lends it.
    */
   createReadback(bytes: number, label: string): Promise<GPUBuffer>;
+  /** The slot's record output (plan size), created when first needed, inside an out-of-memory scope. */
+  recordOutput(slot: Slot): Promise<GPUBuffer>;
+  /** Starts creating the slots after the first (once; the first record calls it after submitting its decode). */
+  grow(): void;
+  /**
+   * Gives up the slots not created yet (their records fail with an 'aborted' error) when no record will call
+   * `grow`, e.g. the first failed before its decode; the state is then released.
+   */
+  abandon(): void;
   /** Lent readbacks, by the ArrayBuffer of their mapped range; given back by `giveBack`. */
   lent: Map<ArrayBufferLike, GPUBuffer>;
   decode: ReturnType<typeof createBslz4DecodePass>;
@@ -110,8 +133,14 @@ export async function createState(
   }: {
     lendReadbacks?: number;
     budgetBytes?: number;
-    /** Adds the time spent creating readbacks (their first use is part of a record's start-up). */
-    timings?: { readbackCreateMs: number };
+    /**
+     * Adds the time spent creating readbacks (their first use is part of a record's start-up) and the slots
+     * after the first.
+     */
+    timings?: Pick<
+      GpuEncoderTimings,
+      'readbackCreateMs' | 'laterSlotsMs' | 'firstSlotMs' | 'decodeSetupMs' | 'setupScopeMs'
+    >;
   } = {},
 ): Promise<EncoderState> {
   if (!source.storedCodec.gpu) {
@@ -139,14 +168,26 @@ export async function createState(
   const lent = new Map<ArrayBufferLike, GPUBuffer>();
   let alive = true;
   let decode: ReturnType<typeof createBslz4DecodePass> | null = null;
+  /** The slots after the first not created yet (`grow`); rejected when the state is destroyed first. */
+  const unmadeSlots: { resolve: () => void; reject: (e: unknown) => void }[] = [];
+  const inPreparation = new Set<GPUBuffer>();
+  const abandon = () => {
+    for (const u of unmadeSlots.splice(0))
+      u.reject(new StemflowError('aborted', 'The GPU encoder was closed.'));
+  };
   const destroy = () => {
     alive = false;
+    for (const b of inPreparation) b.destroy();
+    inPreparation.clear();
+    abandon();
     decode?.destroy();
     for (const b of created.splice(0)) b.destroy();
     for (const b of lendable.splice(0)) b.destroy();
     for (const slot of made) {
       slot.readback?.destroy();
       slot.readback = null;
+      slot.output?.destroy();
+      slot.output = null;
     }
   };
   const bits = DTYPE_BITS[params.dtype];
@@ -179,45 +220,97 @@ export async function createState(
     } else buffer.destroy();
     return true;
   };
+  const slotBuffer = (k: number, b: GpuEncoderPlan['buffers'][number]) => {
+    const upload = b.label === 'compressed upload';
+    const buffer = device.createBuffer({
+      label: `encoder ${k} ${b.label}`,
+      size: b.bytes,
+      usage: b.bound ? STORAGE : upload ? UPLOAD : READBACK,
+      mappedAtCreation: upload,
+    });
+    created.push(buffer);
+    return buffer;
+  };
+  const slotBuffers = (k: number) => {
+    const buffers: Record<string, GPUBuffer> = {};
+    for (const b of plan.buffers) if (!b.lazy) buffers[b.label] = slotBuffer(k, b);
+    return buffers;
+  };
+  const newSlot = (buffers: Record<string, GPUBuffer>, ready: Promise<void>): Slot => ({
+    buffers,
+    made: ready,
+    uploadReady: Promise.resolve(),
+    stagingFree: Promise.resolve(),
+    free: Promise.resolve(),
+    readback: null,
+    output: null,
+  });
+  const budgetError = (what: string, oom: GPUError) =>
+    new StemflowError(
+      'budget',
+      `GPU encoder: ${what} do not fit this GPU's memory (${oom.message}); the plan: ${slots} record slot(s) of ${plan.slotBytes} bytes, a decode scratch of ${plan.decodeScratchBytes} bytes and ${plan.lendReadbacks} lent readback(s) of ${plan.lendBytes} bytes (${plan.totalBytes} in all). Use smaller records or fewer slots.`,
+    );
   device.pushErrorScope('out-of-memory');
   let popped = false;
   try {
-    for (let s = 0; s < slots; s++) {
-      const buffers: Record<string, GPUBuffer> = {};
-      for (const b of plan.buffers) {
-        if (b.lazy) continue;
-        const upload = b.label === 'compressed upload';
-        const buffer = device.createBuffer({
-          label: `encoder ${s} ${b.label}`,
-          size: b.bytes,
-          usage: b.bound ? STORAGE : upload ? UPLOAD : READBACK,
-          mappedAtCreation: upload,
-        });
-        created.push(buffer);
-        buffers[b.label] = buffer;
-      }
-      made.push({
-        buffers,
-        uploadReady: Promise.resolve(),
-        stagingFree: Promise.resolve(),
-        free: Promise.resolve(),
-        readback: null,
-      });
-    }
+    let t = performance.now();
+    made.push(newSlot(slotBuffers(0), Promise.resolve()));
+    const firstSlotMs = performance.now() - t;
+    t = performance.now();
     // One decode pass for the slots; its scratch (plan.decodeScratchBytes) is allocated here, in the scope.
     decode = createBslz4DecodePass(device, {
       elemSize: (bits / 8) as 1 | 2 | 4,
       variant: plan.decodeVariant,
     });
     decode.reserve(frames);
+    const decodeSetupMs = performance.now() - t;
+    t = performance.now();
     popped = true;
     const oom = await device.popErrorScope();
-    if (oom) {
-      throw new StemflowError(
-        'budget',
-        `GPU encoder: ${slots} record slot(s) of ${plan.slotBytes} bytes, a decode scratch of ${plan.decodeScratchBytes} bytes and ${plan.lendReadbacks} lent readback(s) of ${plan.lendBytes} bytes (${plan.totalBytes} in all) do not fit this GPU's memory (${oom.message}). Use smaller records.`,
-      );
+    if (timings) {
+      timings.firstSlotMs += firstSlotMs;
+      timings.decodeSetupMs += decodeSetupMs;
+      timings.setupScopeMs += performance.now() - t;
     }
+    if (oom) throw budgetError('the first record slot and the decode scratch', oom);
+    // The other slots: created by `grow`, one after another, each in its own scope.
+    for (let k = 1; k < slots; k++) {
+      const ready = new Promise<void>((resolve, reject) => {
+        unmadeSlots.push({ resolve, reject });
+      });
+      ready.catch(() => undefined); // awaited by the records that use the slot
+      made.push(newSlot({}, ready));
+    }
+    let growing = false;
+    const grow = () => {
+      if (growing) return;
+      growing = true;
+      void (async () => {
+        for (let k = 1; k < slots; k++) {
+          const next = unmadeSlots.shift();
+          if (!next) return; // destroyed: rejected there
+          const { resolve, reject } = next;
+          // One buffer at a time, each in its own scope: the first records' steps run between them.
+          let failed: unknown = null;
+          for (const b of plan.buffers) {
+            if (b.lazy) continue;
+            const t = performance.now();
+            device.pushErrorScope('out-of-memory');
+            const buffer = slotBuffer(k, b);
+            if (timings) timings.laterSlotsMs += performance.now() - t;
+            made[k].buffers[b.label] = buffer;
+            const oom = await device.popErrorScope().catch(() => null);
+            if (oom) failed = budgetError(`record slot ${k}`, oom);
+            else if (!alive) failed = new StemflowError('aborted', 'The GPU encoder was closed.');
+            if (failed) break;
+          }
+          if (failed) {
+            for (const b of Object.values(made[k].buffers)) b.destroy();
+            reject(failed);
+          } else resolve();
+        }
+      })();
+    };
     // Compiled while the first record is read (errors surface when awaited). Started after the error scope:
     // popping it can wait for pipelines being compiled (Dawn on SwiftShader did, ~2 s).
     const passes = Promise.all([
@@ -232,7 +325,29 @@ export async function createState(
       slots: made,
       lendable,
       unmade: plan.lendReadbacks,
+      preparing: false,
+      inPreparation,
+      alive: () => alive,
       createReadback,
+      recordOutput: async (slot) => {
+        if (slot.output) return slot.output;
+        const bytes = plan.buffers.find((b) => b.label === 'record output')?.bytes ?? 4;
+        device.pushErrorScope('out-of-memory');
+        const buffer = device.createBuffer({ label: 'encoder record output', size: bytes, usage: STORAGE });
+        const oom = await device.popErrorScope();
+        if (oom) {
+          buffer.destroy();
+          throw budgetError(`a record output of ${bytes} bytes`, oom);
+        }
+        if (!alive) {
+          buffer.destroy();
+          throw new StemflowError('aborted', 'The GPU encoder was closed.');
+        }
+        slot.output = buffer;
+        return buffer;
+      },
+      grow,
+      abandon,
       lent,
       decode,
       passes,

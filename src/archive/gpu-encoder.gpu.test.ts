@@ -1,7 +1,7 @@
 import { readFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { isStemflowError } from '../errors';
+import { isStemflowError, StemflowError } from '../errors';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import { fixture, loadOracle } from '../testing/fixtures';
@@ -96,7 +96,7 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
   }
 
   withGpu(
-    'without prefetch, in profile mode, and with 3 records in flight: the same archive',
+    'without prefetch, in profile mode, with 3 records in flight, compacted apart from the values: the same archive',
     async ({ device }) => {
       const paths = [fixture('many_fixed_u32_32.h5')];
       const cpu = await convertWith(paths, cpuRecordEncoder, small, { dataset: '/data' });
@@ -104,9 +104,23 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
       const gpu = await convertWith(paths, encoder, small, { dataset: '/data' });
       await encoder.dispose();
       expect(gpu).toBe(cpu);
-      const deep = gpuRecordEncoder(device, { slots: 3 });
-      expect(await convertWith(paths, deep, small, { dataset: '/data' })).toBe(cpu);
-      await deep.dispose();
+      const tracked = trackBuffers(device);
+      try {
+        const deep = gpuRecordEncoder(device, { slots: 3 });
+        expect(await convertWith(paths, deep, small, { dataset: '/data' })).toBe(cpu);
+        // Slots 1 and 2 were created once the first record's decode was submitted.
+        expect(deep.timings.laterSlotsMs).toBeGreaterThan(0);
+        await deep.dispose();
+        // The path of records whose words exceed their raw size: a record output of the slot's own.
+        const apart = gpuRecordEncoder(device, { compactApart: true });
+        expect(await convertWith(paths, apart, small, { dataset: '/data' })).toBe(cpu);
+        await apart.dispose();
+        expect(tracked.createdLabels()).toContain('encoder record output');
+        expect(tracked.createdLabels().filter((l) => l.includes('record output')).length).toBe(2);
+        expect(tracked.alive()).toBe(0);
+      } finally {
+        tracked.stop();
+      }
       expect(encoder.timings.sumsMs).toBeGreaterThan(0);
       expect(encoder.timings.compactMs).toBeGreaterThan(0);
     },
@@ -174,7 +188,7 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
   );
 
   withGpu(
-    'a damaged source chunk: a corrupt error naming the frame, nothing published, every buffer freed',
+    'a damaged source chunk, an unreadable first record: the error, nothing published, every buffer freed',
     async ({ device }) => {
       const { source, close } = await openSource(arinaPaths);
       const broken = 9;
@@ -195,24 +209,39 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
           return batch;
         },
       };
+      // The first record's read fails before its decode: the slots not created yet are given up, no hang.
+      const unreadable: AcquisitionSource = {
+        ...damaged,
+        async readStored(start, count, signal) {
+          if (start === 0) throw new StemflowError('corrupt', 'The first chunks cannot be read.');
+          return source.readStored(start, count, signal);
+        },
+      };
       const tracked = trackBuffers(device);
       const encoder = gpuRecordEncoder(device);
-      const dir = join(await tempDir(), 'archive');
+      const early = gpuRecordEncoder(device, { slots: 3 });
       try {
-        await expectError(
-          convertArchive([{ name: 'a', source: damaged, sources: [] }], await nodeArchiveTarget(dir), {
-            hash: nodeSha256,
-            encoder,
-            codec: small,
-          }),
-          'corrupt',
-          /Frame 9 of the source does not decode \(HEADER_TRUNCATED\)/,
-        );
-        expect(tracked.alive()).toBe(0);
-        await expect(readFile(join(dir, 'manifest.json'))).rejects.toThrow(/ENOENT/);
+        for (const [input, e, kind, text] of [
+          [damaged, encoder, 'corrupt', /Frame 9 of the source does not decode \(HEADER_TRUNCATED\)/],
+          [unreadable, early, 'corrupt', /The first chunks cannot be read/],
+        ] as const) {
+          const dir = join(await tempDir(), 'archive');
+          await expectError(
+            convertArchive([{ name: 'a', source: input, sources: [] }], await nodeArchiveTarget(dir), {
+              hash: nodeSha256,
+              encoder: e,
+              codec: small,
+            }),
+            kind,
+            text,
+          );
+          expect(tracked.alive()).toBe(0);
+          await expect(readFile(join(dir, 'manifest.json'))).rejects.toThrow(/ENOENT/);
+        }
       } finally {
         tracked.stop();
         await encoder.dispose();
+        await early.dispose();
         await close();
       }
     },

@@ -59,6 +59,11 @@ export interface GpuEncoderOptions {
   lendReadbacks?: number;
   /** GPU bytes the encoder may allocate (optional): more slots or readbacks than fit are refused. */
   budgetBytes?: number;
+  /**
+   * Compact every record into a buffer of its own instead of into the decoded values (default false: only a
+   * record whose words exceed its raw size needs that buffer; tests use it to run that path).
+   */
+  compactApart?: boolean;
 }
 
 interface Job {
@@ -90,6 +95,10 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
     setupMs: 0,
     pipelineWaitMs: 0,
     readbackCreateMs: 0,
+    laterSlotsMs: 0,
+    firstSlotMs: 0,
+    decodeSetupMs: 0,
+    setupScopeMs: 0,
     timeline: [],
   };
   const epoch = performance.now();
@@ -107,6 +116,8 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
   };
   /** Waits for the records nobody will ask for (wrong guesses, or at the end) and takes back their loans. */
   const settle = async () => {
+    // Records in slots not created yet wait for the first record to create them: make sure it happens.
+    if (jobs.length > 0) state?.grow();
     const pending = jobs.splice(0);
     for (const r of await Promise.allSettled(pending.map((j) => j.result))) {
       if (r.status === 'fulfilled') giveBack(r.value);
@@ -142,7 +153,7 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
       firstFrame,
       frames,
       params,
-      { timings, profile, pool, epoch, after, freeStaging },
+      { timings, profile, pool, epoch, after, freeStaging, compactApart: options.compactApart },
       signal,
     );
     slot.free = result.then(
@@ -196,6 +207,7 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
         timings.records++;
         return record;
       } catch (error) {
+        state?.abandon(); // the records waiting for slots not created yet fail too
         await settle();
         release();
         throw error;

@@ -46,10 +46,13 @@ describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, t
         ];
         for (const [i, s] of sources.entries()) {
           const cpu = await verifyAcquisition(acq, s, cpuVerifier);
-          // 1, 2 or 3 records staged at once; every other source in profile mode (each pass waited for).
+          // 1, 2 or 3 records staged at once; every other source in profile mode (each pass waited for); two
+          // sources with one input set (copies not overlapped).
           const profile = i % 2 === 1;
-          const gpu = await verifyAcquisitionGpu(device, acq, s, { slots: 1 + (i % 3), profile });
+          const overlap = i % 3 !== 2;
+          const gpu = await verifyAcquisitionGpu(device, acq, s, { slots: 1 + (i % 3), profile, overlap });
           expect(gpu.timings.decodeMs > 0 && gpu.timings.compareMs > 0).toBe(profile);
+          expect(gpu.plan.sets).toBe(overlap ? 2 : 1);
           expect(gpu.badBlocks).toEqual(cpu.badBlocks);
           expect([gpu.mismatches, gpu.laneErrors, gpu.sourceErrors]).toEqual([
             cpu.mismatches,
@@ -59,6 +62,12 @@ describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, t
         }
         expect(tracked.createdLabels()).toContain('bslz4-decode scratch');
         expect(tracked.alive()).toBe(0);
+        // Memory is planned first: a budget below the plan is refused with its numbers, before any buffer.
+        const created = tracked.createdLabels().length;
+        await expect(verifyAcquisitionGpu(device, acq, source, { budgetBytes: 4096 })).rejects.toThrow(
+          /input set\(s\) of .* exceed the budget of 0\.00 GiB; use the CPU verifier/,
+        );
+        expect(tracked.createdLabels().length).toBe(created);
         // A damaged lane (a zeroed stop word, re-signed so it opens): both count the same lane error and values.
         const bad = await copyArchive(dir);
         const rec = acq.records[2];

@@ -1,140 +1,40 @@
 /**
  * Exhaustive verification on the GPU. Per record: the source's stored chunks and the record's lanes are read
- * (concurrent reads) straight into mapped staging buffers of one of `slots` slots, copied on the GPU,
- * decoded by bslz4-decode.wgsl into a frame-major scratch buffer, and tans-compare.wgsl decodes every lane
- * and compares every value. The next records are read while the GPU works; a slot is reused once its
- * staging buffers are mapped again (the only waits). Mismatch counts per block and lane error codes stay on
- * the GPU until one readback at the end. CPU twin: `cpuVerifier` (verify.ts) over `tansCompare`
- * (tans-decode.ts).
+ * (concurrent reads) straight into mapped staging buffers of one of `slots` slots, copied by the GPU into one
+ * of two sets of bound inputs, decoded by bslz4-decode.wgsl into a frame-major scratch buffer, and
+ * tans-compare.wgsl (gpu-verify-compare.ts) decodes every lane and compares every value. Mismatch counts per
+ * block and lane error codes stay on the GPU until one readback at the end. CPU twin: `cpuVerifier`
+ * (verify.ts) over `tansCompare` (tans-decode.ts). Memory is planned first (gpu-verify-plan.ts).
+ *
+ * Overlap. Record r + 1's staging copies (PCIe, ~9 ms for 1.2 GB raw-equivalent on the H200) run while record
+ * r is decoded and compared, into the other input set. One queue runs everything, and Dawn puts a barrier
+ * before each use of a buffer whose last use differs; a barrier waits for every earlier command of its source
+ * stage. The queue order per record r is therefore:
+ *   copies(r) [transfer: staging -> set r % 2], tag(r + 1) [transfer: 4-byte clears of every buffer of set
+ *   (r + 1) % 2], decode + compare(r) [compute].
+ * tag(r + 1) waits for the compute of record r - 1 (the last reader of that set), so when copies(r + 1) are
+ * submitted the set's last use is a transfer write: their barrier waits for earlier transfers only, not for
+ * the compute of record r, which runs alongside. decode(r) waits for transfers submitted before it (copies(r),
+ * tag(r + 1), parameter uploads), never for copies(r + 1). With `overlap: false` (one set, no tags) each
+ * record's copies wait for the record before, as before; the bench measures both.
+ * The only host waits are a record's staging reads (bounded by `slots`) and the final readback.
  */
-import { readBuffer } from '../compute/readback';
 import { StemflowError, throwIfAborted } from '../errors';
-import { checkBindable, type DispatchChunk, encodeChunks } from '../gpu/chunked-dispatch';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
-import { structLayout } from '../gpu/uniform-layout';
-import source from '../shaders/tans-compare.wgsl?raw';
+import { decodeScratchBytes } from '../gpu/passes/bslz4-decode-variants';
 import type { AcquisitionSource, StoredBatch } from '../source/acquisition-source';
-import { NEIGHBOUR_BUCKETS } from './hybrid-uint';
+import { createTansComparePassAsync, readU32, tally } from './gpu-verify-compare';
+import { type GpuVerifyPlan, planGpuVerify } from './gpu-verify-plan';
 import { DTYPE_BITS } from './lanes';
 import type { ArchiveAcquisition, ArchiveRecord } from './reader';
 import type { VerifyReport } from './verify';
 
-const layout = structLayout(source, 'Params');
-const WORKGROUP = 64;
-/**
- * Lanes per compare dispatch (default). Each lane keeps one cache line of its stream and one of its reference
- * frame in use while it walks its slice, and a warp's 32 lanes read 32 different lines. At 65,536 lanes a
- * dispatch an H200 holds ~500 lanes per SM, ~128 KB of lines, which can stay in L1 while a line's values are
- * read; a whole record in one dispatch (262,144 lanes at 16 lanes a frame, ~2,000 resident per SM) needs ~4x that,
- * so most loads go to L2: compare took 18.2 ms a record instead of 8.4 ms (commit 4fd47ce; the L1 footprint is
- * the likely cause). `bench convert` measures 32,768 to 262,144.
- */
-export const COMPARE_LANES_PER_DISPATCH = 65536;
-
-export interface TansComparePass {
-  encode(
-    encoder: GPUCommandEncoder,
-    job: {
-      data: GPUBuffer;
-      dataWords: number;
-      offsets: GPUBuffer;
-      cells: GPUBuffer;
-      classMap: GPUBuffer;
-      reference: GPUBuffer;
-      mismatches: GPUBuffer;
-      errors: GPUBuffer;
-      frames: number;
-      slices: number;
-      slicePixels: number;
-      pixels: number;
-      wordsPerFrame: number;
-      blockFrames: number;
-      blockBase: number;
-      laneBase: number;
-      cols: number;
-    },
-  ): GPUBuffer;
-}
-
-export function createTansComparePass(
-  device: GPUDevice,
-  {
-    bits,
-    tableLog,
-    tokens,
-    lanesPerDispatch = COMPARE_LANES_PER_DISPATCH,
-  }: { bits: 8 | 16 | 32; tableLog: number; tokens: number; lanesPerDispatch?: number },
-): TansComparePass {
-  if (
-    !Number.isInteger(lanesPerDispatch) ||
-    lanesPerDispatch < WORKGROUP ||
-    lanesPerDispatch % WORKGROUP !== 0
-  )
-    throw new StemflowError(
-      'invalid',
-      `Compare lanes per dispatch must be a positive multiple of ${WORKGROUP} (got ${lanesPerDispatch}).`,
-    );
-  const pipeline = device.createComputePipeline({
-    label: `tans-compare u${bits}`,
-    layout: 'auto',
-    compute: {
-      module: device.createShaderModule({ label: 'tans-compare.wgsl', code: source }),
-      entryPoint: 'main',
-      constants: { WORKGROUP_SIZE: WORKGROUP, TABLE_LOG: tableLog, BITS: bits, TOKENS: tokens },
-    },
-  });
-  return {
-    encode(encoder, job) {
-      for (const [b, what] of [
-        [job.data, 'record data'],
-        [job.reference, 'reference'],
-      ] as const) {
-        checkBindable(device, b, what);
-      }
-      const lanes = job.frames * job.slices;
-      const chunks: DispatchChunk[] = [];
-      for (let first = 0; first < lanes; first += lanesPerDispatch) {
-        const count = Math.min(lanesPerDispatch, lanes - first);
-        chunks.push({
-          params: {
-            lane_first: first,
-            lane_count: count,
-            frames: job.frames,
-            slices: job.slices,
-            slice_pixels: job.slicePixels,
-            pixels: job.pixels,
-            words_per_frame: job.wordsPerFrame,
-            block_frames: job.blockFrames,
-            block_base: job.blockBase,
-            data_words: job.dataWords,
-            cols: job.cols,
-            lane_base: job.laneBase,
-          },
-          workgroups: Math.ceil(count / WORKGROUP),
-        });
-      }
-      return encodeChunks(
-        encoder,
-        {
-          device,
-          pipeline,
-          layout,
-          label: 'tans-compare',
-          bindings: [
-            { binding: 1, resource: { buffer: job.data } },
-            { binding: 2, resource: { buffer: job.offsets } },
-            { binding: 3, resource: { buffer: job.cells } },
-            { binding: 4, resource: { buffer: job.classMap } },
-            { binding: 5, resource: { buffer: job.reference } },
-            { binding: 6, resource: { buffer: job.mismatches } },
-            { binding: 7, resource: { buffer: job.errors } },
-          ],
-        },
-        chunks,
-      );
-    },
-  };
-}
+export {
+  COMPARE_LANES_PER_DISPATCH,
+  createTansComparePass,
+  type TansComparePass,
+} from './gpu-verify-compare';
+export { type GpuVerifyPlan, planGpuVerify } from './gpu-verify-plan';
 
 /** Staging for one record in flight. */
 interface Slot {
@@ -144,15 +44,22 @@ interface Slot {
   ready: Promise<void>;
 }
 
+/** Bound inputs of one record: chunks, chunk index, data words, lane offsets, decode cells, class map. */
+type InputSet = Record<'compressed' | 'index' | 'data' | 'offsets' | 'cells' | 'classMap', GPUBuffer>;
+
 const align4 = (n: number) => Math.ceil(n / 4) * 4;
 
 export interface GpuVerifyTimings {
   /** Reading the stored chunks and the lanes into mapped staging (summed over records; overlapped). */
   readMs: number;
+  /** Records waiting for their staging slot to be mapped again before being read (summed; overlapped). */
+  stagingWaitMs: number;
   /** Host: unmapping, small uploads, encoding the passes. */
   uploadMs: number;
-  /** Waiting for a record's staging to be read (or for its slot), and for the final readback. */
+  /** The submission loop waiting for a record's staging to be read, and for the final readback. */
   gpuWaitMs: number;
+  /** Planning and creating buffers and passes. */
+  setupMs: number;
   totalMs: number;
   /**
    * Profile mode only (each step waited for), summed over records: staging copies with the small uploads,
@@ -163,6 +70,21 @@ export interface GpuVerifyTimings {
   compareMs: number;
 }
 
+export interface GpuVerifyOptions {
+  signal?: AbortSignal;
+  onProgress?: (framesDone: number, frameCount: number) => void;
+  /** Records staged at once (default 2). */
+  slots?: number;
+  /** Copies of the next record overlap the decode and compare of this one (two input sets; default true). */
+  overlap?: boolean;
+  /** Wait after each pass so copies, decode and compare are timed apart (slower; default false). */
+  profile?: boolean;
+  /** Lanes per compare dispatch (default COMPARE_LANES_PER_DISPATCH; a multiple of 64). */
+  compareLanes?: number;
+  /** GPU bytes the verifier may allocate (optional): a plan above it is refused with its numbers. */
+  budgetBytes?: number;
+}
+
 /**
  * Verifies every count of an archived acquisition against its source on the GPU. The source must be
  * bitshuffle/LZ4 with one frame per chunk (`storedCodec.gpu`); otherwise use the CPU verifier.
@@ -171,17 +93,8 @@ export async function verifyAcquisitionGpu(
   device: GPUDevice,
   acq: ArchiveAcquisition,
   src: AcquisitionSource,
-  options: {
-    signal?: AbortSignal;
-    onProgress?: (framesDone: number, frameCount: number) => void;
-    /** Records staged at once (default 2). */
-    slots?: number;
-    /** Wait after each pass so copies, decode and compare are timed apart (slower; default false). */
-    profile?: boolean;
-    /** Lanes per compare dispatch (default COMPARE_LANES_PER_DISPATCH; a multiple of 64). */
-    compareLanes?: number;
-  } = {},
-): Promise<VerifyReport & { timings: GpuVerifyTimings; sourceErrors: number }> {
+  options: GpuVerifyOptions = {},
+): Promise<VerifyReport & { timings: GpuVerifyTimings; sourceErrors: number; plan: GpuVerifyPlan }> {
   const { info, geometry } = acq;
   const { signal } = options;
   if (!src.storedCodec.gpu)
@@ -202,10 +115,7 @@ export async function verifyAcquisitionGpu(
   const elem = (bits / 8) as 1 | 2 | 4;
   const pixels = geometry.pixels;
   const wordsPerFrame = Math.ceil((pixels * elem) / 4);
-  const tokens = acq.records[0].tables.tokens;
-  const L = 1 << info.tableLog;
   const maxFrames = Math.max(...acq.records.map((r) => r.frames));
-  const maxDataWords = Math.max(1, ...acq.records.map((r) => r.dataWords));
   const storedSizes = src.storedSizes();
   let maxStored = 4;
   for (const r of acq.records) {
@@ -213,12 +123,33 @@ export async function verifyAcquisitionGpu(
     for (let f = r.firstFrame; f < r.firstFrame + r.frames; f++) s += storedSizes[f];
     maxStored = Math.max(maxStored, s);
   }
-  const blocks = acq.records.reduce((n, r) => n + Math.ceil(r.frames / info.blockFrames), 0);
+  const overlap = options.overlap ?? true;
+  const decode = createBslz4DecodePass(device, { elemSize: elem });
+  const plan = planGpuVerify({
+    frameCount,
+    maxFrames,
+    pixels,
+    wordsPerFrame,
+    slices: geometry.slices,
+    classes: info.classes,
+    tableLog: info.tableLog,
+    blocks: acq.records.reduce((n, r) => n + Math.ceil(r.frames / info.blockFrames), 0),
+    maxStoredBytes: maxStored,
+    maxDataWords: Math.max(1, ...acq.records.map((r) => r.dataWords)),
+    slots: Math.max(1, Math.min(Math.floor(options.slots ?? 2), acq.records.length)),
+    sets: overlap && acq.records.length > 1 ? 2 : 1,
+    decodeScratchBytes: decodeScratchBytes(decode.variant, maxFrames, {
+      maxWorkgroups: device.limits.maxComputeWorkgroupsPerDimension,
+    }),
+    budgetBytes: options.budgetBytes,
+    limits: device.limits,
+  });
   const buffers: GPUBuffer[] = [];
-  const make = (label: string, size: number, usage: number, mappedAtCreation = false) => {
+  const bytesOf = (label: string) => plan.buffers.find((b) => b.label === label)?.bytes ?? 4;
+  const make = (label: string, usage: number, mappedAtCreation = false) => {
     const b = device.createBuffer({
       label: `verify ${label}`,
-      size: align4(Math.max(4, size)),
+      size: bytesOf(label),
       usage,
       mappedAtCreation,
     });
@@ -226,55 +157,39 @@ export async function verifyAcquisitionGpu(
     return b;
   };
   const STORAGE_IN = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
-  device.pushErrorScope('out-of-memory');
-  const compressed = make('compressed', maxStored + 4, STORAGE_IN);
-  const index = make('index', maxFrames * 8, STORAGE_IN);
-  const flags = make('flags', pixels * 4, STORAGE_IN);
-  const decoded = make('decoded', maxFrames * wordsPerFrame * 4, GPUBufferUsage.STORAGE);
-  const frameErrors = make('frame errors', frameCount * 4, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC);
-  const totals = make('frame totals', frameCount * 8, GPUBufferUsage.STORAGE);
-  const audit = createAuditBuffer(device, 'verify audit');
-  buffers.push(audit);
-  const data = make('record data', maxDataWords * 4, STORAGE_IN);
-  const offsets = make('lane offsets', (maxFrames * geometry.slices + 1) * 4, STORAGE_IN);
-  const cells = make('decode cells', info.classes * NEIGHBOUR_BUCKETS * L * 4, STORAGE_IN);
-  const classMap = make('class map', pixels * 4, STORAGE_IN);
-  const mismatches = make(
-    'mismatches',
-    blocks * 4,
-    GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-  );
-  const laneErrors = make(
-    'lane errors',
-    frameCount * geometry.slices * 4,
-    GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
-  );
-  // Staging: the big inputs of `slots` records, mapped for writing on the host.
-  const slotCount = Math.max(1, Math.min(options.slots ?? 2, acq.records.length));
+  const STORAGE_OUT = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC;
   const STAGING = GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
+  // The staging first: the first records are read into it while the GPU buffers are created.
+  device.pushErrorScope('out-of-memory');
   const slots: Slot[] = [];
-  for (let k = 0; k < slotCount; k++) {
-    const stagedChunks = make(`chunks staging ${k}`, maxStored + 4, STAGING, true);
-    const stagedData = make(`record data staging ${k}`, maxDataWords * 4, STAGING, true);
-    slots.push({ chunks: stagedChunks, data: stagedData, ready: Promise.resolve() });
+  for (let k = 0; k < plan.slots; k++) {
+    const chunks = make('chunks staging', STAGING, true);
+    const data = make('record data staging', STAGING, true);
+    slots.push({ chunks, data, ready: Promise.resolve() });
   }
-  const oom = await device.popErrorScope();
+  const stagingOom = await device.popErrorScope();
   const staged: Promise<{ rec: ArchiveRecord; slot: Slot; stored: StoredBatch }>[] = [];
-  let decode: ReturnType<typeof createBslz4DecodePass> | null = null;
+  const budgetError = (oom: GPUError) =>
+    new StemflowError(
+      'budget',
+      `GPU verification: ${plan.totalBytes} bytes planned (${plan.slots} staging slot(s), ${plan.sets} input set(s)) do not fit this GPU's memory (${oom.message}).`,
+    );
+  // Compiled while the first records are read and the buffers created.
+  const comparing = createTansComparePassAsync(device, {
+    bits,
+    tableLog: info.tableLog,
+    tokens: acq.records[0].tables.tokens,
+    lanesPerDispatch: options.compareLanes,
+  });
+  comparing.catch(() => undefined); // awaited below
   try {
-    if (oom)
-      throw new StemflowError('budget', `GPU verification: the GPU ran out of memory (${oom.message}).`);
-    decode = createBslz4DecodePass(device, { elemSize: elem });
-    const compare = createTansComparePass(device, {
-      bits,
-      tableLog: info.tableLog,
-      tokens,
-      lanesPerDispatch: options.compareLanes,
-    });
+    if (stagingOom) throw budgetError(stagingOom);
     const timings: GpuVerifyTimings = {
       readMs: 0,
+      stagingWaitMs: 0,
       uploadMs: 0,
       gpuWaitMs: 0,
+      setupMs: 0,
       totalMs: 0,
       copyMs: 0,
       decodeMs: 0,
@@ -288,9 +203,11 @@ export async function verifyAcquisitionGpu(
     /** Reads record i's chunks and lanes into its slot's mapped staging buffers (after the slot is free). */
     const stage = async (i: number) => {
       const rec = acq.records[i];
-      const slot = slots[i % slotCount];
+      const slot = slots[i % slots.length];
+      let t = performance.now();
       await slot.ready;
-      const t = performance.now();
+      timings.stagingWaitMs += performance.now() - t;
+      t = performance.now();
       const chunkRange = new Uint8Array(slot.chunks.getMappedRange());
       const dataRange = new Uint8Array(slot.data.getMappedRange());
       // Both reads end before a failure is reported: neither may write into staging that is being freed.
@@ -315,8 +232,6 @@ export async function verifyAcquisitionGpu(
       timings.readMs += performance.now() - t;
       return { rec, slot, stored };
     };
-
-    let blockBase = 0;
     const stageNext = () => {
       const i = staged.length;
       if (i >= acq.records.length) return;
@@ -324,13 +239,48 @@ export async function verifyAcquisitionGpu(
       p.catch(() => undefined); // awaited in order below
       staged.push(p);
     };
-    for (let k = 0; k < slotCount; k++) stageNext();
+    /** A 4-byte clear of every buffer of a set: its last use becomes a transfer (see the header). */
+    const tag = (set: InputSet, label: string) => {
+      const encoder = device.createCommandEncoder({ label });
+      for (const b of Object.values(set)) encoder.clearBuffer(b, 0, 4);
+      device.queue.submit([encoder.finish()]);
+    };
+
+    let blockBase = 0;
+    for (let k = 0; k < slots.length; k++) stageNext();
+    await new Promise((resolve) => setTimeout(resolve, 0)); // the reads are issued before the buffers below
+    device.pushErrorScope('out-of-memory');
+    const decoded = make('decoded', GPUBufferUsage.STORAGE);
+    const flags = make('pixel flags', STORAGE_IN);
+    const frameErrors = make('frame errors', STORAGE_OUT);
+    const totals = make('frame totals', GPUBufferUsage.STORAGE);
+    const mismatches = make('mismatches', STORAGE_OUT | GPUBufferUsage.COPY_DST);
+    const laneErrors = make('lane errors', STORAGE_OUT);
+    const audit = createAuditBuffer(device, 'verify audit');
+    buffers.push(audit);
+    const sets: InputSet[] = [];
+    for (let k = 0; k < plan.sets; k++) {
+      sets.push({
+        compressed: make('compressed', STORAGE_IN),
+        index: make('index', STORAGE_IN),
+        data: make('record data', STORAGE_IN),
+        offsets: make('lane offsets', STORAGE_IN),
+        cells: make('decode cells', STORAGE_IN),
+        classMap: make('class map', STORAGE_IN),
+      });
+    }
+    decode.reserve(maxFrames);
+    const oom = await device.popErrorScope();
+    if (oom) throw budgetError(oom);
+    const compare = await comparing;
+    timings.setupMs = performance.now() - t0;
     for (let i = 0; i < acq.records.length; i++) {
       throwIfAborted(signal);
       let t = performance.now();
       const { rec, slot, stored } = await staged[i];
       timings.gpuWaitMs += performance.now() - t;
       t = performance.now();
+      const set = sets[i % sets.length];
       const storedBytes = align4(stored.bytes.byteLength);
       slot.chunks.unmap();
       slot.data.unmap();
@@ -339,15 +289,16 @@ export async function verifyAcquisitionGpu(
         idx[2 * f] = stored.offsets[f];
         idx[2 * f + 1] = stored.sizes[f];
       }
-      device.queue.writeBuffer(index, 0, idx);
-      device.queue.writeBuffer(offsets, 0, rec.offsets);
-      device.queue.writeBuffer(cells, 0, rec.tables.decodeCells);
-      device.queue.writeBuffer(classMap, 0, Uint32Array.from(rec.tables.classMap));
+      // Queue writes go with the next submission: the copies.
+      device.queue.writeBuffer(set.index, 0, idx);
+      device.queue.writeBuffer(set.offsets, 0, rec.offsets);
+      device.queue.writeBuffer(set.cells, 0, rec.tables.decodeCells);
+      device.queue.writeBuffer(set.classMap, 0, Uint32Array.from(rec.tables.classMap));
       // The staging copies go in their own submission, so the slot is mapped again (and the record after the
-      // next one read into it) as soon as they are done, while this record is decoded and compared.
+      // next ones read into it) as soon as they are done.
       const copies = device.createCommandEncoder({ label: `verify record ${rec.index}: staging` });
-      if (storedBytes > 0) copies.copyBufferToBuffer(slot.chunks, 0, compressed, 0, storedBytes);
-      if (rec.dataWords > 0) copies.copyBufferToBuffer(slot.data, 0, data, 0, rec.dataWords * 4);
+      if (storedBytes > 0) copies.copyBufferToBuffer(slot.chunks, 0, set.compressed, 0, storedBytes);
+      if (rec.dataWords > 0) copies.copyBufferToBuffer(slot.data, 0, set.data, 0, rec.dataWords * 4);
       timings.uploadMs += performance.now() - t;
       t = performance.now();
       device.queue.submit([copies.finish()]);
@@ -355,13 +306,17 @@ export async function verifyAcquisitionGpu(
         slot.chunks.mapAsync(GPUMapMode.WRITE),
         slot.data.mapAsync(GPUMapMode.WRITE),
       ]).then(() => undefined);
+      slot.ready.catch(() => undefined); // awaited by the next read into this slot, or at the end
       if (options.profile) await profiled('copyMs', t);
+      if (sets.length > 1 && i + 1 < acq.records.length) {
+        tag(sets[(i + 1) % sets.length], `verify: tag set ${(i + 1) % sets.length}`);
+      }
       t = performance.now();
       let encoder = device.createCommandEncoder({ label: `verify record ${rec.index}` });
       const p1 = decode.encode(encoder, {
-        compressed,
+        compressed: set.compressed,
         compressedBytes: storedBytes,
-        index,
+        index: set.index,
         flags,
         decoded,
         errors: frameErrors,
@@ -379,11 +334,11 @@ export async function verifyAcquisitionGpu(
         encoder = device.createCommandEncoder({ label: `verify record ${rec.index}: compare` });
       }
       const p2 = compare.encode(encoder, {
-        data,
+        data: set.data,
         dataWords: rec.dataWords,
-        offsets,
-        cells,
-        classMap,
+        offsets: set.offsets,
+        cells: set.cells,
+        classMap: set.classMap,
         reference: decoded,
         mismatches,
         errors: laneErrors,
@@ -407,47 +362,18 @@ export async function verifyAcquisitionGpu(
     }
     const t = performance.now();
     const [mm, le, fe] = await Promise.all([
-      readU32(device, mismatches, blocks),
+      readU32(device, mismatches, plan.blocks),
       readU32(device, laneErrors, frameCount * geometry.slices),
       readU32(device, frameErrors, frameCount),
     ]);
     timings.gpuWaitMs += performance.now() - t;
     timings.totalMs = performance.now() - t0;
-    const badBlocks: VerifyReport['badBlocks'] = [];
-    let total = 0;
-    let b = 0;
-    for (const rec of acq.records) {
-      for (let first = 0; first < rec.frames; first += info.blockFrames, b++) {
-        if (mm[b] === 0) continue;
-        total += mm[b];
-        badBlocks.push({
-          firstFrame: rec.firstFrame + first,
-          frames: Math.min(info.blockFrames, rec.frames - first),
-          mismatches: mm[b],
-        });
-      }
-    }
-    return {
-      acquisition: info.name,
-      compared: frameCount * pixels,
-      mismatches: total,
-      badBlocks,
-      laneErrors: le.reduce((n, e) => n + (e === 0 ? 0 : 1), 0),
-      sourceErrors: fe.reduce((n, e) => n + (e === 0 ? 0 : 1), 0),
-      ms: timings.totalMs,
-      timings,
-    };
+    return { ...tally(acq, mm, le, fe), ms: timings.totalMs, timings, plan };
   } finally {
     // Reads may still be writing into mapped staging after a failure: let them finish first.
     await Promise.allSettled(staged);
     await Promise.allSettled(slots.map((s) => s.ready));
     for (const b of buffers) b.destroy();
-    decode?.destroy();
+    decode.destroy();
   }
-}
-
-/** `count` u32 words of a buffer (COPY_SRC), through the project's one readback helper. */
-async function readU32(device: GPUDevice, buffer: GPUBuffer, count: number): Promise<Uint32Array> {
-  const bytes = await readBuffer(device, buffer, 0, count * 4);
-  return new Uint32Array(bytes.buffer, bytes.byteOffset, count);
 }

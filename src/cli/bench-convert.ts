@@ -19,7 +19,6 @@ import {
   viewValues,
 } from '../archive/convert';
 import { type GpuEncoderTimings, gpuRecordEncoder, type RecordTimeline } from '../archive/gpu-encoder';
-import { COMPARE_LANES_PER_DISPATCH, verifyAcquisitionGpu } from '../archive/gpu-verify';
 import { laneGeometry } from '../archive/lanes';
 import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
 import { openArchive } from '../archive/reader';
@@ -28,6 +27,7 @@ import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
 import { acquireDevice } from '../gpu/device';
 import { nodeGpu } from '../gpu/node-gpu';
 import type { AcquisitionSource } from '../source/acquisition-source';
+import { benchVerify } from './bench-convert-verify';
 
 export interface BenchConvertOptions {
   scan: number;
@@ -99,6 +99,9 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     // Per-stage GPU times: the first records encoded one pass at a time (waits after every pass).
     report.profile = await profileStages(device, source, codec, log);
 
+    // Buffers destroyed are freed by the driver at the next wait on the queue (H200: ~20 ms per GB, see
+    // docs/performance.md): pay for the profile's here, not inside the timed conversion.
+    await device.queue.onSubmittedWorkDone();
     const archiveDir = join(dir, 'archive');
     const encoder = gpuRecordEncoder(device, encoderOptions);
     t = performance.now();
@@ -111,10 +114,12 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     const plan = encoder.plan;
     await encoder.dispose();
     const ratio = result.archiveBytes / compressedBytes;
+    const eagerBytes = plan?.buffers.reduce((n, b) => n + (b.lazy ? 0 : b.bytes), 0) ?? 0;
     report.convert = {
       totalMs: convertMs,
       encodeMs: result.timings.encodeMs,
       writeHashMs: result.timings.writeMs,
+      tail: result.timings.tail,
       encoderStages: { ...encoder.timings, timeline: undefined },
       timeline: timelineSummary(encoder.timings.timeline, result.timings.records),
       records: encoder.timings.timeline.map((line, r) => ({ ...line, ...result.timings.records[r] })),
@@ -123,21 +128,21 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
       archiveOverBslz4: ratio,
       archiveOverRaw: result.archiveBytes / rawBytes,
       slotBytes: plan?.slotBytes,
+      slotCreatedBytes: eagerBytes,
       gpuBytes: plan?.totalBytes,
     };
     log(
-      `plan: ${plan?.slots} record slots of ${((plan?.slotBytes ?? 0) / 2 ** 30).toFixed(2)} GiB (${plan?.buffers.map((b) => `${b.label} ${(b.bytes / 2 ** 20).toFixed(1)} MiB`).join(', ')})`,
+      `plan: ${plan?.slots} record slots of ${((plan?.slotBytes ?? 0) / 2 ** 30).toFixed(2)} GiB, of which created with the slot ${(eagerBytes / 2 ** 30).toFixed(2)} GiB (${plan?.buffers.map((b) => `${b.label}${b.lazy ? ' (when needed)' : ''} ${(b.bytes / 2 ** 20).toFixed(1)} MiB`).join(', ')})`,
     );
     log(
       `convert: ${ms(convertMs)} = ${gbps(rawBytes, convertMs).toFixed(2)} GB/s of raw counts; in the encoder ${ms(result.timings.encodeMs)}, write+hash ${ms(result.timings.writeMs)}`,
     );
     log(`encoder stages, summed over records (records overlap): ${stageLine(encoder.timings)}`);
     log(timelineLine(report.convert as { timeline: ReturnType<typeof timelineSummary> }));
-    const et = encoder.timings;
-    const first = et.timeline.find((line) => line.firstFrame === 0);
-    const second = et.timeline.find((line) => line.firstFrame === codec.recordFrames);
+    log(startupLine(encoder.timings, codec.recordFrames));
+    const tail = result.timings.tail;
     log(
-      `start-up: state (plan + slot buffers) ${ms(et.setupMs)}, records waiting for pipelines ${ms(et.pipelineWaitMs)}, creating readbacks ${ms(et.readbackCreateMs)}${first ? `; first record: starts ${ms(first.startMs)}, read ${ms(first.readMs)}, GPU wait ${ms(first.gpuWaitMs)}, ends ${ms(first.endMs)}` : ''}${second ? `; second record ends ${ms(second.endMs)}` : ''}`,
+      `tail after the last record is encoded: ${ms(tail.totalMs)} (state .npz built ${ms(tail.stateMs)} while the last shards are written; then waiting for shards + state written + hashed ${ms(tail.drainMs)}, manifest ${ms(tail.manifestMs)}, publish ${ms(tail.publishMs)})`,
     );
     log(
       `archive: ${result.archiveBytes} bytes = ${ratio.toFixed(3)} x bitshuffle/LZ4 (${compressedBytes} bytes), ${(rawBytes / result.archiveBytes).toFixed(2)}x smaller than raw`,
@@ -145,6 +150,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
 
     // Reference: the same conversion with shards written one after another, hashed on the main thread.
     const serialDir = join(dir, 'archive-serial');
+    await device.queue.onSubmittedWorkDone(); // the deferred free of the encoder above
     const serialEncoder = gpuRecordEncoder(device, encoderOptions);
     t = performance.now();
     const serial = await convertArchive(
@@ -182,63 +188,21 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     const openMs = performance.now() - t;
     try {
       const acquisition = archive.acquisitions[0];
-      await verifyAcquisitionGpu(device, acquisition, source, { slots: o.slots }); // warm-up (pipelines)
-      const verify = await verifyAcquisitionGpu(device, acquisition, source, { slots: o.slots });
-      // Where a record's verification goes: each step waited for (the timed run above overlaps them).
-      const prof = await verifyAcquisitionGpu(device, acquisition, source, { slots: o.slots, profile: true });
-      const nRec = acquisition.records.length;
-      const verifyPerRecord = {
-        records: nRec,
-        pipelinedMs: verify.ms / nRec,
-        copyMs: prof.timings.copyMs / nRec,
-        decodeMs: prof.timings.decodeMs / nRec,
-        compareMs: prof.timings.compareMs / nRec,
-        notDecodeMs: verify.ms / nRec - prof.timings.decodeMs / nRec,
-        profiledTotalMs: prof.ms,
-        exact: prof.mismatches === 0 && prof.laneErrors === 0 && prof.sourceErrors === 0,
-      };
-      // Compare per record at other dispatch sizes (each step waited for; every run must stay exact).
-      const compareSweep = [];
-      for (const lanes of [32768, 131072, 262144]) {
-        const r = await verifyAcquisitionGpu(device, acquisition, source, {
-          slots: o.slots,
-          profile: true,
-          compareLanes: lanes,
-        });
-        compareSweep.push({
-          lanesPerDispatch: lanes,
-          compareMs: r.timings.compareMs / nRec,
-          exact: r.mismatches === 0 && r.laneErrors === 0 && r.sourceErrors === 0,
-        });
-      }
+      const v = await benchVerify(device, acquisition, source, { slots: o.slots, rawBytes, log });
       const spot = await spotCheck(acquisition, source);
       const ok =
         sameManifest &&
-        verify.mismatches === 0 &&
-        verify.laneErrors === 0 &&
-        verify.sourceErrors === 0 &&
-        verifyPerRecord.exact &&
-        compareSweep.every((c) => c.exact) &&
-        verify.compared === acq.frames * o.det * o.det &&
+        v.exact &&
+        v.verify.compared === acq.frames * o.det * o.det &&
         spot.every((s) => s.exact);
       report.verify = {
         openWithHashCheckMs: openMs,
         openHashedOnMainThreadMs: openMainThreadMs,
-        ...verify,
-        rawEquivalentGBps: gbps(rawBytes, verify.ms),
-        perRecord: verifyPerRecord,
-        compareSweep,
+        ...v.report,
         spotCheck: spot,
       };
       log(
-        `open (every SHA-256 checked): ${ms(openMs)} (hashed on the main thread, 4 files at once: ${ms(openMainThreadMs)}); GPU verify: ${verify.compared} values, ${verify.mismatches} mismatches, ${verify.laneErrors} lane errors, ${verify.sourceErrors} source errors in ${ms(verify.ms)} = ${gbps(rawBytes, verify.ms).toFixed(1)} GB/s raw-equivalent (read ${ms(verify.timings.readMs)}, upload ${ms(verify.timings.uploadMs)}, GPU wait ${ms(verify.timings.gpuWaitMs)})`,
-      );
-      const v = verifyPerRecord;
-      log(
-        `GPU verify per record of ${codec.recordFrames} frames: ${ms(v.pipelinedMs)} pipelined; one step at a time: staging copies + small uploads ${ms(v.copyMs)}, decode ${ms(v.decodeMs)}, compare ${ms(v.compareMs)}; not the decode: ${ms(v.notDecodeMs)} (${((100 * v.notDecodeMs) / v.pipelinedMs).toFixed(0)} %)`,
-      );
-      log(
-        `compare per record by lanes a dispatch: ${COMPARE_LANES_PER_DISPATCH} (default) ${ms(v.compareMs)}, ${compareSweep.map((c) => `${c.lanesPerDispatch} ${ms(c.compareMs)}${c.exact ? '' : ' NOT EXACT'}`).join(', ')}`,
+        `open (every SHA-256 checked): ${ms(openMs)} (hashed on the main thread, 4 files at once: ${ms(openMainThreadMs)})`,
       );
       log(
         `spot check (CPU twin decode vs source): ${spot.map((s) => `frame ${s.frame} ${s.exact ? 'exact' : 'MISMATCH'}`).join(', ')}`,
@@ -259,6 +223,19 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     ctx.destroy();
     if (!o.keep) rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/** Start-up of the conversion: the encoder's state, and where the first records' time went. */
+function startupLine(et: GpuEncoderTimings, recordFrames: number): string {
+  const f = (line: RecordTimeline) =>
+    `starts ${ms(line.startMs)}, staging wait ${ms(line.stagingWaitMs)}, read ${ms(line.readMs)}, slot wait ${ms(line.slotWaitMs)}, pipelines ${ms(line.pipelineWaitMs)}, GPU waits: sums ${ms(line.gpuWaits.sums)} / histogram ${ms(line.gpuWaits.histogram)} / lanes ${ms(line.gpuWaits.lanes)} / words ${ms(line.gpuWaits.words)}, model ${ms(line.modelMs)}, readback creation ${ms(line.readbackCreateMs)}, ends ${ms(line.endMs)}`;
+  const records = [0, 1, 2]
+    .map((r) => et.timeline.find((line) => line.firstFrame === r * recordFrames))
+    .filter((line) => line !== undefined);
+  return [
+    `start-up: state ${ms(et.setupMs)} (first slot's buffers ${ms(et.firstSlotMs)}, decode pass + scratch ${ms(et.decodeSetupMs)}, error scope ${ms(et.setupScopeMs)}); later slots ${ms(et.laterSlotsMs)} (created after the first record's decode is submitted, buffer by buffer between the records' steps); records waiting for pipelines ${ms(et.pipelineWaitMs)}; creating readbacks ${ms(et.readbackCreateMs)} (all, in the background after the first)`,
+    ...records.map((line, r) => `  record ${r}: ${f(line)}`),
+  ].join('\n');
 }
 
 function stageLine(s: GpuEncoderTimings): string {

@@ -1,0 +1,82 @@
+/**
+ * The verification part of `stemflow bench convert` (bench-convert.ts): the GPU verifier timed with the next
+ * record's staging copies overlapping this record's decode and compare (default), without the overlap (one
+ * input set, as before), with one staging slot more, one step at a time (profile), and at other compare
+ * dispatch sizes. Every run must be exact.
+ */
+import { COMPARE_LANES_PER_DISPATCH, verifyAcquisitionGpu } from '../archive/gpu-verify';
+import type { ArchiveAcquisition } from '../archive/reader';
+import type { AcquisitionSource } from '../source/acquisition-source';
+
+const GB = 1e9;
+const ms = (v: number) => `${v.toFixed(1)} ms`;
+const gbps = (bytes: number, millis: number) => bytes / (millis / 1000) / GB;
+
+type Verify = Awaited<ReturnType<typeof verifyAcquisitionGpu>>;
+const exact = (r: Verify) => r.mismatches === 0 && r.laneErrors === 0 && r.sourceErrors === 0;
+
+export async function benchVerify(
+  device: GPUDevice,
+  acquisition: ArchiveAcquisition,
+  source: AcquisitionSource,
+  { slots = 2, rawBytes, log }: { slots?: number; rawBytes: number; log: (s: string) => void },
+) {
+  const run = async (options: Parameters<typeof verifyAcquisitionGpu>[3] = {}) => {
+    // The run before destroyed its buffers; the driver frees them at the next wait on the queue: here.
+    await device.queue.onSubmittedWorkDone();
+    return verifyAcquisitionGpu(device, acquisition, source, { slots, ...options });
+  };
+  await run(); // warm-up (pipelines)
+  const verify = await run();
+  const serialCopies = await run({ overlap: false });
+  const moreSlots = await run({ slots: slots + 1 });
+  // Where a record's verification goes: each step waited for (the timed runs overlap them).
+  const prof = await run({ profile: true });
+  const nRec = acquisition.records.length;
+  const perRecord = {
+    records: nRec,
+    pipelinedMs: verify.ms / nRec,
+    serialCopiesMs: serialCopies.ms / nRec,
+    moreSlotsMs: moreSlots.ms / nRec,
+    setupMs: verify.timings.setupMs,
+    /** Per record after the set-up (buffers, first reads, compare pipeline). */
+    afterSetupMs: (verify.ms - verify.timings.setupMs) / nRec,
+    copyMs: prof.timings.copyMs / nRec,
+    decodeMs: prof.timings.decodeMs / nRec,
+    compareMs: prof.timings.compareMs / nRec,
+    notDecodeMs: verify.ms / nRec - prof.timings.decodeMs / nRec,
+    profiledTotalMs: prof.ms,
+    exact: exact(prof) && exact(serialCopies) && exact(moreSlots),
+  };
+  // Compare per record at other dispatch sizes (each step waited for; every run must stay exact).
+  const compareSweep = [];
+  for (const lanes of [32768, 131072, 262144]) {
+    const r = await run({ profile: true, compareLanes: lanes });
+    compareSweep.push({ lanesPerDispatch: lanes, compareMs: r.timings.compareMs / nRec, exact: exact(r) });
+  }
+  const t = verify.timings;
+  const p = verify.plan;
+  const gib = (n: number) => `${(n / 2 ** 30).toFixed(2)} GiB`;
+  log(
+    `GPU verify: ${verify.compared} values, ${verify.mismatches} mismatches, ${verify.laneErrors} lane errors, ${verify.sourceErrors} source errors in ${ms(verify.ms)} = ${gbps(rawBytes, verify.ms).toFixed(1)} GB/s raw-equivalent (set-up ${ms(t.setupMs)}, read ${ms(t.readMs)}, waiting for staging slots ${ms(t.stagingWaitMs)}, upload ${ms(t.uploadMs)}, loop waiting for reads + final readback ${ms(t.gpuWaitMs)}); plan ${gib(p.totalBytes)}: ${p.sets} input sets of ${gib(p.setBytes)}, ${p.slots} staging slots of ${gib(p.slotBytes)}, shared ${gib(p.sharedBytes)}, decode scratch ${gib(p.decodeScratchBytes)}`,
+  );
+  const v = perRecord;
+  log(
+    `GPU verify per record: ${ms(v.pipelinedMs)} pipelined (copies overlapping the record before; ${slots} slots; ${ms(v.afterSetupMs)} after the set-up); ${ms(v.serialCopiesMs)} with copies not overlapped (${gbps(rawBytes, serialCopies.ms).toFixed(1)} GB/s); ${ms(v.moreSlotsMs)} with ${slots + 1} slots (${gbps(rawBytes, moreSlots.ms).toFixed(1)} GB/s); one step at a time: staging copies + small uploads ${ms(v.copyMs)}, decode ${ms(v.decodeMs)}, compare ${ms(v.compareMs)}; not the decode: ${ms(v.notDecodeMs)} (${((100 * v.notDecodeMs) / v.pipelinedMs).toFixed(0)} %)`,
+  );
+  log(
+    `compare per record by lanes a dispatch: ${COMPARE_LANES_PER_DISPATCH} (default) ${ms(v.compareMs)}, ${compareSweep.map((c) => `${c.lanesPerDispatch} ${ms(c.compareMs)}${c.exact ? '' : ' NOT EXACT'}`).join(', ')}`,
+  );
+  return {
+    verify,
+    report: {
+      ...verify,
+      rawEquivalentGBps: gbps(rawBytes, verify.ms),
+      serialCopiesGBps: gbps(rawBytes, serialCopies.ms),
+      moreSlotsGBps: gbps(rawBytes, moreSlots.ms),
+      perRecord,
+      compareSweep,
+    },
+    exact: exact(verify) && perRecord.exact && compareSweep.every((c) => c.exact),
+  };
+}
