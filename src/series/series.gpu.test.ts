@@ -203,6 +203,33 @@ describe('series: exact virtual images straight from GPU-resident archives', () 
   );
 });
 
+describe('a series load cancelled in the middle', () => {
+  withGpu(
+    'ends with an aborted error once its reads have ended, and frees every buffer',
+    async ({ device }) => {
+      const archive = await seriesArchive();
+      const tracked = trackBuffers(device);
+      const controller = new AbortController();
+      const e = await loadSeries(device, archive, {
+        budgetBytes: 1 << 30,
+        signal: controller.signal,
+        loadStagingSlots: 2,
+        onProgress: (done) => {
+          if (done === 2) controller.abort();
+        },
+      }).catch((x) => x);
+      expect(isStemflowError(e, 'aborted')).toBe(true);
+      expect(tracked.alive()).toBe(0);
+      tracked.stop();
+      // The device is still good: the same series loads and answers.
+      const series = await loadSeries(device, archive, { budgetBytes: 1 << 30 });
+      expect(series.plan.acquisitions).toEqual([0, 1, 2]);
+      series.release();
+      await archive.close();
+    },
+  );
+});
+
 describe('a GPU device lost while a series loads', () => {
   withGpu('ends the load with a typed device error and frees its buffers', async () => {
     const { acquireDevice } = await import('../gpu/device');
