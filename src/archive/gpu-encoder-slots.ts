@@ -290,20 +290,17 @@ export async function createState(
           const next = unmadeSlots.shift();
           if (!next) return; // destroyed: rejected there
           const { resolve, reject } = next;
-          // One buffer at a time, each in its own scope: the first records' steps run between them.
+          // The slot's buffers in one error scope, popped once: with a scope (and its pop) per buffer, the
+          // second record waited 414 ms for its staging on the H200 and the convert ran at 11.09 GB/s; with one
+          // per slot, 176 ms and 13.13 GB/s (the pops resolve only as the device's queue makes progress).
           let failed: unknown = null;
-          for (const b of plan.buffers) {
-            if (b.lazy) continue;
-            const t = performance.now();
-            device.pushErrorScope('out-of-memory');
-            const buffer = slotBuffer(k, b);
-            if (timings) timings.laterSlotsMs += performance.now() - t;
-            made[k].buffers[b.label] = buffer;
-            const oom = await device.popErrorScope().catch(() => null);
-            if (oom) failed = budgetError(`record slot ${k}`, oom);
-            else if (!alive) failed = new StemflowError('aborted', 'The GPU encoder was closed.');
-            if (failed) break;
-          }
+          const t = performance.now();
+          device.pushErrorScope('out-of-memory');
+          for (const b of plan.buffers) if (!b.lazy) made[k].buffers[b.label] = slotBuffer(k, b);
+          if (timings) timings.laterSlotsMs += performance.now() - t;
+          const oom = await device.popErrorScope().catch(() => null);
+          if (oom) failed = budgetError(`record slot ${k}`, oom);
+          else if (!alive) failed = new StemflowError('aborted', 'The GPU encoder was closed.');
           if (failed) {
             for (const b of Object.values(made[k].buffers)) b.destroy();
             reject(failed);

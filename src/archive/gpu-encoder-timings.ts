@@ -30,7 +30,7 @@ export interface GpuEncoderTimings {
   pipelineWaitMs: number;
   /** Creating output readbacks (each once, when a record first needs it). */
   readbackCreateMs: number;
-  /** Start-up: creating the slots after the first (this thread, buffer by buffer, between the first records' steps). */
+  /** Start-up: creating the slots after the first (this thread, after the first record's decode is submitted; one error scope a slot). */
   laterSlotsMs: number;
   /** Start-up, inside setupMs: the first slot's buffers; the decode pass and its scratch; the scope's pop. */
   firstSlotMs: number;

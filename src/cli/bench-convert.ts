@@ -233,7 +233,7 @@ function startupLine(et: GpuEncoderTimings, recordFrames: number): string {
     .map((r) => et.timeline.find((line) => line.firstFrame === r * recordFrames))
     .filter((line) => line !== undefined);
   return [
-    `start-up: state ${ms(et.setupMs)} (first slot's buffers ${ms(et.firstSlotMs)}, decode pass + scratch ${ms(et.decodeSetupMs)}, error scope ${ms(et.setupScopeMs)}); later slots ${ms(et.laterSlotsMs)} (created after the first record's decode is submitted, buffer by buffer between the records' steps); records waiting for pipelines ${ms(et.pipelineWaitMs)}; creating readbacks ${ms(et.readbackCreateMs)} (all, in the background after the first)`,
+    `start-up: state ${ms(et.setupMs)} (first slot's buffers ${ms(et.firstSlotMs)}, decode pass + scratch ${ms(et.decodeSetupMs)}, error scope ${ms(et.setupScopeMs)}); later slots ${ms(et.laterSlotsMs)} (created after the first record's decode is submitted, each slot in one error scope); records waiting for pipelines ${ms(et.pipelineWaitMs)}; creating readbacks ${ms(et.readbackCreateMs)} (all, in the background after the first)`,
     ...records.map((line, r) => `  record ${r}: ${f(line)}`),
   ].join('\n');
 }
