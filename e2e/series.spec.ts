@@ -88,3 +88,42 @@ test('series panel: exact images of every acquisition from the GPU-resident arch
   await page.getByTestId('series-image-1').click();
   await expect(page.getByTestId('series-frames')).toContainText('Frames at row');
 });
+
+test('series panel: a budget that holds one of two acquisitions loads the first and says so; its images stay exact', async ({
+  page,
+}) => {
+  const oracle = readFixtureOracle('arina');
+  await page.goto('/?demo=0');
+  await page.getByTestId('series-toggle').click();
+  const open = async () => {
+    await page.getByTestId('series-folder-input').setInputFiles(archive);
+    await page.waitForFunction(
+      () => ['ready', 'error'].includes(window.__stemflowSeries?.state().phase ?? ''),
+      undefined,
+      { timeout: 120_000 },
+    );
+    return page.evaluate(() => window.__stemflowSeries!.state());
+  };
+  const both = await open();
+  expect(both.error).toBeNull();
+  expect([both.acquisitions, both.asked]).toEqual([2, 2]);
+  // Three quarters of what two acquisitions take holds one of them, not two.
+  await page.getByLabel('GPU budget in GiB').fill(String((0.75 * both.gpuBytes) / 2 ** 30));
+  const one = await open();
+  expect(one.error).toBeNull();
+  expect([one.acquisitions, one.asked]).toEqual([1, 2]);
+  expect(one.gpuBytes).toBeLessThanOrEqual(0.75 * both.gpuBytes);
+  await expect(page.getByTestId('series-summary')).toContainText('1 of 2 acquisitions (the budget holds 1)');
+  await page.evaluate(() => window.__stemflowSeries!.setPreset('all'));
+  await expect
+    .poll(
+      async () => {
+        await page.waitForFunction(() => !window.__stemflowSeries!.state().busy, undefined, {
+          timeout: 120_000,
+        });
+        return page.evaluate(() => window.__stemflowSeries!.images());
+      },
+      { timeout: 120_000 },
+    )
+    .toEqual([oracle.unflagged.frame_sums]);
+});

@@ -14,6 +14,9 @@ interface SeriesHook {
     phase: string;
     error: string | null;
     acquisitions: number;
+    /** Acquisitions asked for (more than loaded when the budget holds fewer). */
+    asked: number;
+    gpuBytes: number;
     lastMs: number | null;
     modes: string[];
     busy: boolean;
@@ -138,6 +141,8 @@ export function SeriesPanel() {
         phase,
         error,
         acquisitions: summary?.acquisitions.length ?? 0,
+        asked: summary?.asked ?? 0,
+        gpuBytes: summary?.gpuBytes ?? 0,
         lastMs: query?.ms ?? null,
         modes: query?.modes ?? [],
         busy: busy || pending.current !== null,
@@ -200,7 +205,7 @@ export function SeriesPanel() {
             </label>
             {phase === 'opening' ? <span data-testid="series-progress">{progress || 'opening…'}</span> : null}
             {summary ? (
-              <span className="muted" title={summary.plan.join('\n')}>
+              <span className="muted" title={summary.plan.join('\n')} data-testid="series-summary">
                 {summary.acquisitions.length < summary.asked
                   ? `${summary.acquisitions.length} of ${summary.asked} acquisitions (the budget holds ${summary.acquisitions.length})`
                   : `${summary.acquisitions.length} acquisitions`}
