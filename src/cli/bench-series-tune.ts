@@ -52,17 +52,18 @@ export async function tuneSeriesQuery(
       );
     }
     // Exactness across configurations: every image of every gesture equal to the first configuration's.
-    const identical = await Promise.all(
-      loaded.map(async (s) => {
-        for (const { mask } of masks) {
-          const a = await loaded[0].virtualImages(mask, { mode: 'full' });
-          const b = await s.virtualImages(mask, { mode: 'full' });
-          for (let i = 0; i < a.images.length; i++)
-            if (!a.images[i].every((v, k) => v === b.images[i][k])) return false;
-        }
-        return true;
-      }),
-    );
+    const reference: Float64Array[][] = [];
+    for (const { mask } of masks)
+      reference.push((await loaded[0].virtualImages(mask, { mode: 'full' })).images);
+    const identical: boolean[] = [];
+    for (const s of loaded) {
+      let same = true;
+      for (const [gi, { mask }] of masks.entries()) {
+        const b = (await s.virtualImages(mask, { mode: 'full' })).images;
+        same &&= reference[gi].every((image, i) => image.every((v, k) => v === b[i][k]));
+      }
+      identical.push(same);
+    }
     const runs = configs.map(() => masks.map(() => [] as number[]));
     for (let round = 0; round < rounds; round++) {
       for (const [ci, s] of loaded.entries()) {

@@ -90,34 +90,31 @@ export async function createSeriesBuffers(
     lost = info;
   });
   let scopeOpen = true;
-  const inflight: Promise<unknown>[] = [];
+  // Each record's lane words are read straight into a mapped staging buffer of a ring of `slots` (concurrent
+  // reads, no host copy), copied on the GPU, and the buffer is mapped again for a later record: at most `slots`
+  // records are between the file and the GPU (bounded back-pressure; before, queueing every record with
+  // writeBuffer held the whole series in staging memory until the end, and Dawn lost the device past ~25 GB).
+  // Record i + slots is read as soon as record i's staging buffer is mapped again, so reads run ahead of copies.
+  const ring = recordStaging.map((buffer) => ({ buffer, ready: Promise.resolve() as Promise<unknown> }));
+  const reads: Promise<void>[] = [];
+  const readAt = (i: number) => {
+    const q = plan.placements[i];
+    if (!q) return;
+    const slot = ring[i % ring.length];
+    reads[i] = slot.ready.then(async () => {
+      throwIfAborted(options.signal);
+      const into = new Uint8Array(slot.buffer.getMappedRange());
+      await archive.acquisitions[q.acquisition].readRecordData(q.record, options.signal, into);
+    });
+    reads[i].catch(() => {}); // awaited below in order; a failure is reported there
+  };
   try {
     let done = 0;
-    // Each record's lane words are read straight into a mapped staging buffer of a ring of `slots` (concurrent
-    // reads, no host copy), copied on the GPU, and the buffer is mapped again for a later record: at most
-    // `slots` records are between the file and the GPU (bounded back-pressure; before, queueing every record
-    // with writeBuffer held the whole series in staging memory until the end, and Dawn lost the device past
-    // ~25 GB). Records are read as soon as their staging buffer is mapped again, so reads run ahead of copies.
-    const ring = recordStaging.map((buffer) => ({ buffer, ready: Promise.resolve() as Promise<unknown> }));
-    const reads: (Promise<void> | undefined)[] = [];
-    const readAt = (i: number) => {
-      const q = plan.placements[i];
-      if (!q || reads[i]) return;
-      const slot = ring[i % ring.length];
-      const ready = slot.ready;
-      reads[i] = ready.then(async () => {
-        throwIfAborted(options.signal);
-        const into = new Uint8Array(slot.buffer.getMappedRange());
-        await archive.acquisitions[q.acquisition].readRecordData(q.record, options.signal, into);
-      });
-      inflight.push(reads[i]);
-      reads[i].catch(() => {}); // awaited below in order; a failure is reported there
-    };
+    for (let k = 0; k < ring.length; k++) readAt(k);
     for (const [i, p] of plan.placements.entries()) {
       throwIfAborted(options.signal);
       const acq = archive.acquisitions[p.acquisition];
       const rec = acq.records[p.record];
-      for (let k = 0; k < ring.length; k++) readAt(i + k);
       await reads[i];
       if (lost) break;
       const slot = ring[i % ring.length];
@@ -131,7 +128,6 @@ export async function createSeriesBuffers(
       device.queue.writeBuffer(classMaps[p.buffer], p.classBase * 4, packed);
       device.queue.submit([encoder.finish()]);
       slot.ready = slot.buffer.mapAsync(GPUMapMode.WRITE);
-      inflight.push(slot.ready);
       options.onProgress?.(++done, plan.placements.length);
       readAt(i + ring.length);
     }
@@ -150,7 +146,7 @@ export async function createSeriesBuffers(
     }
   } catch (error) {
     // Reads still writing into mapped staging must end before the buffers are destroyed.
-    await Promise.allSettled(inflight);
+    await Promise.allSettled([...reads, ...ring.map((slot) => slot.ready)]);
     if (scopeOpen) await device.popErrorScope().catch(() => null);
     destroyAll();
     if (lost && !(error instanceof StemflowError)) {

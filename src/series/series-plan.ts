@@ -197,12 +197,17 @@ export function fitSeries(
   if (all) return { acquisitions, plan: all };
   // A plan's bytes grow with every acquisition added: the largest k that fits is found by bisection.
   let lo = 0;
+  let fits: SeriesPlan | null = null;
   let hi = acquisitions.length;
   while (lo + 1 < hi) {
     const mid = (lo + hi) >> 1;
-    if (tryPlan(mid)) lo = mid;
-    else hi = mid;
+    const plan = tryPlan(mid);
+    if (plan) {
+      lo = mid;
+      fits = plan;
+    } else hi = mid;
   }
-  if (lo === 0) planSeries(archive, acquisitions.slice(0, 1), limits, budgetBytes, maxBufferBytes);
-  return { acquisitions: acquisitions.slice(0, lo), plan: tryPlan(lo) as SeriesPlan };
+  // Not even one fits: the refusal of one acquisition, with its numbers.
+  fits ??= planSeries(archive, acquisitions.slice(0, 1), limits, budgetBytes, maxBufferBytes);
+  return { acquisitions: acquisitions.slice(0, Math.max(lo, 1)), plan: fits };
 }
