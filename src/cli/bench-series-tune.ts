@@ -102,6 +102,6 @@ export async function tuneSeriesQuery(
       return report;
     });
   } finally {
-    for (const s of loaded) s.release();
+    await Promise.all(loaded.map((s) => s.release()));
   }
 }

@@ -229,7 +229,7 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
       gestures: results,
       exact: exact && same,
     });
-    s.release();
+    await s.release();
     await archive.close();
     if (o.json) await writeFile(o.json, `${JSON.stringify(report, null, 2)}\n`);
     return exact && same ? 0 : 1;

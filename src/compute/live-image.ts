@@ -34,6 +34,7 @@ export interface LiveImage {
    * Exact while sums stay below 2^53 (always for detectors below 2^21 pixels of counts < 2^32).
    */
   step(step: LiveStep): Promise<Float64Array>;
+  /** Later steps fail; steps already submitted finish their readback, then every buffer is destroyed. */
   release(): void;
 }
 
@@ -57,6 +58,13 @@ export function createLiveImage(
   const idle: GPUBuffer[] = [];
   const all: GPUBuffer[] = [image, list];
   let released = false;
+  // Readbacks not settled yet: release waits for them (destroying a buffer under its mapAsync rejects it).
+  const mapping = new Set<Promise<void>>();
+  const destroyAll = () => {
+    for (const b of all) b.destroy();
+    all.length = 0;
+    idle.length = 0;
+  };
 
   const totalsBuffer = () => {
     if (!totals) {
@@ -114,13 +122,23 @@ export function createLiveImage(
     timer?.mark(encoder, 'end');
     device.queue.submit([encoder.finish()]);
     for (const p of params) p.destroy();
-    await target.mapAsync(GPUMapMode.READ);
-    const words = new Uint32Array(target.getMappedRange());
+    let settle = () => {};
+    const settled = new Promise<void>((resolve) => {
+      settle = resolve;
+    });
+    mapping.add(settled);
     try {
-      return u64PairsToFloat64(words, 0, layout.frames);
+      await target.mapAsync(GPUMapMode.READ);
+      const words = new Uint32Array(target.getMappedRange());
+      try {
+        return u64PairsToFloat64(words, 0, layout.frames);
+      } finally {
+        target.unmap();
+        if (!released) idle.push(target);
+      }
     } finally {
-      target.unmap();
-      if (!released) idle.push(target);
+      mapping.delete(settled);
+      settle();
     }
   };
 
@@ -128,10 +146,10 @@ export function createLiveImage(
     hasTotals,
     step,
     release() {
+      if (released) return;
       released = true;
-      for (const b of all) b.destroy();
-      all.length = 0;
-      idle.length = 0;
+      if (mapping.size === 0) destroyAll();
+      else void Promise.all(mapping).then(destroyAll);
     },
   };
 }

@@ -79,6 +79,20 @@ describe('live mask updates by exact deltas', () => {
         const [a, b] = await Promise.all([session.update(random), session.update(allButDisk)]);
         expect(Array.from(a.image)).toEqual(Array.from(virtualImage(frames, 9216, random, flagged)));
         expect(Array.from(b.image)).toEqual(Array.from(virtualImage(frames, 9216, allButDisk, flagged)));
+        // Released while a step reads back (another file opened during a drag): the step still ends exact,
+        // a later one fails typed.
+        const imager = createVirtualImager(ctx, load, flagged);
+        const some = Uint32Array.from([5, 700, 4000, 9000].filter((p) => !flagged?.[p]));
+        const none = new Uint32Array(0);
+        const inFlight = imager.live.step({ start: 'zero', add: some, subtract: none });
+        imager.release();
+        const three = new Uint8Array(9216);
+        for (const p of some) three[p] = 1;
+        expect(Array.from(await inFlight)).toEqual(Array.from(virtualImage(frames, 9216, three, flagged)));
+        const late = await imager.live
+          .step({ start: 'zero', add: some, subtract: none })
+          .catch((e) => e);
+        expect(late.message).toMatch(/released/);
       } finally {
         load.release();
       }

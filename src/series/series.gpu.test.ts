@@ -122,8 +122,18 @@ describe('series: exact virtual images straight from GPU-resident archives', () 
         const frames = await series.frames(1, 2, [1, 0]);
         expect(frames[0]).toEqual(await archive.acquisitions[1].readFrames(arina.scan[1] + 2, 1));
         expect(series.sumPatterns([0])[0].length).toBe(rows * cols);
+        // Released while queries are in flight (the panel opening another archive): the calls made before
+        // it finish exact, a call after it fails at once, and the buffers go once the queries have settled.
+        const inFlight = series.virtualImages(bf, { mode: 'full' });
+        const queued = series.virtualImages(nudged);
+        const freed = series.release();
+        const late = await series.virtualImages(bf).catch((e) => e);
+        expect(isStemflowError(late, 'invalid') && late.message).toMatch(/released/);
+        expect((await inFlight).images[0]).toEqual(await reference(archive.acquisitions[0], bf));
+        expect((await queued).images[2]).toEqual(await reference(archive.acquisitions[2], nudged));
+        await freed;
       } finally {
-        series.release();
+        await series.release();
       }
       expect(tracked.alive()).toBe(0);
       tracked.stop();
@@ -195,7 +205,7 @@ describe('series: exact virtual images straight from GPU-resident archives', () 
         const twice = await spread.virtualImages(circle(8, 8, 4), { order: [0, 0] }).catch((e) => e);
         expect(isStemflowError(twice) && twice.message).toMatch(/twice/);
       } finally {
-        spread.release();
+        await spread.release();
       }
       await archive.close();
     },
@@ -224,7 +234,7 @@ describe('a series load cancelled in the middle', () => {
       // The device is still good: the same series loads and answers.
       const series = await loadSeries(device, archive, { budgetBytes: 1 << 30 });
       expect(series.plan.acquisitions).toEqual([0, 1, 2]);
-      series.release();
+      await series.release();
       await archive.close();
     },
   );

@@ -64,7 +64,11 @@ export interface Series {
   frames(row: number, col: number, order?: number[]): Promise<Values[]>;
   /** The summed diffraction pattern of each acquisition (exact, from the archive's stored sums). */
   sumPatterns(order?: number[]): Float64Array[];
-  release(): void;
+  /**
+   * Later calls fail at once; the call in flight (if any) finishes, then every buffer is destroyed. The
+   * promise settles once they are.
+   */
+  release(): Promise<void>;
 }
 
 /** Loads acquisitions of an opened archive onto the GPU (encoded). */
@@ -143,11 +147,11 @@ export async function loadSeries(
 
   let released = false;
   let chain: Promise<unknown> = Promise.resolve();
+  // Calls accepted before `release` run to their end; calls after it fail at once.
   const serial = <T>(fn: () => Promise<T>): Promise<T> => {
-    const next = chain.then(() => {
-      if (released) throw new StemflowError('invalid', 'This series was released; load it again.');
-      return fn();
-    });
+    if (released)
+      return Promise.reject(new StemflowError('invalid', 'This series was released; load it again.'));
+    const next = chain.then(fn);
     chain = next.catch(() => {});
     return next;
   };
@@ -410,8 +414,13 @@ export async function loadSeries(
       });
     },
     release() {
-      released = true;
-      destroyAll();
+      if (!released) {
+        released = true;
+        // A query in flight keeps its buffers until its readback has settled (destroying them under its
+        // mapAsync would turn a finished query into a device error).
+        chain = chain.then(destroyAll);
+      }
+      return chain.then(() => {});
     },
   };
 }

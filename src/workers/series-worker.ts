@@ -32,7 +32,7 @@ const need = () => {
 
 export const api: SeriesApi = {
   async open(folder, options, onProgress) {
-    series?.release();
+    await series?.release();
     await archive?.close();
     series = null;
     archive = null;
@@ -85,7 +85,7 @@ export const api: SeriesApi = {
   frames: (row, col, order) => need().frames(row, col, order),
   sumPatterns: async (order) => need().sumPatterns(order),
   async release() {
-    series?.release();
+    await series?.release();
     await archive?.close();
     series = null;
     archive = null;

@@ -55,12 +55,16 @@ export function SeriesPanel() {
   const input = useRef<HTMLInputElement>(null);
   const pending = useRef<Uint8Array | null>(null);
   const running = useRef(false);
+  // Each open starts a generation; a query or frame answer of an older one is dropped, not shown.
+  const generation = useRef(0);
   const picker = (window as unknown as { showDirectoryPicker?: Picker }).showDirectoryPicker;
 
   const det = summary?.acquisitions[0]?.detector;
   const scan = summary?.acquisitions[0]?.scan;
 
   async function openFolder(folder: FileSystemDirectoryHandle | File[]) {
+    const mine = ++generation.current;
+    pending.current = null;
     setPhase('opening');
     setError(null);
     setQuery(null);
@@ -74,15 +78,17 @@ export function SeriesPanel() {
         ),
       );
       const [sum] = await seriesClient().sumPatterns([s.acquisitions[0].index]);
+      if (mine !== generation.current) return;
       setSummary(s);
       setPattern(sum);
       setDetector(defaultSeriesDetector(s.acquisitions[0].detector[0], s.acquisitions[0].detector[1], 'bf'));
       setPhase('ready');
     } catch (e) {
+      if (mine !== generation.current) return;
       setError((e as Error).message);
       setPhase('error');
     } finally {
-      setProgress('');
+      if (mine === generation.current) setProgress('');
     }
   }
 
@@ -94,11 +100,17 @@ export function SeriesPanel() {
     try {
       while (pending.current) {
         const mask = pending.current;
+        const mine = generation.current;
         pending.current = null;
-        setQuery(await seriesClient().images(mask));
+        try {
+          const q = await seriesClient().images(mask);
+          if (mine === generation.current) setQuery(q);
+        } catch (e) {
+          if (mine === generation.current) setError((e as Error).message);
+          else continue;
+          break;
+        }
       }
-    } catch (e) {
-      setError((e as Error).message);
     } finally {
       running.current = false;
       setBusy(false);
@@ -117,10 +129,11 @@ export function SeriesPanel() {
 
   useEffect(() => {
     if (!picked || phase !== 'ready') return;
+    const mine = generation.current;
     void seriesClient()
       .frames(picked.row, picked.col)
-      .then(setFrames)
-      .catch((e) => setError((e as Error).message));
+      .then((f) => mine === generation.current && setFrames(f))
+      .catch((e) => mine === generation.current && setError((e as Error).message));
   }, [picked, phase]);
 
   const window_ = useMemo((): [number, number] | undefined => {
