@@ -89,9 +89,7 @@ describe('live mask updates by exact deltas', () => {
         const three = new Uint8Array(9216);
         for (const p of some) three[p] = 1;
         expect(Array.from(await inFlight)).toEqual(Array.from(virtualImage(frames, 9216, three, flagged)));
-        const late = await imager.live
-          .step({ start: 'zero', add: some, subtract: none })
-          .catch((e) => e);
+        const late = await imager.live.step({ start: 'zero', add: some, subtract: none }).catch((e) => e);
         expect(late.message).toMatch(/released/);
       } finally {
         load.release();
