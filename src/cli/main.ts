@@ -40,6 +40,7 @@ Usage:
                       [--repeat 3] [--json FILE]
       Times bitshuffle/LZ4 decode variants on one uploaded batch (GPU timestamps, GB/s of decoded output) and
       checks each one exact (words, errors, totals, audit; also on corrupted chunks against the CPU twin).
+  stemflow bench memory [--mib 1024] [--repeat 6] [--rounds 3] [--json FILE]
   stemflow bench fit [--scan 512] [--det 192] [--radius 49.3] [--factor 2] [--repeat 3] [--json FILE]
       tcBF with aberration fitting on a synthetic resident acquisition (~7,645 bright-field pixels): stages
       timed separately, fitted aberrations checked against the truth.
@@ -175,6 +176,24 @@ export async function main(argv: string[]): Promise<number> {
           json: fitArgs.json,
         });
       }
+      if (what === 'memory') {
+        const m = parseArgs({
+          args,
+          options: {
+            mib: { type: 'string', default: '1024' },
+            repeat: { type: 'string', default: '6' },
+            rounds: { type: 'string', default: '3' },
+            json: { type: 'string' },
+          },
+        }).values;
+        const { benchMemory } = await import('./bench-memory');
+        return await benchMemory({
+          mib: Number.parseInt(m.mib, 10),
+          repeat: Number.parseInt(m.repeat, 10),
+          rounds: Number.parseInt(m.rounds, 10),
+          json: m.json,
+        });
+      }
       const { values } = parseArgs({
         args,
         options: {
@@ -253,7 +272,7 @@ export async function main(argv: string[]): Promise<number> {
       }
       if (what !== 'load')
         throw new TypeError(
-          `Unknown benchmark ${what ?? '(none)'}; try: stemflow bench load, decode, convert, series or fit`,
+          `Unknown benchmark ${what ?? '(none)'}; try: stemflow bench load, decode, convert, series, fit or memory`,
         );
       const { benchLoad } = await import('./bench');
       const int = (v: string | undefined) => (v === undefined ? undefined : Number.parseInt(v, 10));
