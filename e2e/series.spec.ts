@@ -3,7 +3,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
-import { ARINA_FILES, ROOT, readFixtureOracle } from './helpers';
+import { ARINA_FILES, overlayPosition, ROOT, readFixtureOracle, waitReady } from './helpers';
 
 // A two-acquisition archive written by the CLI (CPU encoder), opened in the series panel through the folder
 // input (the native folder picker is removed so the <input webkitdirectory> path runs), queried on WebGPU.
@@ -126,4 +126,71 @@ test('series panel: a budget that holds one of two acquisitions loads the first 
       { timeout: 120_000 },
     )
     .toEqual([oracle.unflagged.frame_sums]);
+});
+
+test("series panel following the detector panel: every acquisition's image is the main view's exact image while its mask is dragged", async ({
+  page,
+}) => {
+  await page.goto('/?demo=0');
+  await page.getByTestId('file-input').setInputFiles(ARINA_FILES);
+  await waitReady(page, 'arina');
+  await page.getByTestId('series-toggle').click();
+  await page.getByTestId('series-folder-input').setInputFiles(archive);
+  await page.waitForFunction(() => window.__stemflowSeries?.state().phase === 'ready', undefined, {
+    timeout: 120_000,
+  });
+  await page.getByTestId('series-source-panel').check();
+  await expect(page.getByTestId('series-panel')).toHaveClass(/docked/);
+
+  // Both acquisitions of the series (the same files) equal the main view's image for the panel's mask.
+  const agree = async () => {
+    await page.evaluate(() => window.__stemflow!.virtualSettled());
+    const main = await page.evaluate(() => ({
+      mask: window.__stemflow!.detectorMask()!,
+      image: window.__stemflow!.virtualImage()!,
+    }));
+    await page.waitForFunction(
+      (mask) => {
+        const s = window.__stemflowSeries!;
+        const q = s.queriedMask();
+        return !s.state().busy && q !== null && q.length === mask.length && q.every((v, i) => v === mask[i]);
+      },
+      main.mask,
+      { timeout: 120_000 },
+    );
+    expect(await page.evaluate(() => window.__stemflowSeries!.images())).toEqual([main.image, main.image]);
+    return main;
+  };
+  const bf = await agree();
+  expect(bf.image.some((v) => v > 0)).toBe(true);
+
+  // ADF by keyboard, then its outer radius dragged inwards on the detector panel (left free by the docked
+  // series panel): the series follows every change.
+  await page.evaluate(() => (document.activeElement as HTMLElement | null)?.blur());
+  await page.keyboard.press('d');
+  const adf = await agree();
+  expect(adf.mask).not.toEqual(bf.mask);
+  const region = (await page.evaluate(() => window.__stemflow!.state().region)) as {
+    cx: number;
+    cy: number;
+    outer: number;
+  };
+  const from = await overlayPosition(
+    page,
+    'detector-canvas',
+    region.cx + region.outer - 0.5,
+    region.cy - 0.5,
+  );
+  const to = await overlayPosition(page, 'detector-canvas', region.cx + region.outer - 8.5, region.cy - 0.5);
+  await page.mouse.move(from.pageX, from.pageY);
+  await page.mouse.down();
+  for (let k = 1; k <= 8; k++)
+    await page.mouse.move(from.pageX + ((to.pageX - from.pageX) * k) / 8, from.pageY, { steps: 1 });
+  await page.mouse.up();
+  const dragged = await agree();
+  expect(dragged.mask).not.toEqual(adf.mask);
+
+  // Back to the series' own controls: the shape controls apply again.
+  await page.getByRole('radio', { name: 'these controls' }).check();
+  await expect(page.getByTestId('series-panel')).not.toHaveClass(/docked/);
 });

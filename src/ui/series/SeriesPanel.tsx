@@ -3,9 +3,13 @@ import type { SeriesQuery, SeriesSummary } from '../../workers/series-api';
 import { seriesClient } from '../../workers/series-remote';
 import { formatBytes, formatMs } from '../format';
 import { contrastWindow } from '../image-mapping';
+import { useAcquisition } from '../stores';
 import { SeriesControls } from './SeriesControls';
 import { defaultSeriesDetector, type SeriesDetector, seriesMask } from './series-mask';
 import { ValuesCanvas } from './ValuesCanvas';
+
+/** 'panel': the main detector panel's current mask drives every image (same detector shape only). */
+export type MaskSource = 'series' | 'panel';
 
 type Picker = (options?: { mode?: 'read' | 'readwrite'; id?: string }) => Promise<FileSystemDirectoryHandle>;
 
@@ -23,6 +27,10 @@ interface SeriesHook {
   };
   images(): number[][];
   setPreset(preset: SeriesDetector['preset']): void;
+  /** Where the mask comes from: the series' own controls, or the detector panel's current detector. */
+  setSource(source: MaskSource): void;
+  /** The mask of the last query (1 = counted). */
+  queriedMask(): number[] | null;
 }
 
 declare global {
@@ -52,6 +60,12 @@ export function SeriesPanel() {
   const [selected, setSelected] = useState(0);
   const [picked, setPicked] = useState<{ row: number; col: number } | null>(null);
   const [frames, setFrames] = useState<(Uint8Array | Uint16Array | Uint32Array)[] | null>(null);
+  const [source, setSource] = useState<MaskSource>('series');
+  const [queried, setQueried] = useState<Uint8Array | null>(null);
+  // The detector panel's current detector (mask and shape) of the acquisition open in the main view.
+  const panelMask = useAcquisition((s) => s.masks?.[s.detectorMode] ?? null);
+  const panelMode = useAcquisition((s) => s.detectorMode);
+  const panelDetector = useAcquisition((s) => s.summary?.detector ?? null);
   const input = useRef<HTMLInputElement>(null);
   const pending = useRef<Uint8Array | null>(null);
   const running = useRef(false);
@@ -104,7 +118,10 @@ export function SeriesPanel() {
         pending.current = null;
         try {
           const q = await seriesClient().images(mask);
-          if (mine === generation.current) setQuery(q);
+          if (mine === generation.current) {
+            setQuery(q);
+            setQueried(mask);
+          }
         } catch (e) {
           if (mine === generation.current) setError((e as Error).message);
           else continue;
@@ -117,9 +134,13 @@ export function SeriesPanel() {
     }
   }, []);
 
+  // The panel's mask applies when its detector has the series' shape; otherwise the series' controls do.
+  const panelFits =
+    !!panelMask && !!det && !!panelDetector && panelDetector[0] === det[0] && panelDetector[1] === det[1];
+  const following = source === 'panel' && panelFits;
   const mask = useMemo(
-    () => (detector && det ? seriesMask(detector, det[0], det[1]) : null),
-    [detector, det],
+    () => (following ? panelMask : detector && det ? seriesMask(detector, det[0], det[1]) : null),
+    [following, panelMask, detector, det],
   );
   useEffect(() => {
     if (!mask || phase !== 'ready') return;
@@ -161,6 +182,8 @@ export function SeriesPanel() {
         busy: busy || pending.current !== null,
       }),
       images: () => (query ? query.images.map((im) => Array.from(im)) : []),
+      setSource,
+      queriedMask: () => (queried ? Array.from(queried) : null),
       setPreset: (preset) => {
         if (det) setDetector(defaultSeriesDetector(det[0], det[1], preset));
       },
@@ -173,7 +196,12 @@ export function SeriesPanel() {
         Series…
       </button>
       {open ? (
-        <div className="series-panel" role="dialog" aria-label="Series" data-testid="series-panel">
+        <div
+          className={following ? 'series-panel docked' : 'series-panel'}
+          role="dialog"
+          aria-label="Series"
+          data-testid="series-panel"
+        >
           <header className="series-head">
             <h2>Series</h2>
             {picker ? (
@@ -242,6 +270,41 @@ export function SeriesPanel() {
                   log
                   label="Summed diffraction pattern"
                 />
+                <fieldset className="series-source">
+                  <legend>Mask</legend>
+                  <label>
+                    <input
+                      type="radio"
+                      name="series-source"
+                      checked={source === 'series'}
+                      onChange={() => setSource('series')}
+                    />{' '}
+                    these controls
+                  </label>
+                  <label
+                    title={
+                      panelFits
+                        ? 'Drag and edit masks in the detector panel: every acquisition follows'
+                        : 'Open an acquisition with the same detector shape in the main view first'
+                    }
+                  >
+                    <input
+                      type="radio"
+                      name="series-source"
+                      checked={source === 'panel'}
+                      data-testid="series-source-panel"
+                      onChange={() => setSource('panel')}
+                    />{' '}
+                    the detector panel's {panelMode.toUpperCase()}
+                  </label>
+                  {source === 'panel' && !panelFits ? (
+                    <span className="muted" data-testid="series-source-note">
+                      {panelDetector
+                        ? `The open acquisition's detector is ${panelDetector[0]} x ${panelDetector[1]}; the series' is ${det[0]} x ${det[1]}: these controls apply.`
+                        : 'No acquisition is open in the main view: these controls apply.'}
+                    </span>
+                  ) : null}
+                </fieldset>
                 <SeriesControls
                   detector={detector}
                   setDetector={setDetector}
@@ -250,6 +313,7 @@ export function SeriesPanel() {
                   setShared={setShared}
                   query={query}
                   busy={busy}
+                  shapeDisabled={following}
                 />
               </div>
               <label className="series-slider">
