@@ -194,3 +194,19 @@ test("series panel following the detector panel: every acquisition's image is th
   await page.getByRole('radio', { name: 'these controls' }).check();
   await expect(page.getByTestId('series-panel')).not.toHaveClass(/docked/);
 });
+
+test('an archive folder chosen with the main Open folder opens in the series panel', async ({ page }) => {
+  await page.goto('/?demo=0');
+  await page.getByTestId('folder-input').setInputFiles(archive);
+  await page.waitForFunction(
+    () => ['ready', 'error'].includes(window.__stemflowSeries?.state().phase ?? ''),
+    undefined,
+    { timeout: 120_000 },
+  );
+  expect(await page.evaluate(() => window.__stemflowSeries!.state().error)).toBeNull();
+  await expect(page.getByTestId('series-panel')).toBeVisible();
+  await expect(page.getByTestId('series-summary')).toContainText('2 acquisitions');
+  // The main view opened nothing and reports nothing.
+  expect(await page.evaluate(() => window.__stemflow!.state().error)).toBeNull();
+  expect(await page.evaluate(() => window.__stemflow!.summary())).toBeNull();
+});

@@ -164,10 +164,10 @@ export function browserArchiveFiles(root: FileSystemDirectoryHandle): ArchiveFil
  * The files of an archive chosen as a folder through `<input webkitdirectory>` or dropped: each File's
  * `webkitRelativePath` (or name) minus the top folder is its archive path.
  */
-export function fileListArchiveFiles(files: File[]): ArchiveFiles {
+export function fileListArchiveFiles(files: File[], paths?: readonly string[]): ArchiveFiles {
   const byPath = new Map<string, File>();
-  for (const f of files) {
-    const rel = (f as File & { webkitRelativePath?: string }).webkitRelativePath || f.name;
+  for (const [i, f] of files.entries()) {
+    const rel = paths?.[i] || (f as File & { webkitRelativePath?: string }).webkitRelativePath || f.name;
     const parts = rel.split('/');
     byPath.set(parts.length > 1 ? parts.slice(1).join('/') : rel, f);
   }

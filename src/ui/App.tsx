@@ -41,7 +41,8 @@ export function App() {
       {dragging ? (
         <div className="drop-overlay" data-testid="drop-overlay">
           <div className="drop-message">
-            Drop an ARINA/EIGER master file with its data shards, their folder, or one HDF5 file
+            Drop an ARINA/EIGER master file with its data shards, their folder, one HDF5 file, or a stemflow
+            archive folder (it opens in the series panel)
           </div>
         </div>
       ) : null}

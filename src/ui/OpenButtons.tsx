@@ -1,10 +1,22 @@
 import { useRef } from 'react';
 import { fetchDemoFiles } from './demo';
-import { acquisitionFiles, directoryPicker, filesFromHandle } from './folder-input';
+import {
+  acquisitionFiles,
+  directoryPicker,
+  filesFromHandle,
+  isArchiveFolder,
+  relativePathOf,
+} from './folder-input';
+import { requestSeriesOpen } from './series/series-request';
 import { acquisitionStore } from './stores';
 
 /** Opens the HDF5 files of a folder; says so when it holds none. */
 export function openFolderFiles(all: File[], folder = 'The folder') {
+  // A stemflow archive (manifest.json at the top) opens in the series panel.
+  if (isArchiveFolder(all)) {
+    requestSeriesOpen(all, all.map(relativePathOf));
+    return;
+  }
   const { files, skipped } = acquisitionFiles(all);
   if (files.length === 0) {
     acquisitionStore.setState({

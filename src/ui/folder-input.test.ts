@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { fileListArchiveFiles } from '../archive/browser-folder';
 import {
   acquisitionFiles,
   type DirectoryHandleLike,
@@ -6,6 +7,8 @@ import {
   type FileHandleLike,
   filesFromEntries,
   filesFromHandle,
+  isArchiveFolder,
+  relativePathOf,
 } from './folder-input';
 
 const file = (name: string) => new File([new Uint8Array([1, 2, 3])], name);
@@ -83,5 +86,36 @@ describe('folder input', () => {
       'a_data_000003.h5',
       'loose.h5',
     ]);
+  });
+
+  it("keeps each file's path in its folder, and knows an archive folder by its top manifest", async () => {
+    const archive = dirEntry('archive', [
+      fileEntry('manifest.json'),
+      fileEntry('state.npz'),
+      dirEntry('acq0000', [fileEntry('rec0000.tans')]),
+      dirEntry('acq0001', [fileEntry('rec0000.tans')]),
+    ]);
+    const dropped = await filesFromEntries([archive]);
+    const paths = dropped.map(relativePathOf);
+    expect(paths).toEqual([
+      'archive/manifest.json',
+      'archive/state.npz',
+      'archive/acq0000/rec0000.tans',
+      'archive/acq0001/rec0000.tans',
+    ]);
+    expect(isArchiveFolder(dropped)).toBe(true);
+    // Same names in two acquisitions: the paths tell them apart.
+    const files = fileListArchiveFiles(dropped, paths);
+    const second = await files.open('acq0001/rec0000.tans');
+    expect(second).toBeTruthy();
+    await expect(files.open('rec0000.tans')).rejects.toThrow(/not among the chosen files/);
+
+    const picked = await filesFromHandle(
+      dirHandle('run', [fileHandle('x_master.h5'), dirHandle('sub', [fileHandle('manifest.json')])]),
+    );
+    expect(picked.map(relativePathOf)).toEqual(['run/x_master.h5', 'run/sub/manifest.json']);
+    // A manifest below the top does not make the folder an archive; loose files are not one either.
+    expect(isArchiveFolder(picked)).toBe(false);
+    expect(isArchiveFolder([file('manifest.json')])).toBe(false);
   });
 });

@@ -33,7 +33,12 @@ export interface SeriesApi {
    */
   open(
     folder: FileSystemDirectoryHandle | File[],
-    options: { budgetBytes: number; acquisitions?: number[] },
+    options: {
+      budgetBytes: number;
+      acquisitions?: number[];
+      /** With files: each file's path, 'folder/sub/name' (else its webkitRelativePath, else its name). */
+      paths?: string[];
+    },
     onProgress?: (p: { stage: string; done: number; total: number }) => void,
   ): Promise<SeriesSummary>;
   /** Exact virtual images of a binary detector mask for every loaded acquisition (or `order`). */

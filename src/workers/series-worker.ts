@@ -37,7 +37,9 @@ export const api: SeriesApi = {
     series = null;
     archive = null;
     const t0 = performance.now();
-    const files = Array.isArray(folder) ? fileListArchiveFiles(folder) : browserArchiveFiles(folder);
+    const files = Array.isArray(folder)
+      ? fileListArchiveFiles(folder, options.paths)
+      : browserArchiveFiles(folder);
     archive = await openArchive(files, {
       hash: browserSha256,
       onProgress: ({ bytesChecked, bytesTotal }) =>

@@ -1,11 +1,14 @@
 import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
+import { useStore } from 'zustand';
 import type { SeriesQuery, SeriesSummary } from '../../workers/series-api';
 import { seriesClient } from '../../workers/series-remote';
+import { relativePathOf } from '../folder-input';
 import { formatBytes, formatMs } from '../format';
 import { contrastWindow } from '../image-mapping';
 import { useAcquisition } from '../stores';
 import { SeriesControls } from './SeriesControls';
 import { defaultSeriesDetector, type SeriesDetector, seriesMask } from './series-mask';
+import { seriesRequests } from './series-request';
 import { ValuesCanvas } from './ValuesCanvas';
 
 /** 'panel': the main detector panel's current mask drives every image (same detector shape only). */
@@ -76,7 +79,7 @@ export function SeriesPanel() {
   const det = summary?.acquisitions[0]?.detector;
   const scan = summary?.acquisitions[0]?.scan;
 
-  async function openFolder(folder: FileSystemDirectoryHandle | File[]) {
+  async function openFolder(folder: FileSystemDirectoryHandle | File[], paths?: string[]) {
     const mine = ++generation.current;
     pending.current = null;
     setPhase('opening');
@@ -84,7 +87,11 @@ export function SeriesPanel() {
     setQuery(null);
     setFrames(null);
     try {
-      const s = await seriesClient().open(folder, { budgetBytes: budgetGiB * 2 ** 30 }, (p) =>
+      const options = {
+        budgetBytes: budgetGiB * 2 ** 30,
+        paths: Array.isArray(folder) ? (paths ?? folder.map(relativePathOf)) : undefined,
+      };
+      const s = await seriesClient().open(folder, options, (p) =>
         setProgress(
           p.stage === 'check'
             ? `checking files ${formatBytes(p.done)} of ${formatBytes(p.total)}`
@@ -105,6 +112,16 @@ export function SeriesPanel() {
       if (mine === generation.current) setProgress('');
     }
   }
+
+  // An archive dropped on the page or picked with "Open folder…" opens here.
+  const request = useStore(seriesRequests, (r) => r.request);
+  const handled = useRef(0);
+  useEffect(() => {
+    if (!request || request.id === handled.current) return;
+    handled.current = request.id;
+    setOpen(true);
+    void openFolder(request.files, request.paths);
+  });
 
   // Queries: the latest mask wins; one in flight at a time (the worker serialises anyway).
   const run = useCallback(async () => {
