@@ -7,18 +7,17 @@ import { generateSynthetic } from '../bench/synthetic';
 import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
 import { type GpuLoad, loadToGpu } from '../compute/gpu-load';
 import { createVirtualImager, defaultDetectors } from '../compute/gpu-products';
-import { readBuffer } from '../compute/readback';
 import { acquireDevice, type GpuContext } from '../gpu/device';
-import { createGpuTimer, summariseMarks } from '../gpu/gpu-timer';
+import { createGpuTimer } from '../gpu/gpu-timer';
 import { describePlan } from '../gpu/load-plan';
 import { nodeGpu } from '../gpu/node-gpu';
-import { compactResidentLayout, hotRank, locatePixel } from '../gpu/resident-layout';
 import { createResidentPool } from '../gpu/resident-pool';
-import { residentValueAt } from '../kernels/detector-transpose';
 import { residentReads } from '../kernels/resident-virtual-image';
 import { flaggedFromMask } from '../products/frame-stats';
 import { benchGestures, benchRepeatedGestures } from './bench-gestures';
+import { GB, logChecks, logLoad, logProfile, logResident, ms, readLoadTimeline } from './bench-load-report';
 import { profileLoadPasses } from './bench-profile';
+import { checkResidentRows } from './bench-resident-check';
 
 export interface BenchOptions {
   scan: number;
@@ -46,8 +45,6 @@ export interface BenchOptions {
   /** Gestures: also time each update's pixels as this many passes in one submission (clock kept up). */
   sustain?: number;
 }
-
-const GB = 1e9;
 
 export async function benchLoad(o: BenchOptions): Promise<number> {
   const log = (s: string) => process.stdout.write(`${s}\n`);
@@ -124,29 +121,11 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       });
       const { batchHostMs, ...flat } = last.timings;
       if (r > 0) runs.push(flat);
-      log(
-        `load ${r === 0 ? '(warm-up)' : r}: ${ms(last.timings.totalMs)} (allocate ${ms(last.timings.allocateMs)}, read wait ${ms(last.timings.readWaitMs)}, upload ${ms(last.timings.uploadMs)}, submit ${ms(last.timings.submitMs)}, GPU wait ${ms(last.timings.gpuWaitMs)}, readback ${ms(last.timings.readbackMs)})`,
-      );
+      logLoad(log, r, last.timings);
       if (timer) {
-        const marks = await timer.read();
-        const { byLabel, spanMs } = summariseMarks(marks);
-        timer.destroy();
-        // Per batch: GPU start (ms since the first mark), copy, decode, transpose, gap; host times beside.
-        batchLogs.push(
-          Array.from({ length: marks.length / 4 }, (_, k) => ({
-            gpuStart: marks[4 * k].ms,
-            gpu: [1, 2, 3].map((j) => marks[4 * k + j].ms - marks[4 * k + j - 1].ms),
-            gap: k + 1 < marks.length / 4 ? marks[4 * k + 4].ms - marks[4 * k + 3].ms : null,
-            host: batchHostMs?.[k],
-          })),
-        );
-        const line = { ...byLabel, spanMs };
+        const { batchLog, line } = await readLoadTimeline(log, timer, batchHostMs);
+        batchLogs.push(batchLog);
         timelines.push(line);
-        log(
-          `  GPU timeline (timestamps, all batches): ${Object.entries(line)
-            .map(([k, v]) => `${k} ${ms(v)}`)
-            .join(', ')}`,
-        );
       }
     }
     const load = last!;
@@ -181,10 +160,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       residentBytes: load.plan.residentBytes,
       compactMs: load.timings.compactMs,
     };
-    if (r.form === 'planes')
-      log(
-        `resident: ${r.high} high plane, ${(load.plan.residentBytes / GB).toFixed(3)} GB resident${r.high === 'compact' ? ` after compaction in ${ms(load.timings.compactMs)}` : ''}; ${all.hotSegments} of ${all.segments} (pixel, segment) pairs hot (${((100 * all.hotSegments) / all.segments).toFixed(2)} %, segments of ${r.segmentFrames}); low plane ${(all.loBytes / GB).toFixed(2)} GB, high plane ${(all.loBytes / GB).toFixed(2)} GB of which ${(all.hiBytes / GB).toFixed(3)} GB in hot segments`,
-      );
+    logResident(log, load, all);
     report.loads = runs;
     report.gpuTimelines = timelines;
     report.batchLogs = batchLogs;
@@ -257,33 +233,11 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       transposeTiles: o.transposeTiles,
     });
     report.profile = profile;
-    log(
-      `GPU per batch of ${profile.batchFrames} frames (wall / repeats): decode+audit ${ms(profile.decodeMs)} (${(profile.decodedBytes / (profile.decodeMs / 1000) / GB).toFixed(0)} GB/s decoded), transpose+DP ${ms(profile.transposeMs)}; whole scan: ${ms(profile.scanGpuMs)} GPU`,
-    );
-    if (profile.timestamps) {
-      const t = profile.timestamps;
-      log(
-        `GPU per batch (timestamps): decode+audit ${ms(t.decodeMs)} (${(profile.decodedBytes / (t.decodeMs / 1000) / GB).toFixed(0)} GB/s decoded), transpose+DP ${ms(t.transposeMs)}; whole scan ${ms(t.scanGpuMs)}`,
-      );
-    }
-    for (const v of profile.variants) {
-      log(
-        `decode variant ${v.name}: ${ms(v.decodeMs)} per batch (${(profile.decodedBytes / (v.decodeMs / 1000) / GB).toFixed(0)} GB/s), ${v.identical ? 'identical outputs' : 'MISMATCH'}`,
-      );
-    }
+    logProfile(log, profile);
     checks.decodeVariants = profile.variants.every((v) => v.identical);
-    for (const t of profile.transposeTiles) {
-      log(
-        `transpose with ${t.tiles} tile(s) per workgroup: ${ms(t.transposeMs)} per batch, ${t.identical ? 'identical DP sums' : 'MISMATCH'}`,
-      );
-    }
     checks.transposeTiles = profile.transposeTiles.every((t) => t.identical);
     report.exact = checks;
-    log(
-      `exact: ${Object.entries(checks)
-        .map(([k, v]) => `${k} ${v ? 'ok' : 'MISMATCH'}`)
-        .join(', ')}`,
-    );
+    logChecks(log, checks);
     const ok = Object.values(checks).every(Boolean);
     report.summary = {
       endToEndMs: best.totalMs,
@@ -309,10 +263,6 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     ctx.destroy();
     if (!o.keep) rmSync(dir, { recursive: true, force: true });
   }
-}
-
-function ms(v: unknown): string {
-  return `${(v as number).toFixed(1)} ms`;
 }
 
 async function timeRead(path: string, bytes: number): Promise<number> {
@@ -351,58 +301,4 @@ async function timeUpload(ctx: GpuContext, path: string, bytes: number): Promise
     await handle.close();
     target.destroy();
   }
-}
-
-/**
- * Sampled resident rows read back and compared with the synthetic values, value by value (uint16: the low and
- * high planes, the high byte taken only where the hot bit is set), and every hot bit of those pixels checked
- * against the values of its segment.
- */
-async function checkResidentRows(
-  ctx: GpuContext,
-  load: GpuLoad,
-  acq: ReturnType<typeof generateSynthetic>,
-): Promise<boolean> {
-  const layout = load.plan.resident;
-  const pixels = layout.pixels;
-  const sample = [
-    0,
-    1,
-    Math.floor(pixels / 2) + Math.floor(Math.sqrt(pixels) / 2),
-    pixels - 1,
-    layout.pixelsPerBuffer - 1,
-    Math.min(pixels - 1, layout.pixelsPerBuffer),
-  ];
-  const rowBytes = layout.wordsPerPixel * 4;
-  for (const p of sample) {
-    const { buffer, wordOffset } = locatePixel(layout, p);
-    // This pixel's rows as a one-pixel resident set (rows at word 0), with its own hot bitmap words.
-    const one = { ...layout, pixels: 1, pixelsPerBuffer: 1, rowBuffers: 1 };
-    const rows = [await readBuffer(ctx.device, load.resident[buffer], wordOffset * 4, rowBytes)];
-    const high = load.resident[layout.rowBuffers + buffer];
-    const bits = load.hotBitmap?.subarray(p * layout.hotWordsPerPixel, (p + 1) * layout.hotWordsPerPixel);
-    if (layout.high === 'full') rows.push(await readBuffer(ctx.device, high, wordOffset * 4, rowBytes));
-    if (layout.high === 'compact') {
-      // The pixel's consecutive slots in its row buffer's compact buffer.
-      const { hotBase } = compactResidentLayout({ ...layout, high: 'full' }, load.hotBitmap!);
-      const slots = hotRank(layout, load.hotBitmap!, p, layout.segments);
-      rows.push(
-        await readBuffer(ctx.device, high, hotBase[p] * layout.slotFrames, slots * layout.slotFrames),
-      );
-    }
-    if (bits) rows.push(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength));
-    if (layout.high === 'compact') rows.push(new Uint8Array(4));
-    const words = rows.map((r) => new Uint32Array(r.buffer, r.byteOffset, r.byteLength / 4));
-    const hot = new Set<number>();
-    for (let i = 0; i < layout.frames; i++) {
-      const v = acq.values[acq.chunkOf(i)][p];
-      if (residentValueAt(one, words, 0, i) !== v) return false;
-      if (v > 255) hot.add(Math.floor(i / layout.segmentFrames));
-    }
-    for (let g = 0; g < layout.segments; g++) {
-      const bit = (words[2][g >>> 5] >>> (g & 31)) & 1;
-      if (bit !== (hot.has(g) ? 1 : 0)) return false;
-    }
-  }
-  return true;
 }

@@ -11,22 +11,25 @@
  *   from scratch, or only the pixels it adds and removes (delta, exact); `rebase` recomputes from scratch.
  * - Calls are serialised; results are the caller's copies; after `release` every call fails clearly.
  */
-import type { LaneGeometry } from '../archive/lanes';
 import type { Archive, ArchiveAcquisition } from '../archive/reader';
 import type { Values } from '../archive/tans-stats';
 import { StemflowError } from '../errors';
-import { checkBindable, type DispatchChunk, encodeChunks } from '../gpu/chunked-dispatch';
+import { checkBindable } from '../gpu/chunked-dispatch';
 import type { GpuTimer } from '../gpu/gpu-timer';
-import { structLayout } from '../gpu/uniform-layout';
-import source from '../shaders/tans-query.wgsl?raw';
-import { chooseQueryBits, combineImages } from './series-host';
+import { combineImages } from './series-host';
 import { createSeriesBuffers } from './series-load';
 import { queryLaunch, queryPipelines } from './series-pipeline';
 import { fitSeries, LOAD_STAGING_SLOTS, planSeries, RECORD_WORDS, type SeriesPlan } from './series-plan';
+import {
+  encodeQueryBits,
+  encodeQueryGroups,
+  encodeReadbackCopies,
+  queryGroups,
+  sameMask,
+  seriesSlots,
+} from './series-query';
 
 export { fitSeries, planSeries, type SeriesPlan };
-
-const layout = structLayout(source, 'Params');
 
 export interface SeriesImages {
   /** Acquisition indices (into the archive), in the order asked for. */
@@ -119,31 +122,14 @@ export async function loadSeries(
     stagingSlots,
   );
   const pixels = first.geometry.pixels;
-  const { data, offsets, cells, classMaps, bits, need, sums, recordTable, staging, destroyAll } =
-    await createSeriesBuffers(device, archive, plan, pixels, stagingSlots, options);
+  const buffers = await createSeriesBuffers(device, archive, plan, pixels, stagingSlots, options);
+  const { data, bits, need, sums, recordTable, staging, destroyAll } = buffers;
 
   const pipelineFor = queryPipelines(device, workgroupSize);
   for (const b of data) checkBindable(device, b, 'series data');
 
   // Where each loaded acquisition's bits, needs and frames live.
-  const slot = new Map<
-    number,
-    { bitsBase: number; needBase: number; frameBase: number; flagged: Uint8Array }
-  >();
-  {
-    let bitsBase = 0;
-    let needBase = 0;
-    let frameBase = 0;
-    for (const a of chosen) {
-      const acq = archive.acquisitions[a];
-      const flagged = new Uint8Array(pixels);
-      if (acq.pixelMask) for (let i = 0; i < pixels; i++) flagged[i] = acq.pixelMask[i] !== 0 ? 1 : 0;
-      slot.set(a, { bitsBase, needBase, frameBase, flagged });
-      bitsBase += pixels;
-      needBase += 2 * acq.geometry.slices;
-      frameBase += acq.info.scan[0] * acq.info.scan[1];
-    }
-  }
+  const slot = seriesSlots(archive, chosen, pixels);
 
   let released = false;
   let chain: Promise<unknown> = Promise.resolve();
@@ -173,155 +159,43 @@ export async function loadSeries(
       if (!slot.has(a)) throw new StemflowError('invalid', `Acquisition ${a} is not loaded in this series.`);
     if (new Set(order).size !== order.length)
       throw new StemflowError('invalid', `The order ${order.join(', ')} names an acquisition twice.`);
-    const bitsAll = new Uint32Array(plan.bitsWords);
-    const needAll = new Uint32Array(plan.needWords);
-    const modes: ('full' | 'delta')[] = [];
-    const decodedPixels: number[] = [];
-    for (const a of order) {
-      const acq = archive.acquisitions[a];
-      const s = slot.get(a) as { bitsBase: number; needBase: number; flagged: Uint8Array };
-      const previous = mode !== 'full' && lastMask && lastImages.has(a) ? lastMask : null;
-      const q = chooseQueryBits(mask, previous, s.flagged, acq.geometry, mode);
-      modes.push(q.mode);
-      decodedPixels.push(q.decoded);
-      bitsAll.set(q.bits, s.bitsBase);
-      needAll.set(q.need, s.needBase);
-    }
+    const { bitsAll, needAll, modes, decodedPixels } = encodeQueryBits(
+      archive,
+      plan,
+      slot,
+      mask,
+      order,
+      mode,
+      lastMask,
+      lastImages,
+    );
     device.queue.writeBuffer(bits, 0, bitsAll);
     device.queue.writeBuffer(need, 0, needAll);
     const encoder = device.createCommandEncoder({ label: 'series query' });
-    const params: GPUBuffer[] = [];
-    // Dispatch groups by pipeline and data buffer: one dispatch (or a few of LANES_PER_DISPATCH) covers every
-    // asked-for record in the buffer; a record table maps invocations to records.
-    const asked = new Set(order);
-    interface Group {
-      key: string;
-      pipeline: GPUComputePipeline;
-      buffer: number;
-      first: number;
-      count: number;
-      lanes: number;
-    }
-    const groups: Group[] = [];
-    const table = new Uint32Array(plan.placements.length * RECORD_WORDS);
-    const used = new Set<number>();
-    let entries = 0;
-    // Placements are in buffer order, so a group's records are consecutive entries of the table.
-    for (const p of plan.placements) {
-      if (!asked.has(p.acquisition)) continue;
-      const acq = archive.acquisitions[p.acquisition];
-      const s = slot.get(p.acquisition) as { bitsBase: number; needBase: number };
-      const g: LaneGeometry = acq.geometry;
-      const active = neededPixelsCount(needAll, s.needBase, g.slices);
-      if (active === 0) continue;
-      const rec = acq.records[p.record];
-      const pipeline = pipelineFor(acq);
-      const key = `${pipeline.label}|${p.buffer}`;
-      let group = groups.at(-1);
-      if (!group || group.key !== key) {
-        group = { key, pipeline, buffer: p.buffer, first: entries, count: 0, lanes: 0 };
-        groups.push(group);
-      }
-      table.set(
-        [
-          group.lanes,
-          rec.frames,
-          g.slices,
-          g.slicePixels,
-          g.pixels,
-          p.dataBase,
-          p.offsetsBase,
-          p.cellsBase,
-          p.classBase,
-          p.sumsBase,
-          rec.dataWords,
-          acq.info.detector[1],
-          s.bitsBase,
-          s.needBase,
-          2 * plan.bufferFrames[p.buffer],
-          0,
-        ],
-        entries * RECORD_WORDS,
-      );
-      group.lanes += rec.frames * active;
-      group.count++;
-      entries++;
-      used.add(p.buffer);
-    }
+    const { groups, table, used, entries } = queryGroups(archive, plan, slot, order, needAll, pipelineFor);
     device.queue.writeBuffer(recordTable, 0, table, 0, Math.max(4, entries * RECORD_WORDS));
     for (const b of used) encoder.clearBuffer(sums[b]);
     timer?.mark(encoder, 'query');
-    for (const group of groups) {
-      const chunks: DispatchChunk[] = [];
-      for (let first = 0; first < group.lanes; first += lanesPerDispatch) {
-        const count = Math.min(lanesPerDispatch, group.lanes - first);
-        chunks.push({
-          params: {
-            lane_first: first,
-            lane_count: count,
-            record_first: group.first,
-            record_count: group.count,
-          },
-          workgroups: Math.ceil(count / workgroupSize),
-        });
-      }
-      params.push(
-        encodeChunks(
-          encoder,
-          {
-            device,
-            pipeline: group.pipeline,
-            layout,
-            label: 'tans-query',
-            bindings: [
-              { binding: 1, resource: { buffer: data[group.buffer] } },
-              { binding: 2, resource: { buffer: offsets[group.buffer] } },
-              { binding: 3, resource: { buffer: cells[group.buffer] } },
-              { binding: 4, resource: { buffer: classMaps[group.buffer] } },
-              { binding: 5, resource: { buffer: bits } },
-              { binding: 6, resource: { buffer: need } },
-              { binding: 7, resource: { buffer: sums[group.buffer] } },
-              { binding: 8, resource: { buffer: recordTable } },
-            ],
-          },
-          chunks,
-        ),
-      );
-    }
+    const params = encodeQueryGroups(device, encoder, groups, buffers, {
+      workgroupSize,
+      lanesPerDispatch,
+    });
     timer?.mark(encoder, 'copy');
-    // Only the asked-for acquisitions' frames come back, each acquisition's records in frame order: accumulator A
-    // (8 B a frame), and for an acquisition computed as a delta accumulator B after it.
-    let stagingAt = 0;
-    const stagingOffsets = order.map((a, i) => {
-      const at = stagingAt;
-      const acq = archive.acquisitions[a];
-      stagingAt += acq.info.scan[0] * acq.info.scan[1] * (modes[i] === 'delta' ? 16 : 8);
-      return at;
-    });
-    order.forEach((a, i) => {
-      const acq = archive.acquisitions[a];
-      const n = acq.info.scan[0] * acq.info.scan[1];
-      for (const p of plan.placements) {
-        if (p.acquisition !== a) continue;
-        const rec = acq.records[p.record];
-        const planes = modes[i] === 'delta' ? [0, 1] : [0];
-        for (const plane of planes) {
-          const at = stagingOffsets[i] + (plane * n + rec.firstFrame) * 8;
-          if (used.has(p.buffer)) {
-            const from = (plane * plan.bufferFrames[p.buffer] + p.sumsBase) * 8;
-            encoder.copyBufferToBuffer(sums[p.buffer], from, staging, at, rec.frames * 8);
-          } else {
-            // No lane of this buffer ran (the mask needs no pixel): the sums are zero.
-            encoder.clearBuffer(staging, at, rec.frames * 8);
-          }
-        }
-      }
-    });
+    const { stagingOffsets, stagingBytes } = encodeReadbackCopies(
+      encoder,
+      archive,
+      plan,
+      order,
+      modes,
+      used,
+      sums,
+      staging,
+    );
     timer?.mark(encoder, 'end');
     device.queue.submit([encoder.finish()]);
     for (const p of params) p.destroy();
     const tSubmit = performance.now();
-    const mapped = Math.max(16, Math.ceil(stagingAt / 16) * 16);
+    const mapped = Math.max(16, Math.ceil(stagingBytes / 16) * 16);
     try {
       await staging.mapAsync(GPUMapMode.READ, 0, mapped);
     } catch (e) {
@@ -423,16 +297,4 @@ export async function loadSeries(
       return chain.then(() => {});
     },
   };
-}
-
-function neededPixelsCount(needAll: Uint32Array, base: number, slices: number): number {
-  let n = 0;
-  for (let s = 0; s < slices; s++) if (needAll[base + s] > 0) n++;
-  return n;
-}
-
-function sameMask(a: Uint8Array, b: Uint8Array): boolean {
-  if (a.length !== b.length) return false;
-  for (let i = 0; i < a.length; i++) if ((a[i] !== 0) !== (b[i] !== 0)) return false;
-  return true;
 }

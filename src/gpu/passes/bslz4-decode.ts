@@ -15,17 +15,12 @@
  * a global scratch buffer that the pass owns (8 KiB per block in flight; `destroy` frees it).
  */
 import { StemflowError } from '../../errors.ts';
-import {
-  AUDIT_LAYOUT,
-  auditFromWords,
-  checkDecodeParams,
-  type DecodeAudit,
-  type ElemSize,
-} from '../../kernels/bslz4-decode.ts';
+import { AUDIT_LAYOUT, checkDecodeParams, type ElemSize } from '../../kernels/bslz4-decode.ts';
 import source from '../../shaders/bslz4-decode.wgsl?raw';
 import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
 import { structLayout } from '../uniform-layout.ts';
+import { BLOCK_WORDS, decodePipeline } from './bslz4-decode-pipeline.ts';
 import {
   DECODE_FRAMES_PER_DISPATCH,
   DEFAULT_DECODE_VARIANT,
@@ -33,6 +28,8 @@ import {
   decodeScratchBytes,
   parseDecodeVariant,
 } from './bslz4-decode-variants.ts';
+
+export { createAuditBuffer, type DecodeResults, readDecodeResults } from './bslz4-decode-results.ts';
 
 export const bslz4DecodeShader: string = source;
 export const bslz4DecodeMultiShader: string = multiSource;
@@ -94,15 +91,12 @@ const U32_MAX = 0xffffffff;
 const FIXED_WORKGROUP_BYTES = 8192 + 4 * 257 + 12;
 /** Workgroup memory of the multi shader besides stages and blocks: histogram, max, sum, round verdict. */
 const MULTI_FIXED_BYTES = 4 * 257 + 12 + 4;
-const BLOCK_WORDS = 2048;
 /**
  * Default staged compressed words per block: one. Workgroup memory per workgroup bounds how many frames an SM
  * decodes at once, which matters more than where the token walk reads its bytes (H200, 4,096 frames of
  * 192x192 uint16: 64 lanes and 1 word 5.65 ms; 128 words 6.52 ms; 1,024 words 10.5 ms at 32 lanes).
  */
 const DEFAULT_STAGE_WORDS = 1;
-/** Pipelines per device and layout: a pass per load or per archive costs no compile after the first. */
-const pipelineCache = new WeakMap<GPUDevice, Map<string, GPUComputePipeline>>();
 
 export function createBslz4DecodePass(
   device: GPUDevice,
@@ -157,49 +151,7 @@ export function createBslz4DecodePass(
       `A stage of ${v.stageWords} words is not within the GPU's workgroup memory (variant ${v.name}).`,
     );
   }
-  const audit = {
-    AUDIT_MAX: AUDIT_LAYOUT.max,
-    AUDIT_FAILED: AUDIT_LAYOUT.failedFrames,
-    AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
-    AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
-  };
-  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.epochs}`;
-  let cache = pipelineCache.get(device);
-  if (!cache) {
-    cache = new Map();
-    pipelineCache.set(device, cache);
-  }
-  let pipeline = cache.get(key);
-  if (!pipeline) {
-    pipeline = device.createComputePipeline({
-      label: `bslz4-decode x${elemSize} ${v.name}`,
-      layout: 'auto',
-      compute: multi
-        ? {
-            module: device.createShaderModule({ label: 'bslz4-decode-multi.wgsl', code: multiSource }),
-            entryPoint: 'main',
-            constants: {
-              ELEM_SIZE: elemSize,
-              LANES: v.lanes,
-              GROUPS: v.groups,
-              STAGE_WORDS: v.stageWords,
-              STAGE_TOTAL: v.stageWords * v.groups,
-              SCRATCH: v.scratch ? 1 : 0,
-              WINDOW: v.window ? 1 : 0,
-              EPOCHS_PER_ROUND: v.epochs,
-              BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
-              ...audit,
-            },
-          }
-        : {
-            module: device.createShaderModule({ label: 'bslz4-decode.wgsl', code: source }),
-            entryPoint: 'main',
-            constants: { ELEM_SIZE: elemSize, WORKGROUP_SIZE: v.lanes, STAGE_WORDS: v.stageWords, ...audit },
-          },
-    });
-    cache.set(key, pipeline);
-  }
-  const compiled = pipeline;
+  const compiled = decodePipeline(device, elemSize, v);
   // The multi shader's scratch: 8 KiB per group of each workgroup of a dispatch (a word when not SCRATCH).
   // A smaller one is kept until `destroy` (encoders not yet submitted may use it).
   let scratch: GPUBuffer | null = null;
@@ -342,61 +294,4 @@ export function createBslz4DecodePass(
       scratch = null;
     },
   };
-}
-
-/** A zeroed audit buffer (STORAGE | COPY_SRC | COPY_DST) of AUDIT_LAYOUT.words u32 words. */
-export function createAuditBuffer(device: GPUDevice, label = 'bslz4-decode audit'): GPUBuffer {
-  return device.createBuffer({
-    label,
-    size: AUDIT_LAYOUT.words * 4,
-    usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
-  });
-}
-
-export interface DecodeResults {
-  /** Error code per frame (0 = exact). */
-  errors: Uint32Array;
-  /** Sum of unflagged values per frame. */
-  totals: BigUint64Array;
-  audit: DecodeAudit;
-}
-
-/**
- * Reads back frames [firstFrame, firstFrame + frameCount) of `errors` and `totals` and the whole audit (one
- * submit, one wait). The buffers need COPY_SRC usage.
- */
-export async function readDecodeResults(
-  device: GPUDevice,
-  buffers: { errors: GPUBuffer; totals: GPUBuffer; audit: GPUBuffer },
-  { firstFrame = 0, frameCount }: { firstFrame?: number; frameCount: number },
-): Promise<DecodeResults> {
-  const errBytes = frameCount * 4;
-  const totBytes = frameCount * 8;
-  const auditBytes = AUDIT_LAYOUT.words * 4;
-  const totAt = Math.ceil(errBytes / 8) * 8;
-  const auditAt = totAt + totBytes;
-  const staging = device.createBuffer({
-    label: 'bslz4-decode readback',
-    size: auditAt + auditBytes,
-    usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
-  });
-  try {
-    const encoder = device.createCommandEncoder({ label: 'bslz4-decode readback' });
-    if (frameCount > 0) {
-      encoder.copyBufferToBuffer(buffers.errors, firstFrame * 4, staging, 0, errBytes);
-      encoder.copyBufferToBuffer(buffers.totals, firstFrame * 8, staging, totAt, totBytes);
-    }
-    encoder.copyBufferToBuffer(buffers.audit, 0, staging, auditAt, auditBytes);
-    device.queue.submit([encoder.finish()]);
-    await staging.mapAsync(GPUMapMode.READ);
-    const bytes = staging.getMappedRange().slice(0);
-    staging.unmap();
-    return {
-      errors: new Uint32Array(bytes, 0, frameCount),
-      totals: new BigUint64Array(bytes, totAt, frameCount),
-      audit: auditFromWords(new Uint32Array(bytes, auditAt, AUDIT_LAYOUT.words)),
-    };
-  } finally {
-    staging.destroy();
-  }
 }

@@ -1,0 +1,93 @@
+/**
+ * The text report of `stemflow bench load` (src/cli/bench.ts): each load's timings and GPU timeline, the
+ * resident form, the per-batch pass profile and its variants, the exactness checks.
+ */
+import type { GpuLoad } from '../compute/gpu-load';
+import type { GpuLoadTimings } from '../compute/gpu-load-types';
+import { type GpuTimer, summariseMarks } from '../gpu/gpu-timer';
+import type { ResidentReads } from '../kernels/resident-virtual-image';
+import type { PassProfile } from './bench-profile';
+
+export const GB = 1e9;
+
+export type Log = (s: string) => void;
+
+export function ms(v: unknown): string {
+  return `${(v as number).toFixed(1)} ms`;
+}
+
+/** One load's wall times (load 0 is the warm-up). */
+export function logLoad(log: Log, r: number, timings: GpuLoadTimings): void {
+  log(
+    `load ${r === 0 ? '(warm-up)' : r}: ${ms(timings.totalMs)} (allocate ${ms(timings.allocateMs)}, read wait ${ms(timings.readWaitMs)}, upload ${ms(timings.uploadMs)}, submit ${ms(timings.submitMs)}, GPU wait ${ms(timings.gpuWaitMs)}, readback ${ms(timings.readbackMs)})`,
+  );
+}
+
+/**
+ * A timed load's GPU timeline (4 marks per batch: copy, decode, transpose, gap to the next batch), read and
+ * logged; the timer is destroyed. Returns the per-batch log and the summed timeline.
+ */
+export async function readLoadTimeline(
+  log: Log,
+  timer: GpuTimer,
+  batchHostMs: GpuLoadTimings['batchHostMs'],
+): Promise<{ batchLog: unknown[]; line: Record<string, number> }> {
+  const marks = await timer.read();
+  const { byLabel, spanMs } = summariseMarks(marks);
+  timer.destroy();
+  // Per batch: GPU start (ms since the first mark), copy, decode, transpose, gap; host times beside.
+  const batchLog = Array.from({ length: marks.length / 4 }, (_, k) => ({
+    gpuStart: marks[4 * k].ms,
+    gpu: [1, 2, 3].map((j) => marks[4 * k + j].ms - marks[4 * k + j - 1].ms),
+    gap: k + 1 < marks.length / 4 ? marks[4 * k + 4].ms - marks[4 * k + 3].ms : null,
+    host: batchHostMs?.[k],
+  }));
+  const line = { ...byLabel, spanMs };
+  log(
+    `  GPU timeline (timestamps, all batches): ${Object.entries(line)
+      .map(([k, v]) => `${k} ${ms(v)}`)
+      .join(', ')}`,
+  );
+  return { batchLog, line };
+}
+
+/** The resident form of a uint16 load in byte planes (nothing for other forms). */
+export function logResident(log: Log, load: GpuLoad, all: ResidentReads): void {
+  const r = load.plan.resident;
+  if (r.form === 'planes')
+    log(
+      `resident: ${r.high} high plane, ${(load.plan.residentBytes / GB).toFixed(3)} GB resident${r.high === 'compact' ? ` after compaction in ${ms(load.timings.compactMs)}` : ''}; ${all.hotSegments} of ${all.segments} (pixel, segment) pairs hot (${((100 * all.hotSegments) / all.segments).toFixed(2)} %, segments of ${r.segmentFrames}); low plane ${(all.loBytes / GB).toFixed(2)} GB, high plane ${(all.loBytes / GB).toFixed(2)} GB of which ${(all.hiBytes / GB).toFixed(3)} GB in hot segments`,
+    );
+}
+
+/** GPU time per batch of the decode and transpose passes, and of each variant profiled. */
+export function logProfile(log: Log, profile: PassProfile): void {
+  log(
+    `GPU per batch of ${profile.batchFrames} frames (wall / repeats): decode+audit ${ms(profile.decodeMs)} (${(profile.decodedBytes / (profile.decodeMs / 1000) / GB).toFixed(0)} GB/s decoded), transpose+DP ${ms(profile.transposeMs)}; whole scan: ${ms(profile.scanGpuMs)} GPU`,
+  );
+  if (profile.timestamps) {
+    const t = profile.timestamps;
+    log(
+      `GPU per batch (timestamps): decode+audit ${ms(t.decodeMs)} (${(profile.decodedBytes / (t.decodeMs / 1000) / GB).toFixed(0)} GB/s decoded), transpose+DP ${ms(t.transposeMs)}; whole scan ${ms(t.scanGpuMs)}`,
+    );
+  }
+  for (const v of profile.variants) {
+    log(
+      `decode variant ${v.name}: ${ms(v.decodeMs)} per batch (${(profile.decodedBytes / (v.decodeMs / 1000) / GB).toFixed(0)} GB/s), ${v.identical ? 'identical outputs' : 'MISMATCH'}`,
+    );
+  }
+  for (const t of profile.transposeTiles) {
+    log(
+      `transpose with ${t.tiles} tile(s) per workgroup: ${ms(t.transposeMs)} per batch, ${t.identical ? 'identical DP sums' : 'MISMATCH'}`,
+    );
+  }
+}
+
+/** Each exactness check, ok or MISMATCH. */
+export function logChecks(log: Log, checks: Record<string, boolean>): void {
+  log(
+    `exact: ${Object.entries(checks)
+      .map(([k, v]) => `${k} ${v ? 'ok' : 'MISMATCH'}`)
+      .join(', ')}`,
+  );
+}

@@ -1,0 +1,64 @@
+/**
+ * An exactness check of `stemflow bench load` (src/cli/bench.ts): sampled resident rows of a load against the
+ * synthetic acquisition's values.
+ */
+import type { generateSynthetic } from '../bench/synthetic';
+import type { GpuLoad } from '../compute/gpu-load';
+import { readBuffer } from '../compute/readback';
+import type { GpuContext } from '../gpu/device';
+import { compactResidentLayout, hotRank, locatePixel } from '../gpu/resident-layout';
+import { residentValueAt } from '../kernels/detector-transpose';
+
+/**
+ * Sampled resident rows read back and compared with the synthetic values, value by value (uint16: the low and
+ * high planes, the high byte taken only where the hot bit is set), and every hot bit of those pixels checked
+ * against the values of its segment.
+ */
+export async function checkResidentRows(
+  ctx: GpuContext,
+  load: GpuLoad,
+  acq: ReturnType<typeof generateSynthetic>,
+): Promise<boolean> {
+  const layout = load.plan.resident;
+  const pixels = layout.pixels;
+  const sample = [
+    0,
+    1,
+    Math.floor(pixels / 2) + Math.floor(Math.sqrt(pixels) / 2),
+    pixels - 1,
+    layout.pixelsPerBuffer - 1,
+    Math.min(pixels - 1, layout.pixelsPerBuffer),
+  ];
+  const rowBytes = layout.wordsPerPixel * 4;
+  for (const p of sample) {
+    const { buffer, wordOffset } = locatePixel(layout, p);
+    // This pixel's rows as a one-pixel resident set (rows at word 0), with its own hot bitmap words.
+    const one = { ...layout, pixels: 1, pixelsPerBuffer: 1, rowBuffers: 1 };
+    const rows = [await readBuffer(ctx.device, load.resident[buffer], wordOffset * 4, rowBytes)];
+    const high = load.resident[layout.rowBuffers + buffer];
+    const bits = load.hotBitmap?.subarray(p * layout.hotWordsPerPixel, (p + 1) * layout.hotWordsPerPixel);
+    if (layout.high === 'full') rows.push(await readBuffer(ctx.device, high, wordOffset * 4, rowBytes));
+    if (layout.high === 'compact') {
+      // The pixel's consecutive slots in its row buffer's compact buffer.
+      const { hotBase } = compactResidentLayout({ ...layout, high: 'full' }, load.hotBitmap!);
+      const slots = hotRank(layout, load.hotBitmap!, p, layout.segments);
+      rows.push(
+        await readBuffer(ctx.device, high, hotBase[p] * layout.slotFrames, slots * layout.slotFrames),
+      );
+    }
+    if (bits) rows.push(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength));
+    if (layout.high === 'compact') rows.push(new Uint8Array(4));
+    const words = rows.map((r) => new Uint32Array(r.buffer, r.byteOffset, r.byteLength / 4));
+    const hot = new Set<number>();
+    for (let i = 0; i < layout.frames; i++) {
+      const v = acq.values[acq.chunkOf(i)][p];
+      if (residentValueAt(one, words, 0, i) !== v) return false;
+      if (v > 255) hot.add(Math.floor(i / layout.segmentFrames));
+    }
+    for (let g = 0; g < layout.segments; g++) {
+      const bit = (words[2][g >>> 5] >>> (g & 31)) & 1;
+      if (bit !== (hot.has(g) ? 1 : 0)) return false;
+    }
+  }
+  return true;
+}

@@ -1,0 +1,62 @@
+/**
+ * The bslz4-decode pass's compute pipelines (src/gpu/passes/bslz4-decode.ts): the fused shader
+ * (src/shaders/bslz4-decode.wgsl) or the multi shader (src/shaders/bslz4-decode-multi.wgsl) specialised for
+ * an element size and a decode variant, cached per device.
+ */
+import { AUDIT_LAYOUT, type ElemSize } from '../../kernels/bslz4-decode.ts';
+import source from '../../shaders/bslz4-decode.wgsl?raw';
+import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
+import type { DecodeVariant } from './bslz4-decode-variants.ts';
+
+/** Words of a bitshuffle block of 8 KiB (the largest the shaders decode). */
+export const BLOCK_WORDS = 2048;
+/** Pipelines per device and layout: a pass per load or per archive costs no compile after the first. */
+const pipelineCache = new WeakMap<GPUDevice, Map<string, GPUComputePipeline>>();
+
+/** The pipeline of a decode variant for `elemSize` (compiled once per device). */
+export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeVariant): GPUComputePipeline {
+  const multi = v.shader === 'multi';
+  const audit = {
+    AUDIT_MAX: AUDIT_LAYOUT.max,
+    AUDIT_FAILED: AUDIT_LAYOUT.failedFrames,
+    AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
+    AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
+  };
+  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.epochs}`;
+  let cache = pipelineCache.get(device);
+  if (!cache) {
+    cache = new Map();
+    pipelineCache.set(device, cache);
+  }
+  let pipeline = cache.get(key);
+  if (!pipeline) {
+    pipeline = device.createComputePipeline({
+      label: `bslz4-decode x${elemSize} ${v.name}`,
+      layout: 'auto',
+      compute: multi
+        ? {
+            module: device.createShaderModule({ label: 'bslz4-decode-multi.wgsl', code: multiSource }),
+            entryPoint: 'main',
+            constants: {
+              ELEM_SIZE: elemSize,
+              LANES: v.lanes,
+              GROUPS: v.groups,
+              STAGE_WORDS: v.stageWords,
+              STAGE_TOTAL: v.stageWords * v.groups,
+              SCRATCH: v.scratch ? 1 : 0,
+              WINDOW: v.window ? 1 : 0,
+              EPOCHS_PER_ROUND: v.epochs,
+              BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
+              ...audit,
+            },
+          }
+        : {
+            module: device.createShaderModule({ label: 'bslz4-decode.wgsl', code: source }),
+            entryPoint: 'main',
+            constants: { ELEM_SIZE: elemSize, WORKGROUP_SIZE: v.lanes, STAGE_WORDS: v.stageWords, ...audit },
+          },
+    });
+    cache.set(key, pipeline);
+  }
+  return pipeline;
+}

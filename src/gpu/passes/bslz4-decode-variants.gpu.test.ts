@@ -1,0 +1,142 @@
+/**
+ * The bslz4-decode pass's multi-shader variants (bslz4-decode-variants.ts) against the CPU twin: the same
+ * planted faults, random mutations, dispatch boundaries and fixtures as the fused pass
+ * (bslz4-decode.gpu.test.ts); matches read without a barrier; variant names.
+ */
+import { describe, expect } from 'vitest';
+import { bslz4Encode } from '../../codec/index.ts';
+import { decodeErrorName } from '../../kernels/decode-errors.ts';
+import { rng, sparseCounts } from '../test-data.ts';
+import { withGpu } from '../test-harness.ts';
+import {
+  compare,
+  faultBatch,
+  fixtureBatch,
+  mutatedBatches,
+  oracle,
+  pack,
+  sha256,
+  valueBytes,
+  withPayload,
+} from './bslz4-decode.test-support.ts';
+import { createBslz4DecodePass } from './bslz4-decode.ts';
+import { DEFAULT_DECODE_VARIANT, parseDecodeVariant } from './bslz4-decode-variants.ts';
+
+/**
+ * Multi-shader variants (bslz4-decode-variants.ts): blocks in workgroup memory or global scratch, 1 to 4
+ * blocks at once, lanes from 7 to 64, stages from 1 word (bytes past it read from the slot) to whole blocks,
+ * persistent workgroups.
+ */
+const VARIANTS = [
+  'multi',
+  'multi-wg7-x3-stage5',
+  'scratch-wg32-x2-stage512',
+  'scratch-wg64-x4-stage1-persist3',
+  'scratch-wg16-x3-stage3',
+  'multi-wg32-x2-stage64-persist2',
+  'scratch-win-wg32-x2-stage512',
+  'multi-win-wg7-x3-stage5-ep1',
+];
+
+describe('bslz4-decode pass: variants vs twin', () => {
+  for (const variant of VARIANTS) {
+    withGpu(
+      `${variant}: faults of every code, random mutations, dispatch boundaries, 33x35 and 32x32 fixtures`,
+      async (ctx) => {
+        const { batch, expected } = faultBatch();
+        const { twin } = await compare(ctx, batch, { variant });
+        expect([...twin.errors].map(decodeErrorName)).toEqual(expected.map(decodeErrorName));
+        for (const m of mutatedBatches()) await compare(ctx, m, { variant });
+        const b = fixtureBatch([{ file: 'many_v1_u8_32.h5', dataset: '/data' }]);
+        const sub = { ...b, ...pack(b.chunks.slice(0, 45), (i) => i % 3), frameCount: 45 };
+        sub.flags[5] = 1;
+        await compare(ctx, sub, { variant, maxFramesPerDispatch: 7, firstFrame: 9, wordsPerFrame: 260 });
+        for (const file of ['odd_u16_33x35.h5', 'many_fixed_u32_32.h5']) {
+          const f = fixtureBatch([{ file, dataset: '/data' }]);
+          f.flags[3] = 1;
+          await compare(ctx, f, { variant });
+        }
+      },
+      180_000,
+    );
+  }
+
+  withGpu(
+    'matches whose offsets are multiples of 4 * lanes, or at most 8 (read without a barrier)',
+    async (ctx) => {
+      const pixels = 33 * 35;
+      const values = sparseCounts(3, 33, 35, 3);
+      const valid = bslz4Encode(new Uint8Array(values.buffer, 0, pixels * 2), 2);
+      const next = rng(9);
+      const lits = (n: number) => Array.from({ length: n }, () => next() & 0xff);
+      // 128 literals, match offset 128 x 300; 7 literals, match offset 256 x 1000; 5 literals, match offset 3 x 40;
+      // match offset 7 x 30 (the last two from a window of the last 8 bytes); 794 literals (2,304 bytes).
+      const payload = [
+        ...[0xff, 113, ...lits(128), 0x80, 0x00, 0xff, 26],
+        ...[0x7f, ...lits(7), 0x00, 0x01, 0xff, 0xff, 0xff, 216],
+        ...[0x5f, ...lits(5), 0x03, 0x00, 21],
+        ...[0x0f, 0x07, 0x00, 11],
+        ...[0xf0, 0xff, 0xff, 0xff, 14, ...lits(794)],
+      ];
+      const chunks = [valid, withPayload(valid, payload), valid];
+      const batch = {
+        ...pack(chunks),
+        frameCount: 3,
+        pixels,
+        elemSize: 2 as const,
+        flags: new Uint32Array(pixels),
+      };
+      for (const variant of [
+        'base',
+        'multi',
+        'scratch-wg32-x2-stage512',
+        'scratch-wg64-x1-stage1',
+        'multi-wg7-x3-stage5',
+        'scratch-win-wg32-x1-stage4',
+        'multi-win-wg5-x2-stage1',
+      ]) {
+        const { twin } = await compare(ctx, batch, { variant });
+        expect([...twin.errors]).toEqual([0, 0, 0]);
+      }
+    },
+    180_000,
+  );
+
+  withGpu(
+    '192x192 uint16 fixture (sha256 of the oracle)',
+    async (ctx) => {
+      const b = fixtureBatch([{ file: 'latest_fixed_u16_192.h5', dataset: '/data' }]);
+      const ds = oracle.files['latest_fixed_u16_192.h5'].datasets['/data'];
+      for (const variant of [
+        'scratch-wg32-x4-stage256',
+        'multi-wg64-x2-stage2',
+        'scratch-win-wg32-x3-stage8',
+      ]) {
+        const { words } = await compare(ctx, b, { variant });
+        expect(sha256(valueBytes(words, b))).toBe(ds.sha256);
+      }
+    },
+    180_000,
+  );
+
+  withGpu('variant names', async (ctx) => {
+    expect(createBslz4DecodePass(ctx.device, { elemSize: 2 }).variant.name).toBe(DEFAULT_DECODE_VARIANT);
+    expect(parseDecodeVariant('scratch-wg32-x2-stage512-persist9')).toEqual({
+      name: 'scratch-wg32-x2-stage512-persist9',
+      shader: 'multi',
+      lanes: 32,
+      groups: 2,
+      stageWords: 512,
+      scratch: true,
+      window: false,
+      epochs: 8,
+      workgroups: 9,
+    });
+    expect(parseDecodeVariant('wg128').shader).toBe('fused');
+    expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);
+    expect(() => parseDecodeVariant('fast')).toThrow(/Unknown decode variant part/);
+    expect(() => createBslz4DecodePass(ctx.device, { elemSize: 2, variant: 'multi-stage99999999' })).toThrow(
+      /workgroup memory/,
+    );
+  });
+});
