@@ -99,3 +99,24 @@ test('opens the demo acquisition and renders both panels; WebGPU has an adapter'
   console.log(`WebGPU adapter: ${described}`);
   await expect(page.getByTestId('gpu-notice')).toHaveCount(0);
 });
+
+test('the Series, tcBF and Archive panels close with their close button and with Escape', async ({
+  page,
+}) => {
+  await page.goto('/?demo=0');
+  for (const [toggle, panel, name] of [
+    ['series-toggle', 'series-panel', 'Close the series panel'],
+    ['tcbf-toggle', 'tcbf-panel', 'Close the tcBF panel'],
+    ['archive-toggle', 'archive-dialog', 'Close the archive panel'],
+  ]) {
+    await page.getByTestId(toggle).click();
+    await expect(page.getByTestId(toggle)).toHaveAttribute('aria-expanded', 'true');
+    await page.getByRole('button', { name }).click();
+    await expect(page.getByTestId(panel)).toBeHidden();
+    await page.getByTestId(toggle).click();
+    await page.getByRole('button', { name }).focus();
+    await page.keyboard.press('Escape');
+    await expect(page.getByTestId(panel)).toBeHidden();
+    await expect(page.getByTestId(toggle)).toHaveAttribute('aria-expanded', 'false');
+  }
+});

@@ -1,6 +1,7 @@
 import { useRef, useState } from 'react';
 import type { ArchiveConvertSummary, ArchiveProgress, ArchiveVerifySummary } from '../../workers/archive-api';
 import { archiveClient } from '../../workers/archive-remote';
+import { closeOnEscape, DialogClose } from '../DialogClose';
 import { formatBytes } from '../format';
 
 interface SourceSet {
@@ -80,7 +81,12 @@ export function ArchiveDialog() {
 
   return (
     <>
-      <button type="button" onClick={() => setOpen((o) => !o)} data-testid="archive-toggle">
+      <button
+        type="button"
+        aria-expanded={open}
+        onClick={() => setOpen((o) => !o)}
+        data-testid="archive-toggle"
+      >
         Archive…
       </button>
       {open ? (
@@ -89,7 +95,9 @@ export function ArchiveDialog() {
           role="dialog"
           aria-label="Lossless archive"
           data-testid="archive-dialog"
+          onKeyDown={closeOnEscape(() => setOpen(false))}
         >
+          <DialogClose onClose={() => setOpen(false)} label="the archive panel" />
           <h2>Lossless archive</h2>
           <p className="muted">
             Every count is kept exactly (tANS-coded, docs/archive-format.md). One set of files per

@@ -2,6 +2,7 @@ import { useCallback, useEffect, useMemo, useRef, useState } from 'react';
 import { useStore } from 'zustand';
 import type { SeriesQuery, SeriesSummary } from '../../workers/series-api';
 import { seriesClient } from '../../workers/series-remote';
+import { closeOnEscape, DialogClose } from '../DialogClose';
 import { relativePathOf } from '../folder-input';
 import { formatBytes, formatMs } from '../format';
 import { contrastWindow } from '../image-mapping';
@@ -209,7 +210,12 @@ export function SeriesPanel() {
 
   return (
     <>
-      <button type="button" onClick={() => setOpen((o) => !o)} data-testid="series-toggle">
+      <button
+        type="button"
+        aria-expanded={open}
+        onClick={() => setOpen((o) => !o)}
+        data-testid="series-toggle"
+      >
         Series…
       </button>
       {open ? (
@@ -218,7 +224,9 @@ export function SeriesPanel() {
           role="dialog"
           aria-label="Series"
           data-testid="series-panel"
+          onKeyDown={closeOnEscape(() => setOpen(false))}
         >
+          <DialogClose onClose={() => setOpen(false)} label="the series panel" />
           <header className="series-head">
             <h2>Series</h2>
             {picker ? (
@@ -272,6 +280,13 @@ export function SeriesPanel() {
               </span>
             ) : null}
           </header>
+          {phase === 'idle' ? (
+            <p className="muted">
+              Open the folder of a lossless archive (written with Archive… or <code>stemflow convert</code>),
+              or drop it on the page. Its acquisitions load encoded onto the GPU, as many as the budget holds,
+              and one detector mask gives the exact virtual image of every one of them.
+            </p>
+          ) : null}
           {error ? (
             <p className="error" role="alert" data-testid="series-error">
               {error}

@@ -3,6 +3,7 @@ import { encodeNpy } from '../../io/npy';
 import { polar, TERMS } from '../../tcbf/optics';
 import type { TcbfRequest, TcbfResponse, TcbfStage } from '../../workers/acquisition-api';
 import { acquisitionClient } from '../../workers/remote';
+import { closeOnEscape, DialogClose } from '../DialogClose';
 import { download } from '../export';
 import { formatMs } from '../format';
 import { renderRgba } from '../image-mapping';
@@ -233,7 +234,7 @@ export function TcbfPanel() {
 
   return (
     <>
-      <button type="button" onClick={() => setOpen((o) => !o)} data-testid="tcbf-toggle">
+      <button type="button" aria-expanded={open} onClick={() => setOpen((o) => !o)} data-testid="tcbf-toggle">
         tcBF…
       </button>
       {open ? (
@@ -242,7 +243,9 @@ export function TcbfPanel() {
           role="dialog"
           aria-label="Tilt-corrected bright field"
           data-testid="tcbf-panel"
+          onKeyDown={closeOnEscape(() => setOpen(false))}
         >
+          <DialogClose onClose={() => setOpen(false)} label="the tcBF panel" />
           <h2>Tilt-corrected bright field and aberrations</h2>
           {!ready ? <p className="muted">Load an acquisition first.</p> : null}
           <div className="tcbf-inputs">
