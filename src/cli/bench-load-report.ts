@@ -76,9 +76,9 @@ export function logProfile(log: Log, profile: PassProfile): void {
       `decode variant ${v.name}: ${ms(v.decodeMs)} per batch (${(profile.decodedBytes / (v.decodeMs / 1000) / GB).toFixed(0)} GB/s), ${v.identical ? 'identical outputs' : 'MISMATCH'}`,
     );
   }
-  for (const t of profile.transposeTiles) {
+  for (const t of profile.transposeVariants) {
     log(
-      `transpose with ${t.tiles} tile(s) per workgroup: ${ms(t.transposeMs)} per batch, ${t.identical ? 'identical DP sums' : 'MISMATCH'}`,
+      `transpose variant ${t.name}: ${ms(t.transposeMs)} per batch (best ${ms(t.minMs)}; ${(profile.decodedBytes / (t.transposeMs / 1000) / GB).toFixed(0)} GB/s of decoded input), ${t.identical ? 'identical DP sums and rows' : 'MISMATCH'}`,
     );
   }
 }

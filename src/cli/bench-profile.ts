@@ -4,7 +4,12 @@ import type { GpuContext } from '../gpu/device';
 import { createGpuTimer } from '../gpu/gpu-timer';
 import { planGpuLoad } from '../gpu/load-plan';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
-import { createDetectorTransposePass, createResidentBuffers } from '../gpu/passes/detector-transpose';
+import {
+  createDetectorTransposePass,
+  createResidentBuffers,
+  type TransposeLoads,
+} from '../gpu/passes/detector-transpose';
+import { locatePixel, residentParts } from '../gpu/resident-layout';
 import type { AcquisitionSource } from '../source/acquisition-source';
 
 export interface PassProfile {
@@ -23,10 +28,27 @@ export interface PassProfile {
   /** Decode variants (GPU timestamps, or wall time without them), each checked identical to the default. */
   variants: { name: string; decodeMs: number; identical: boolean }[];
   /**
-   * The transpose with other frame tiles per workgroup (GPU timestamps, or wall time), each checked to give the
-   * default's DP sums.
+   * Transpose variants (`parseTransposeVariant`), timed in interleaved rounds (GPU timestamps, or wall time):
+   * the median and the best of the kept runs; each checked to give the default's DP sums and resident words
+   * (the batch's row segments of 64 pixels spread over the detector, both byte planes).
    */
-  transposeTiles: { tiles: number; transposeMs: number; identical: boolean }[];
+  transposeVariants: { name: string; transposeMs: number; minMs: number; identical: boolean }[];
+}
+
+/** A transpose variant by name: parts `batched` or `scalar` (how tiles load) and `t<N>` (tiles per workgroup). */
+export function parseTransposeVariant(name: string): { loads?: TransposeLoads; tiles?: number } {
+  const v: { loads?: TransposeLoads; tiles?: number } = {};
+  for (const part of name.split('-')) {
+    const t = /^t(\d+)$/.exec(part);
+    if (part === 'base') continue;
+    if (part === 'batched' || part === 'scalar') v.loads = part;
+    else if (t) v.tiles = Number(t[1]);
+    else
+      throw new TypeError(
+        `Unknown transpose variant part '${part}' in '${name}' (base, batched, scalar, t<N>)`,
+      );
+  }
+  return v;
 }
 
 /** A decode variant by name: `wg<lanes>` and `stage<words>` (bslz4-decode pass options), e.g. wg128-stage1. */
@@ -60,12 +82,15 @@ export async function profileLoadPasses(
     batchFrames,
     repeats = 16,
     variants = [],
-    transposeTiles = [],
+    transposeVariants = [],
+    rounds = 3,
   }: {
     batchFrames?: number;
     repeats?: number;
     variants?: readonly string[];
-    transposeTiles?: readonly number[];
+    transposeVariants?: readonly string[];
+    /** Interleaved timing rounds of the transpose variants. */
+    rounds?: number;
   },
 ): Promise<PassProfile> {
   const { device } = ctx;
@@ -155,6 +180,7 @@ export async function profileLoadPasses(
     // runs) over the second half of the runs: the first runs bring the clocks up from idle.
     const timer = createGpuTimer(ctx, 64);
     const gpuMs: number[] = [];
+    let lateRuns: number[] = [];
     const time = async (encode: (e: GPUCommandEncoder) => GPUBuffer[], n: number) => {
       const encoder = device.createCommandEncoder();
       const params: GPUBuffer[] = [];
@@ -173,6 +199,7 @@ export async function profileLoadPasses(
         const marks = (await timer.read()).slice(t0);
         const runs = marks.slice(1).map((m, i) => m.ms - marks[i].ms);
         const late = runs.slice(Math.floor(n / 2)).sort((a, b) => a - b);
+        lateRuns = late;
         gpuMs.push(late[Math.floor(late.length / 2)]);
         timer.reset();
       }
@@ -217,28 +244,54 @@ export async function profileLoadPasses(
       const decodeMs = lastGpu() ?? wall;
       variantResults.push({ name, decodeMs, identical: (await digest(run)) === reference });
     }
-    // DP sums of one transpose of the batch from cleared sums (every tiling must give the same).
-    const dpDigest = async (run: (e: GPUCommandEncoder) => GPUBuffer[]) => {
+    // DP sums of one transpose of the batch from cleared sums, and the batch's row segments of 64 pixels
+    // spread over the detector (both planes), into poisoned rows: every variant must give the same.
+    const parts = residentParts(plan.resident, resident);
+    const segmentBytes = (Math.ceil(count / plan.resident.valuesPerWord) * 4 + 3) & ~3;
+    const samples = Array.from({ length: 64 }, (_, k) => Math.floor((k * pixels) / 64));
+    const transposeDigest = async (run: (e: GPUCommandEncoder) => GPUBuffer[]) => {
       device.queue.writeBuffer(dpSums, 0, new Uint32Array(pixels * 2));
-      await time(run, 1);
-      return createHash('sha256')
-        .update(await readBuffer(device, dpSums, 0, pixels * 8))
-        .digest('hex');
-    };
-    const tilesResults: PassProfile['transposeTiles'] = [];
-    if (transposeTiles.length > 0) {
-      const dpReference = await dpDigest(runTranspose);
-      for (const tiles of transposeTiles) {
-        const run = (e: GPUCommandEncoder) =>
-          transpose.encode(e, { ...transposeJob, tilesPerWorkgroup: tiles });
-        await time(run, 1);
-        const wall = await time(run, repeats);
-        tilesResults.push({
-          tiles,
-          transposeMs: lastGpu() ?? wall,
-          identical: (await dpDigest(run)) === dpReference,
-        });
+      const poisonWords = new Uint32Array(segmentBytes / 4).fill(0xa5a5a5a5);
+      for (const p of samples) {
+        const { buffer, wordOffset } = locatePixel(plan.resident, p);
+        for (const plane of [parts.lo, parts.hi ?? []])
+          if (plane[buffer]) device.queue.writeBuffer(plane[buffer], wordOffset * 4, poisonWords);
       }
+      await time(run, 1);
+      const h = createHash('sha256').update(await readBuffer(device, dpSums, 0, pixels * 8));
+      for (const p of samples) {
+        const { buffer, wordOffset } = locatePixel(plan.resident, p);
+        for (const plane of [parts.lo, parts.hi ?? []])
+          if (plane[buffer]) h.update(await readBuffer(device, plane[buffer], wordOffset * 4, segmentBytes));
+      }
+      return h.digest('hex');
+    };
+    const transposeResults: PassProfile['transposeVariants'] = [];
+    if (transposeVariants.length > 0) {
+      const reference = await transposeDigest(runTranspose);
+      const runs = transposeVariants.map((name) => {
+        const { loads, tiles } = parseTransposeVariant(name);
+        const pass = createDetectorTransposePass(device, { elemSize: 2, loads });
+        return (e: GPUCommandEncoder) => pass.encode(e, { ...transposeJob, tilesPerWorkgroup: tiles });
+      });
+      const identical: boolean[] = [];
+      for (const run of runs) identical.push((await transposeDigest(run)) === reference);
+      const kept: number[][] = runs.map(() => []);
+      for (let round = 0; round < rounds; round++) {
+        for (const [i, run] of runs.entries()) {
+          const wall = await time(run, repeats);
+          kept[i].push(...(timer ? lateRuns : [wall]));
+        }
+      }
+      transposeVariants.forEach((name, i) => {
+        const sorted = kept[i].sort((a, b) => a - b);
+        transposeResults.push({
+          name,
+          transposeMs: sorted[Math.floor(sorted.length / 2)],
+          minMs: sorted[0],
+          identical: identical[i],
+        });
+      });
     }
     timer?.destroy();
     const errorWords = new Uint32Array((await readBuffer(device, errors, 0, count * 4)).buffer);
@@ -260,7 +313,7 @@ export async function profileLoadPasses(
               scanGpuMs: (decodeGpu + transposeGpu) * (plan.frames / count),
             },
       variants: variantResults,
-      transposeTiles: tilesResults,
+      transposeVariants: transposeResults,
     };
   } finally {
     for (const b of buffers) b.destroy();

@@ -11,6 +11,7 @@ import { acquireDevice, type GpuContext } from '../gpu/device';
 import { createGpuTimer } from '../gpu/gpu-timer';
 import { describePlan } from '../gpu/load-plan';
 import { nodeGpu } from '../gpu/node-gpu';
+import type { TransposeLoads } from '../gpu/passes/detector-transpose';
 import { createResidentPool } from '../gpu/resident-pool';
 import { residentReads } from '../kernels/resident-virtual-image';
 import { flaggedFromMask } from '../products/frame-stats';
@@ -32,8 +33,10 @@ export interface BenchOptions {
   pool?: boolean;
   /** Decode variants to profile (bench-profile.ts parseDecodeVariant). */
   variants?: string[];
-  /** Transpose frame tiles per workgroup to profile (1..16). */
-  transposeTiles?: number[];
+  /** Transpose variants to profile in interleaved rounds (bench-profile.ts parseTransposeVariant). */
+  transposeVariants?: string[];
+  /** How the loads' transpose loads its tiles (detector-transpose.ts). */
+  transposeLoads?: TransposeLoads;
   /** uint16: scan positions per hot-bitmap segment (resident-layout.ts). */
   segmentFrames?: number;
   /** uint16: compact the high byte plane after each load (gpu/resident-compact.ts). */
@@ -112,6 +115,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
         pool,
         segmentFrames: o.segmentFrames,
         compactHigh: o.compact,
+        transposeLoads: o.transposeLoads,
         onPlan:
           r === 0
             ? (_plan, lines) => {
@@ -230,12 +234,12 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     const profile = await profileLoadPasses(ctx, source, {
       batchFrames: o.batch,
       variants: o.variants,
-      transposeTiles: o.transposeTiles,
+      transposeVariants: o.transposeVariants,
     });
     report.profile = profile;
     logProfile(log, profile);
     checks.decodeVariants = profile.variants.every((v) => v.identical);
-    checks.transposeTiles = profile.transposeTiles.every((t) => t.identical);
+    checks.transposeVariants = profile.transposeVariants.every((t) => t.identical);
     report.exact = checks;
     logChecks(log, checks);
     const ok = Object.values(checks).every(Boolean);

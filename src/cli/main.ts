@@ -1,5 +1,6 @@
 import { parseArgs } from 'node:util';
 import { isStemflowError } from '../errors';
+import type { TransposeLoads } from '../gpu/passes/detector-transpose';
 import { decodeCommand } from './decode';
 import { inspectCommand } from './inspect';
 
@@ -24,7 +25,7 @@ Usage:
       Checks every archive file's SHA-256, then decodes every saved count and compares it with the source
       files; prints compared values, mismatches per block and SHA-256s. Exit status 1 on any mismatch.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
-                    [--variants wg128,wg64-stage8,...] [--transpose-tiles 1,2,4,8,16] [--pool] [--segment 4096] [--compact] [--slices 16]
+                    [--variants wg128,wg64-stage8,...] [--transpose-variants base,batched,batched-t8,...] [--transpose-loads scalar|batched] [--transpose-tiles 1,2,4] [--pool] [--segment 4096] [--compact] [--slices 16]
                     [--vi-workgroup 256] [--sustain 200]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
@@ -211,6 +212,8 @@ export async function main(argv: string[]): Promise<number> {
           lanes: { type: 'string' },
           variants: { type: 'string' },
           'transpose-tiles': { type: 'string' },
+          'transpose-variants': { type: 'string' },
+          'transpose-loads': { type: 'string' },
           rounds: { type: 'string' },
           tune: { type: 'string' },
           variant: { type: 'string' },
@@ -286,7 +289,12 @@ export async function main(argv: string[]): Promise<number> {
         json: values.json,
         keep: values.keep,
         variants: values.variants?.split(','),
-        transposeTiles: values['transpose-tiles']?.split(',').map(Number),
+        // --transpose-tiles N,... is kept as the variants tN,...
+        transposeVariants: [
+          ...(values['transpose-variants']?.split(',') ?? []),
+          ...(values['transpose-tiles']?.split(',').map((t) => `t${t}`) ?? []),
+        ],
+        transposeLoads: parseTransposeLoads(values['transpose-loads']),
         pool: values.pool,
         segmentFrames: int(values.segment),
         compact: values.compact,
@@ -315,4 +323,9 @@ export function parseScan(text: string | undefined): [number, number] | undefine
   const m = /^(\d+)x(\d+)$/.exec(text);
   if (!m) throw new TypeError(`--scan must look like 512x512, got ${text}`);
   return [Number(m[1]), Number(m[2])];
+}
+
+function parseTransposeLoads(v: string | undefined): TransposeLoads | undefined {
+  if (v === undefined || v === 'scalar' || v === 'batched') return v;
+  throw new TypeError(`--transpose-loads is scalar or batched, not '${v}'`);
 }

@@ -1,6 +1,7 @@
 /** Options, progress, timings and result of the GPU load (gpu-load.ts). */
 import type { GpuTimer } from '../gpu/gpu-timer.ts';
 import type { LoadPlan } from '../gpu/load-plan.ts';
+import type { TransposeLoads } from '../gpu/passes/detector-transpose.ts';
 import type { ResidentPool } from '../gpu/resident-pool.ts';
 import type { DecodeAudit } from '../kernels/bslz4-decode.ts';
 
@@ -31,6 +32,8 @@ export interface GpuLoadOptions {
    * plane (gpu/resident-compact.ts): resident memory ~halves; `plan.resident` is then the compact layout.
    */
   compactHigh?: boolean;
+  /** How the transpose loads its tiles (detector-transpose.ts; default DEFAULT_TRANSPOSE_LOADS). */
+  transposeLoads?: TransposeLoads;
   /**
    * Benchmarks: GPU timestamps per batch, marks 'copy' (before the slot upload copy), 'decode', 'transpose'
    * and 'gap' (after the transpose, until the next batch's copy starts). Needs 4 marks per batch.

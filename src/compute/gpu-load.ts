@@ -15,7 +15,9 @@ import {
 import {
   createDetectorTransposePass,
   createResidentBuffers,
+  DEFAULT_TRANSPOSE_LOADS,
   type DetectorTransposePass,
+  type TransposeLoads,
 } from '../gpu/passes/detector-transpose.ts';
 import { compactHighPlane } from '../gpu/resident-compact.ts';
 import { type ElemSize, residentParts } from '../gpu/resident-layout.ts';
@@ -132,7 +134,7 @@ export async function loadToGpu(
     device.queue.writeBuffer(flags, 0, flagWords);
 
     const allocatedAt = performance.now();
-    const { transpose } = loadPasses(device, elemSize);
+    const { transpose } = loadPasses(device, elemSize, options.transposeLoads);
     const pipelinesMs = performance.now() - allocatedAt;
     const timings: GpuLoadTimings = {
       ...timings0,
@@ -315,26 +317,31 @@ export async function loadToGpu(
 
 const passCache = new WeakMap<
   GPUDevice,
-  Map<ElemSize, { decode: Bslz4DecodePass; transpose: DetectorTransposePass }>
+  Map<string, { decode: Bslz4DecodePass; transpose: DetectorTransposePass }>
 >();
 
 /**
  * The load's pipelines, compiled once per device and element size. Each load makes its own decode pass (the
  * pipeline comes from the pass's cache) so that it owns and frees that pass's scratch; the one here only warms it.
  */
-export function loadPasses(device: GPUDevice, elemSize: ElemSize) {
-  let byElem = passCache.get(device);
-  if (!byElem) {
-    byElem = new Map();
-    passCache.set(device, byElem);
+export function loadPasses(
+  device: GPUDevice,
+  elemSize: ElemSize,
+  loads: TransposeLoads = DEFAULT_TRANSPOSE_LOADS,
+) {
+  let byKey = passCache.get(device);
+  if (!byKey) {
+    byKey = new Map();
+    passCache.set(device, byKey);
   }
-  let passes = byElem.get(elemSize);
+  const key = `${elemSize} ${loads}`;
+  let passes = byKey.get(key);
   if (!passes) {
     passes = {
       decode: createBslz4DecodePass(device, { elemSize }),
-      transpose: createDetectorTransposePass(device, { elemSize }),
+      transpose: createDetectorTransposePass(device, { elemSize, loads }),
     };
-    byElem.set(elemSize, passes);
+    byKey.set(key, passes);
   }
   return passes;
 }

@@ -21,6 +21,10 @@
 // Frames past frame_end in the last tile read as 0, so the last partial word of a batch gets zeros there.
 
 override ELEM_BYTES: u32 = 2u;
+// Batched loads: each thread issues all its loads of a tile before it stores any into workgroup memory (its
+// words held in registers), so a thread has up to 16 loads in flight instead of one load, store, load... The
+// indices are clamped into the slot and the words past the batch selected to 0, so no load is conditional.
+override BATCHED_LOADS: bool = false;
 
 const THREADS: u32 = 256u;
 const TILE_P: u32 = 64u;
@@ -30,6 +34,8 @@ const TILE_WORDS: u32 = 4096u;
 const OUT_WORDS: u32 = 32u;
 // (pixel, word column) slots each thread stores per tile: TILE_P x OUT_WORDS / THREADS.
 const SLOTS: u32 = 8u;
+// Words each thread loads per tile, at most (planes: 16; uint8 and uint32: 8).
+const MAX_LOAD_SLOTS: u32 = 16u;
 
 struct Params {
   // Global pixels [pixel_first, pixel_end) of this dispatch; pixel_first is a multiple of VPW.
@@ -93,18 +99,35 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   var hot_mask: array<u32, SLOTS>;
   let seg0 = select(0u, (params.first_frame + f_begin) / max(params.segment_frames, 1u), planes);
 
+  let last_word = arrayLength(&decoded) - 1u;
   for (var f0 = f_begin; f0 < f_stop; f0 += tile_f) {
-    for (var r = 0u; r < load_slots; r++) {
-      let idx = lid + r * THREADS;
-      let f = idx / in_words;
-      let w = idx % in_words;
-      let frame = f0 + f;
-      let pixel = pixel0 + w * vpw;
-      var word = 0u;
-      if (frame < f_stop && pixel < params.pixel_end) {
-        word = decoded[frame * params.words_per_frame + pixel / vpw];
+    if (BATCHED_LOADS) {
+      var words: array<u32, MAX_LOAD_SLOTS>;
+      for (var r = 0u; r < load_slots; r++) {
+        let idx = lid + r * THREADS;
+        let frame = f0 + idx / in_words;
+        let pixel = pixel0 + (idx % in_words) * vpw;
+        let word = decoded[min(frame * params.words_per_frame + pixel / vpw, last_word)];
+        words[r] = select(0u, word, frame < f_stop && pixel < params.pixel_end);
       }
-      tile[f * in_words + ((w + f / ovpw) & (in_words - 1u))] = word;
+      for (var r = 0u; r < load_slots; r++) {
+        let idx = lid + r * THREADS;
+        let f = idx / in_words;
+        tile[f * in_words + ((idx % in_words + f / ovpw) & (in_words - 1u))] = words[r];
+      }
+    } else {
+      for (var r = 0u; r < load_slots; r++) {
+        let idx = lid + r * THREADS;
+        let f = idx / in_words;
+        let w = idx % in_words;
+        let frame = f0 + f;
+        let pixel = pixel0 + w * vpw;
+        var word = 0u;
+        if (frame < f_stop && pixel < params.pixel_end) {
+          word = decoded[frame * params.words_per_frame + pixel / vpw];
+        }
+        tile[f * in_words + ((w + f / ovpw) & (in_words - 1u))] = word;
+      }
     }
     workgroupBarrier();
     let fb = f0 + column * ovpw;

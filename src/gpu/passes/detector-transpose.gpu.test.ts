@@ -9,7 +9,11 @@ import {
 import { type ElemSize, planResidentLayout, type ResidentLayout } from '../resident-layout.ts';
 import { fullRange, sparseCounts } from '../test-data.ts';
 import { type GpuTestContext, withGpu } from '../test-harness.ts';
-import { createDetectorTransposePass, createResidentBuffers } from './detector-transpose.ts';
+import {
+  createDetectorTransposePass,
+  createResidentBuffers,
+  type TransposeLoads,
+} from './detector-transpose.ts';
 
 interface Case {
   values: PackedValues;
@@ -34,7 +38,7 @@ interface Result {
   cpuSums: BigUint64Array;
 }
 
-async function transposeAll(ctx: GpuTestContext, c: Case): Promise<Result> {
+async function transposeAll(ctx: GpuTestContext, c: Case, loads: TransposeLoads): Promise<Result> {
   const elemSize = c.values.BYTES_PER_ELEMENT as ElemSize;
   const layout = planResidentLayout({
     frames: c.frames,
@@ -46,7 +50,7 @@ async function transposeAll(ctx: GpuTestContext, c: Case): Promise<Result> {
   });
   const resident = createResidentBuffers(ctx.device, layout, 'test resident');
   const dpSums = ctx.storage(c.pixels * 8);
-  const pass = createDetectorTransposePass(ctx.device, { elemSize });
+  const pass = createDetectorTransposePass(ctx.device, { elemSize, loads });
   const cpu = layout.bufferBytes.map((b) => new Uint32Array(b / 4));
   const cpuSums = new BigUint64Array(c.pixels);
   const wordsPerFrame = Math.ceil((c.pixels * elemSize) / 4) + (c.framePad ?? 0);
@@ -81,21 +85,33 @@ function firstDifference(a: ArrayLike<number | bigint>, b: ArrayLike<number | bi
   return 'identical';
 }
 
-/** GPU == CPU twin (words and sums), and both == the element-wise rearrangement of the scan. */
+/**
+ * GPU == CPU twin (words and sums), and both == the element-wise rearrangement of the scan; for both ways of
+ * loading a tile (scalar and batched loads).
+ */
 async function check(ctx: GpuTestContext, c: Case): Promise<Result> {
-  const r = await transposeAll(ctx, c);
-  const reference = residentFromScan(r.layout, c.values);
-  expect(r.gpu.length).toBe(r.layout.bufferBytes.length);
-  r.gpu.forEach((words, b) => {
-    expect(`buffer ${b} ${firstDifference(words, r.cpu[b])}`).toBe(`buffer ${b} identical`);
-    expect(`buffer ${b} ${firstDifference(words, reference[b])}`).toBe(`buffer ${b} identical`);
-  });
-  expect(firstDifference(r.gpuSums, r.cpuSums)).toBe('identical');
-  // DP sums from the scan directly.
+  let reference: Uint32Array[] | null = null;
   const direct = new BigUint64Array(c.pixels);
   for (let i = 0; i < c.values.length; i++) direct[i % c.pixels] += BigInt(c.values[i]);
-  expect(firstDifference(r.gpuSums, direct)).toBe('identical');
-  return r;
+  let last: Result | null = null;
+  for (const loads of ['scalar', 'batched'] as const) {
+    const r = await transposeAll(ctx, c, loads);
+    reference ??= residentFromScan(r.layout, c.values);
+    expect(r.gpu.length).toBe(r.layout.bufferBytes.length);
+    r.gpu.forEach((words, b) => {
+      expect(`${loads} buffer ${b} ${firstDifference(words, r.cpu[b])}`).toBe(
+        `${loads} buffer ${b} identical`,
+      );
+      expect(`${loads} buffer ${b} ${firstDifference(words, (reference as Uint32Array[])[b])}`).toBe(
+        `${loads} buffer ${b} identical`,
+      );
+    });
+    expect(`${loads} ${firstDifference(r.gpuSums, r.cpuSums)}`).toBe(`${loads} identical`);
+    // DP sums from the scan directly.
+    expect(`${loads} ${firstDifference(r.gpuSums, direct)}`).toBe(`${loads} identical`);
+    last = r;
+  }
+  return last as Result;
 }
 
 describe('detector-transpose pass', () => {

@@ -76,17 +76,24 @@ export function createResidentBuffers(
   );
 }
 
+/**
+ * How each thread reads its words of a tile: 'scalar' loads and stores one word after the other (one load in
+ * flight per thread); 'batched' issues all of its loads first (up to 16 in flight), then stores them.
+ */
+export type TransposeLoads = 'scalar' | 'batched';
+export const DEFAULT_TRANSPOSE_LOADS: TransposeLoads = 'scalar';
+
 export function createDetectorTransposePass(
   device: GPUDevice,
-  { elemSize }: { elemSize: ElemSize },
+  { elemSize, loads = DEFAULT_TRANSPOSE_LOADS }: { elemSize: ElemSize; loads?: TransposeLoads },
 ): DetectorTransposePass {
   const pipeline = device.createComputePipeline({
-    label: `detector-transpose x${elemSize}`,
+    label: `detector-transpose x${elemSize} ${loads}`,
     layout: 'auto',
     compute: {
       module: device.createShaderModule({ label: 'detector-transpose.wgsl', code: source }),
       entryPoint: 'main',
-      constants: { ELEM_BYTES: elemSize },
+      constants: { ELEM_BYTES: elemSize, BATCHED_LOADS: loads === 'batched' ? 1 : 0 },
     },
   });
   const tileFrames = transposeTileFrames(elemSize);
