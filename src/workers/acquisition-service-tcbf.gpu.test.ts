@@ -56,6 +56,13 @@ describe('acquisition service: tcBF', () => {
       const pending = gpu.tcbf(request);
       await gpu.cancelTcbf();
       expect(isStemflowError(await pending.catch((e) => e), 'aborted')).toBe(true);
+      // Opening other files while a tcBF runs on the resident counts stops it (its counts are given back to
+      // the pool and overwritten by the next load); the next acquisition's tcBF runs.
+      const running = gpu.tcbf(request);
+      await gpu.openInputs(await Promise.all(arinaPaths.map(nodeInput)));
+      expect(isStemflowError(await running.catch((e) => e), 'aborted')).toBe(true);
+      expect((await gpu.load()).backend).toBe('webgpu');
+      expect(Array.from((await gpu.tcbf(request)).bf.pixels)).toEqual(Array.from(c.bf.pixels));
       await gpu.close();
       await cpu.close();
     },

@@ -91,6 +91,8 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
   }
 
   function releaseLoaded() {
+    // A tcBF of these counts stops at its next stage (its results would describe counts no longer held).
+    tcbfController?.abort();
     gpuState?.load.release();
     gpuState?.imager.release();
     gpuState = null;

@@ -7,7 +7,7 @@ import { closeOnEscape, DialogClose } from '../DialogClose';
 import { download } from '../export';
 import { formatMs } from '../format';
 import { renderRgba } from '../image-mapping';
-import { useAcquisition } from '../stores';
+import { acquisitionStore, useAcquisition } from '../stores';
 
 const STAGES: TcbfStage[] = ['preparation', 'initial fit', 'fit to fifth order', 'reconstruction'];
 const TERM_NAMES: Record<string, string> = {
@@ -129,6 +129,10 @@ export function TcbfPanel() {
   useEffect(() => {
     const v = summary?.calibration?.voltage;
     if (v) setKv(Math.round(v / 100) / 10);
+    // Results describe the acquisition they were computed on: another one clears them.
+    setResult(null);
+    setStages([]);
+    setError(null);
   }, [summary]);
 
   useEffect(() => {
@@ -160,10 +164,16 @@ export function TcbfPanel() {
       ...(dThetaMrad.trim() ? { dTheta: Number(dThetaMrad) / 1000 } : {}),
       ...(rotationDeg.trim() ? { rotation: (Number(rotationDeg) * Math.PI) / 180, transpose } : {}),
     };
+    // An answer for an acquisition that is no longer open (another was opened meanwhile) is dropped.
+    const mine = acquisitionStore.getState().summary;
+    const current = () => acquisitionStore.getState().summary === mine;
     try {
-      setResult(await client.tcbf(request, (s) => setStages((all) => (all.includes(s) ? all : [...all, s]))));
+      const r = await client.tcbf(request, (s) => {
+        if (current()) setStages((all) => (all.includes(s) ? all : [...all, s]));
+      });
+      if (current()) setResult(r);
     } catch (e) {
-      setError((e as Error).message);
+      if (current()) setError((e as Error).message);
     } finally {
       setRunning(false);
     }
