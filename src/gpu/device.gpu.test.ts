@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import { isStemflowError } from '../errors.ts';
-import { acquireDevice, type GpuContext, MAXIMISED_LIMITS } from './device.ts';
+import { acquireDevice, deviceOnDemand, type GpuContext, MAXIMISED_LIMITS } from './device.ts';
 import { nodeGpu } from './node-gpu.ts';
 
 const opened: GpuContext[] = [];
@@ -61,5 +61,36 @@ describe('acquireDevice', () => {
     const lost = await ctx.lost;
     expect(lost.kind).toBe('device');
     expect(ctx.failure()).toBeUndefined();
+  });
+});
+
+describe('deviceOnDemand', () => {
+  it('keeps one device, requests a new one after a loss or a failed request', async () => {
+    let requests = 0;
+    let failNext = true;
+    const get = deviceOnDemand(async () => {
+      requests++;
+      if (failNext) {
+        failNext = false;
+        throw new Error('no adapter yet');
+      }
+      const adapter = await nodeGpu().requestAdapter();
+      return adapter!.requestDevice();
+    });
+    await expect(get()).rejects.toThrow(/no adapter yet/);
+    const first = await get();
+    expect(await get()).toBe(first);
+    expect(requests).toBe(2);
+    first.destroy();
+    await first.lost;
+    const second = await get();
+    expect(second).not.toBe(first);
+    expect(requests).toBe(3);
+    // The new device works.
+    const b = second.createBuffer({ size: 4, usage: GPUBufferUsage.COPY_DST | GPUBufferUsage.MAP_READ });
+    second.queue.writeBuffer(b, 0, Uint32Array.of(7));
+    await b.mapAsync(GPUMapMode.READ);
+    expect(new Uint32Array(b.getMappedRange())[0]).toBe(7);
+    second.destroy();
   });
 });

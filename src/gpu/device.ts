@@ -150,3 +150,22 @@ async function wrap<T>(what: string, f: () => Promise<T>): Promise<T> {
     throw new StemflowError('device', `${what}: ${text}`, {}, { cause: e });
   }
 }
+
+/**
+ * A device for a worker's life, requested on first use and again after it is lost (a lost device never comes
+ * back, so holding on to it would fail every later call) or after a request that failed.
+ */
+export function deviceOnDemand<T extends GPUDevice | undefined>(request: () => Promise<T>): () => Promise<T> {
+  let current: Promise<T> | undefined;
+  return () => {
+    if (!current) {
+      const p = request();
+      current = p;
+      const forget = () => {
+        if (current === p) current = undefined;
+      };
+      p.then((d) => d?.lost.then(forget), forget);
+    }
+    return current;
+  };
+}

@@ -3,31 +3,30 @@ import { expose } from 'comlink';
 import { browserArchiveFiles, browserArchiveTarget, browserSha256 } from '../archive/browser-folder';
 import { preferGpuEncoder } from '../archive/convert';
 import { gpuRecordEncoder } from '../archive/gpu-encoder';
+import { deviceOnDemand } from '../gpu/device';
 import type { ArchiveApi } from './archive-api';
 import { createArchiveService } from './archive-service';
 import { browserInput } from './browser-input';
 
 /** The archive worker: conversion into a picked folder and exhaustive verification, off the main thread. */
-let device: Promise<GPUDevice | undefined> | undefined;
+// Requested again after a loss (a conversion after a lost device gets a new one, or the CPU encoder).
+const device = deviceOnDemand(async () => {
+  const gpu = typeof navigator !== 'undefined' ? navigator.gpu : undefined;
+  const adapter = await gpu?.requestAdapter().catch(() => null);
+  if (!adapter) return undefined;
+  return adapter
+    .requestDevice({
+      requiredLimits: {
+        maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
+        maxBufferSize: adapter.limits.maxBufferSize,
+      },
+    })
+    .catch(() => undefined);
+});
 const service = createArchiveService({
   hash: browserSha256,
   gpuEncoder: (d) => preferGpuEncoder(gpuRecordEncoder(d)),
-  device: () => {
-    device ??= (async () => {
-      const gpu = typeof navigator !== 'undefined' ? navigator.gpu : undefined;
-      const adapter = await gpu?.requestAdapter().catch(() => null);
-      if (!adapter) return undefined;
-      return adapter
-        .requestDevice({
-          requiredLimits: {
-            maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
-            maxBufferSize: adapter.limits.maxBufferSize,
-          },
-        })
-        .catch(() => undefined);
-    })();
-    return device;
-  },
+  device,
 });
 
 const sets = (s: { name: string; files: File[] }[]) =>

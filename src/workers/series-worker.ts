@@ -3,25 +3,23 @@ import { expose, transfer } from 'comlink';
 import { browserArchiveFiles, browserSha256, fileListArchiveFiles } from '../archive/browser-folder';
 import { type Archive, openArchive } from '../archive/reader';
 import { StemflowError } from '../errors';
+import { deviceOnDemand } from '../gpu/device';
 import { fitSeries, loadSeries, type Series } from '../series/series';
 import type { SeriesApi } from './series-api';
 
 /** The series worker: archives checked, loaded encoded onto the GPU, and queried, off the main thread. */
-let device: Promise<GPUDevice> | undefined;
-function gpuDevice(): Promise<GPUDevice> {
-  device ??= (async () => {
-    const adapter = await navigator.gpu?.requestAdapter();
-    if (!adapter)
-      throw new StemflowError('device', 'Series queries need WebGPU (Chrome or Edge, Safari 26 or newer).');
-    return adapter.requestDevice({
-      requiredLimits: {
-        maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
-        maxBufferSize: adapter.limits.maxBufferSize,
-      },
-    });
-  })();
-  return device;
-}
+// Requested again after a loss: a series can then be opened again without reloading the page.
+const gpuDevice = deviceOnDemand(async () => {
+  const adapter = await navigator.gpu?.requestAdapter();
+  if (!adapter)
+    throw new StemflowError('device', 'Series queries need WebGPU (Chrome or Edge, Safari 26 or newer).');
+  return adapter.requestDevice({
+    requiredLimits: {
+      maxStorageBufferBindingSize: adapter.limits.maxStorageBufferBindingSize,
+      maxBufferSize: adapter.limits.maxBufferSize,
+    },
+  });
+});
 
 let archive: Archive | null = null;
 let series: Series | null = null;
