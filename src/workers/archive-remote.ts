@@ -10,9 +10,16 @@ export function archiveClient(): ArchiveApi {
     type: 'module',
     name: 'archive',
   });
+  // A worker that died is ended; its pending calls reject and the next call starts a new one.
   const failure = new Promise<never>((_, reject) => {
     worker.addEventListener('error', (event) => {
-      reject(new Error(`The archive worker stopped${event.message ? `: ${event.message}` : ''}.`));
+      if (client === made) client = null;
+      worker.terminate();
+      reject(
+        new Error(
+          `The archive worker stopped${event.message ? `: ${event.message}` : ''}. A new one starts at the next action.`,
+        ),
+      );
     });
   });
   failure.catch(() => {});
@@ -20,10 +27,11 @@ export function archiveClient(): ArchiveApi {
   const guarded = <T>(p: Promise<T>) => Promise.race([p, failure]);
   const progress = (f?: (p: ArchiveProgress) => void) =>
     f ? proxy((p: ArchiveProgress) => f(p)) : undefined;
-  client = {
+  const made: ArchiveApi = {
     convert: (s, folder, onProgress) => guarded(r.convert(s, folder, progress(onProgress))),
     verify: (folder, s, onProgress) => guarded(r.verify(folder, s, progress(onProgress))),
     cancel: () => guarded(r.cancel()),
   };
-  return client;
+  client = made;
+  return made;
 }

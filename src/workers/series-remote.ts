@@ -10,15 +10,22 @@ export function seriesClient(): SeriesApi {
     type: 'module',
     name: 'series',
   });
+  // A worker that died is ended; its pending calls reject and the next call starts a new one.
   const failure = new Promise<never>((_, reject) => {
     worker.addEventListener('error', (event) => {
-      reject(new Error(`The series worker stopped${event.message ? `: ${event.message}` : ''}.`));
+      if (client === made) client = null;
+      worker.terminate();
+      reject(
+        new Error(
+          `The series worker stopped${event.message ? `: ${event.message}` : ''}. A new one starts at the next action.`,
+        ),
+      );
     });
   });
   failure.catch(() => {});
   const r = wrap<SeriesApi>(worker);
   const guarded = <T>(p: Promise<T>) => Promise.race([p, failure]);
-  client = {
+  const made: SeriesApi = {
     open: (folder, options, onProgress) =>
       guarded(
         r.open(
@@ -35,5 +42,6 @@ export function seriesClient(): SeriesApi {
     sumPatterns: (order) => guarded(r.sumPatterns(order)),
     release: () => guarded(r.release()),
   };
-  return client;
+  client = made;
+  return made;
 }
