@@ -83,6 +83,11 @@ test('series panel: exact images of every acquisition from the GPU-resident arch
     .toBeLessThan(oracle.unflagged.frame_sums.reduce((a, b) => a + b, 0));
   const bf = await settled();
   expect(bf[1]).toEqual(bf[0]);
+  // The exact value under the pointer.
+  const [rows, cols] = oracle.scan;
+  const box = (await page.getByTestId('series-image-0').boundingBox())!;
+  await page.mouse.move(box.x + (box.width * 2.5) / cols, box.y + (box.height * 1.5) / rows);
+  await expect(page.getByTestId('series-image-0-readout')).toHaveText(`row 1, col 2: ${bf[0][cols + 2]}`);
   await expect(page.getByTestId('series-time')).toContainText('query');
 
   await page.getByTestId('series-image-1').click();
