@@ -94,7 +94,7 @@ test('series panel: exact images of every acquisition from the GPU-resident arch
   await expect(page.getByTestId('series-frames')).toContainText('Frames at row');
 });
 
-test('series panel: a budget that holds one of two acquisitions loads the first and says so; its images stay exact', async ({
+test('series panel: a budget that holds one of two acquisitions loads the first and says so; the chooser loads others in any order, refuses what does not fit and keeps what is loaded; images exact', async ({
   page,
 }) => {
   const oracle = readFixtureOracle('arina');
@@ -131,6 +131,43 @@ test('series panel: a budget that holds one of two acquisitions loads the first 
       { timeout: 120_000 },
     )
     .toEqual([oracle.unflagged.frame_sums]);
+
+  // The chooser: the second acquisition instead of the first (the archive is checked once, at the open).
+  const imagesWhenSettled = async () => {
+    await page.waitForFunction(
+      () => {
+        const s = window.__stemflowSeries!.state();
+        return s.phase === 'ready' && !s.busy && s.lastMs !== null;
+      },
+      undefined,
+      { timeout: 120_000 },
+    );
+    return page.evaluate(() => ({
+      order: window.__stemflowSeries!.order(),
+      images: window.__stemflowSeries!.images(),
+      error: window.__stemflowSeries!.state().error,
+    }));
+  };
+  await expect(page.getByTestId('series-acquisitions')).toContainText('not loaded');
+  await page.evaluate(() => window.__stemflowSeries!.choose([1]));
+  await page.getByTestId('series-load-chosen').click();
+  await expect.poll(async () => (await imagesWhenSettled()).order, { timeout: 120_000 }).toEqual([1]);
+  expect((await imagesWhenSettled()).images).toEqual([oracle.unflagged.frame_sums]);
+  // Both, second first: refused within the budget (with the numbers), the loaded one stays and answers.
+  await page.evaluate(() => window.__stemflowSeries!.choose([1, 0]));
+  await page.getByTestId('series-load-chosen').click();
+  await expect(page.getByTestId('series-error')).toContainText('budget');
+  expect((await imagesWhenSettled()).order).toEqual([1]);
+  // With room for both: loaded in the chosen order; hiding one queries the other alone.
+  await page.getByLabel('GPU budget in GiB').fill('4');
+  await page.getByTestId('series-load-chosen').click();
+  await expect.poll(async () => (await imagesWhenSettled()).order, { timeout: 120_000 }).toEqual([1, 0]);
+  expect((await imagesWhenSettled()).images).toEqual([
+    oracle.unflagged.frame_sums,
+    oracle.unflagged.frame_sums,
+  ]);
+  await page.getByRole('checkbox', { name: 'Show second' }).uncheck();
+  await expect.poll(async () => (await imagesWhenSettled()).order, { timeout: 120_000 }).toEqual([0]);
 });
 
 test("series panel following the detector panel: every acquisition's image is the main view's exact image while its mask is dragged", async ({

@@ -8,6 +8,8 @@ export interface SeriesSummary {
     detector: [number, number];
     dtype: string;
   }[];
+  /** Every acquisition of the archive (loaded or not), in archive order. */
+  available: { index: number; name: string }[];
   /** The memory plan, in words. */
   plan: string[];
   /** Acquisitions asked for (all of the archive's unless a subset was chosen); more than loaded when they did not fit. */
@@ -41,6 +43,14 @@ export interface SeriesApi {
     },
     onProgress?: (p: { stage: string; done: number; total: number }) => void,
   ): Promise<SeriesSummary>;
+  /**
+   * Loads other acquisitions of the open archive (no file is checked again): `acquisitions` whole, in that order,
+   * or `refused` with the numbers (or why) while the loaded ones stay; without it, as many as fit.
+   */
+  reload(
+    options: { budgetBytes: number; acquisitions?: number[] },
+    onProgress?: (p: { stage: string; done: number; total: number }) => void,
+  ): Promise<SeriesSummary | { refused: string }>;
   /** Exact virtual images of a binary detector mask for every loaded acquisition (or `order`). */
   images(mask: Uint8Array, order?: number[]): Promise<SeriesQuery>;
   /** Recomputes the last mask from scratch. */

@@ -36,6 +36,15 @@ export function seriesClient(): SeriesApi {
             : undefined,
         ),
       ),
+    reload: (options, onProgress) =>
+      guarded(
+        r.reload(
+          options,
+          onProgress
+            ? proxy((p: { stage: string; done: number; total: number }) => onProgress(p))
+            : undefined,
+        ) as ReturnType<SeriesApi['reload']>,
+      ),
     images: (mask, order) => guarded(r.images(mask, order)),
     rebase: () => guarded(r.rebase()),
     frames: (row, col, order) => guarded(r.frames(row, col, order)),

@@ -2,10 +2,10 @@
 import { expose, transfer } from 'comlink';
 import { browserArchiveFiles, browserSha256, fileListArchiveFiles } from '../archive/browser-folder';
 import { type Archive, openArchive } from '../archive/reader';
-import { StemflowError } from '../errors';
+import { isStemflowError, StemflowError } from '../errors';
 import { deviceOnDemand } from '../gpu/device';
-import { fitSeries, loadSeries, type Series } from '../series/series';
-import type { SeriesApi } from './series-api';
+import { fitSeries, loadSeries, planSeries, type Series } from '../series/series';
+import type { SeriesApi, SeriesSummary } from './series-api';
 
 /** The series worker: archives checked, loaded encoded onto the GPU, and queried, off the main thread. */
 // Requested again after a loss: a series can then be opened again without reloading the page.
@@ -28,6 +28,46 @@ const need = () => {
   return series;
 };
 
+/**
+ * Loads acquisitions of the open archive: a chosen subset whole (refused with the numbers, before the loaded
+ * series is released, when it does not fit), or by default as many as fit, in archive order.
+ */
+async function loadChosen(
+  options: { budgetBytes: number; acquisitions?: number[] },
+  openMs: number,
+  onProgress?: (p: { stage: string; done: number; total: number }) => void,
+): Promise<SeriesSummary> {
+  const opened = archive as Archive;
+  const t1 = performance.now();
+  const device = await gpuDevice();
+  const asked = options.acquisitions ?? opened.acquisitions.map((_, i) => i);
+  const chosen = options.acquisitions
+    ? asked
+    : fitSeries(opened, asked, device.limits, options.budgetBytes).acquisitions;
+  await series?.release();
+  series = null;
+  series = await loadSeries(device, opened, {
+    budgetBytes: options.budgetBytes,
+    acquisitions: chosen,
+    onProgress: (done, total) => onProgress?.({ stage: 'load', done, total }),
+  });
+  return {
+    acquisitions: series.acquisitions.map((a) => ({
+      index: a.index,
+      name: a.info.name,
+      scan: a.info.scan,
+      detector: a.info.detector,
+      dtype: a.info.dtype,
+    })),
+    available: opened.acquisitions.map((a, index) => ({ index, name: a.info.name })),
+    plan: series.plan.lines,
+    asked: asked.length,
+    gpuBytes: series.plan.totalBytes,
+    openMs,
+    loadMs: performance.now() - t1,
+  };
+}
+
 export const api: SeriesApi = {
   async open(folder, options, onProgress) {
     await series?.release();
@@ -43,33 +83,19 @@ export const api: SeriesApi = {
       onProgress: ({ bytesChecked, bytesTotal }) =>
         onProgress?.({ stage: 'check', done: bytesChecked, total: bytesTotal }),
     });
-    const openMs = performance.now() - t0;
-    const t1 = performance.now();
-    const device = await gpuDevice();
-    // Without a chosen subset, as many acquisitions as fit (in archive order); a chosen subset loads whole or not.
-    const asked = options.acquisitions ?? archive.acquisitions.map((_, i) => i);
-    const chosen = options.acquisitions
-      ? asked
-      : fitSeries(archive, asked, device.limits, options.budgetBytes).acquisitions;
-    series = await loadSeries(device, archive, {
-      budgetBytes: options.budgetBytes,
-      acquisitions: chosen,
-      onProgress: (done, total) => onProgress?.({ stage: 'load', done, total }),
-    });
-    return {
-      acquisitions: series.acquisitions.map((a) => ({
-        index: a.index,
-        name: a.info.name,
-        scan: a.info.scan,
-        detector: a.info.detector,
-        dtype: a.info.dtype,
-      })),
-      plan: series.plan.lines,
-      asked: asked.length,
-      gpuBytes: series.plan.totalBytes,
-      openMs,
-      loadMs: performance.now() - t1,
-    };
+    return loadChosen(options, performance.now() - t0, onProgress);
+  },
+  async reload(options, onProgress) {
+    if (!archive) throw new StemflowError('invalid', 'No archive is open.');
+    try {
+      if (options.acquisitions)
+        planSeries(archive, options.acquisitions, (await gpuDevice()).limits, options.budgetBytes);
+    } catch (e) {
+      // Refused before anything was released: the loaded series stays.
+      if (isStemflowError(e)) return { refused: e.message };
+      throw e;
+    }
+    return loadChosen(options, 0, onProgress);
   },
   async images(mask, order) {
     const q = await need().virtualImages(mask, { order });

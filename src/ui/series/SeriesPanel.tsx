@@ -7,7 +7,11 @@ import { relativePathOf } from '../folder-input';
 import { formatBytes, formatMs } from '../format';
 import { contrastWindow } from '../image-mapping';
 import { useAcquisition } from '../stores';
+import './series-hook';
+import { SeriesAcquisitions } from './SeriesAcquisitions';
 import { SeriesControls } from './SeriesControls';
+import { type SeriesFrames, SeriesGrid } from './SeriesGrid';
+import { SeriesMaskSource } from './SeriesMaskSource';
 import { defaultSeriesDetector, type SeriesDetector, seriesMask } from './series-mask';
 import { seriesRequests } from './series-request';
 import { ValuesCanvas } from './ValuesCanvas';
@@ -16,32 +20,6 @@ import { ValuesCanvas } from './ValuesCanvas';
 export type MaskSource = 'series' | 'panel';
 
 type Picker = (options?: { mode?: 'read' | 'readwrite'; id?: string }) => Promise<FileSystemDirectoryHandle>;
-
-interface SeriesHook {
-  state(): {
-    phase: string;
-    error: string | null;
-    acquisitions: number;
-    /** Acquisitions asked for (more than loaded when the budget holds fewer). */
-    asked: number;
-    gpuBytes: number;
-    lastMs: number | null;
-    modes: string[];
-    busy: boolean;
-  };
-  images(): number[][];
-  setPreset(preset: SeriesDetector['preset']): void;
-  /** Where the mask comes from: the series' own controls, or the detector panel's current detector. */
-  setSource(source: MaskSource): void;
-  /** The mask of the last query (1 = counted). */
-  queriedMask(): number[] | null;
-}
-
-declare global {
-  interface Window {
-    __stemflowSeries?: SeriesHook;
-  }
-}
 
 /**
  * The series panel (issue #6): an archive opened from a folder is loaded encoded onto the GPU; one detector
@@ -63,7 +41,9 @@ export function SeriesPanel() {
   const [shared, setShared] = useState(true);
   const [selected, setSelected] = useState(0);
   const [picked, setPicked] = useState<{ row: number; col: number } | null>(null);
-  const [frames, setFrames] = useState<(Uint8Array | Uint16Array | Uint32Array)[] | null>(null);
+  const [frames, setFrames] = useState<SeriesFrames | null>(null);
+  // The acquisitions shown, in order (archive indices); those loaded are queried.
+  const [chosen, setChosen] = useState<number[]>([]);
   const [source, setSource] = useState<MaskSource>('series');
   const [queried, setQueried] = useState<Uint8Array | null>(null);
   // The detector panel's current detector (mask and shape) of the acquisition open in the main view.
@@ -87,6 +67,7 @@ export function SeriesPanel() {
     setError(null);
     setQuery(null);
     setFrames(null);
+    setDetector(null);
     try {
       const options = {
         budgetBytes: budgetGiB * 2 ** 30,
@@ -99,12 +80,46 @@ export function SeriesPanel() {
             : `loading record ${p.done} of ${p.total}`,
         ),
       );
-      const [sum] = await seriesClient().sumPatterns([s.acquisitions[0].index]);
+      await showLoaded(s, mine);
+    } catch (e) {
       if (mine !== generation.current) return;
-      setSummary(s);
-      setPattern(sum);
-      setDetector(defaultSeriesDetector(s.acquisitions[0].detector[0], s.acquisitions[0].detector[1], 'bf'));
-      setPhase('ready');
+      setError((e as Error).message);
+      setPhase('error');
+    } finally {
+      if (mine === generation.current) setProgress('');
+    }
+  }
+
+  async function showLoaded(s: SeriesSummary, mine: number) {
+    const [sum] = await seriesClient().sumPatterns([s.acquisitions[0].index]);
+    if (mine !== generation.current) return;
+    setSummary(s);
+    setPattern(sum);
+    setChosen(s.acquisitions.map((a) => a.index));
+    setSelected(0);
+    setDetector(
+      (d) => d ?? defaultSeriesDetector(s.acquisitions[0].detector[0], s.acquisitions[0].detector[1], 'bf'),
+    );
+    setPhase('ready');
+  }
+
+  /** Loads the chosen acquisitions of the open archive (a refusal keeps the loaded ones). */
+  async function reloadChosen(list: number[]) {
+    const mine = ++generation.current;
+    pending.current = null;
+    setPhase('opening');
+    setError(null);
+    setQuery(null);
+    setFrames(null);
+    try {
+      const r = await seriesClient().reload({ budgetBytes: budgetGiB * 2 ** 30, acquisitions: list }, (p) =>
+        setProgress(`loading record ${p.done} of ${p.total}`),
+      );
+      if (mine !== generation.current) return;
+      if ('refused' in r) {
+        setError(r.refused);
+        setPhase('ready');
+      } else await showLoaded(r, mine);
     } catch (e) {
       if (mine !== generation.current) return;
       setError((e as Error).message);
@@ -135,7 +150,7 @@ export function SeriesPanel() {
         const mine = generation.current;
         pending.current = null;
         try {
-          const q = await seriesClient().images(mask);
+          const q = await seriesClient().images(mask, shownRef.current);
           if (mine === generation.current) {
             setQuery(q);
             setQueried(mask);
@@ -160,18 +175,24 @@ export function SeriesPanel() {
     () => (following ? panelMask : detector && det ? seriesMask(detector, det[0], det[1]) : null),
     [following, panelMask, detector, det],
   );
+  const loadedSet = useMemo(() => new Set(summary?.acquisitions.map((a) => a.index)), [summary]);
+  const names = useMemo(() => new Map(summary?.available.map((a) => [a.index, a.name])), [summary]);
+  const shown = useMemo(() => chosen.filter((a) => loadedSet.has(a)), [chosen, loadedSet]);
+  const shownRef = useRef<number[]>([]);
+  shownRef.current = shown;
   useEffect(() => {
-    if (!mask || phase !== 'ready') return;
+    if (!mask || phase !== 'ready' || shown.length === 0) return;
     pending.current = mask;
     void run();
-  }, [mask, phase, run]);
+  }, [mask, phase, run, shown]);
 
   useEffect(() => {
     if (!picked || phase !== 'ready') return;
     const mine = generation.current;
+    const order = shownRef.current;
     void seriesClient()
-      .frames(picked.row, picked.col)
-      .then((f) => mine === generation.current && setFrames(f))
+      .frames(picked.row, picked.col, order)
+      .then((values) => mine === generation.current && setFrames({ order, values }))
       .catch((e) => mine === generation.current && setError((e as Error).message));
   }, [picked, phase]);
 
@@ -202,6 +223,8 @@ export function SeriesPanel() {
       images: () => (query ? query.images.map((im) => Array.from(im)) : []),
       setSource,
       queriedMask: () => (queried ? Array.from(queried) : null),
+      order: () => query?.order ?? [],
+      choose: setChosen,
       setPreset: (preset) => {
         if (det) setDetector(defaultSeriesDetector(det[0], det[1], preset));
       },
@@ -302,41 +325,14 @@ export function SeriesPanel() {
                   log
                   label="Summed diffraction pattern"
                 />
-                <fieldset className="series-source">
-                  <legend>Mask</legend>
-                  <label>
-                    <input
-                      type="radio"
-                      name="series-source"
-                      checked={source === 'series'}
-                      onChange={() => setSource('series')}
-                    />{' '}
-                    these controls
-                  </label>
-                  <label
-                    title={
-                      panelFits
-                        ? 'Drag and edit masks in the detector panel: every acquisition follows'
-                        : 'Open an acquisition with the same detector shape in the main view first'
-                    }
-                  >
-                    <input
-                      type="radio"
-                      name="series-source"
-                      checked={source === 'panel'}
-                      data-testid="series-source-panel"
-                      onChange={() => setSource('panel')}
-                    />{' '}
-                    the detector panel's {panelMode.toUpperCase()}
-                  </label>
-                  {source === 'panel' && !panelFits ? (
-                    <span className="muted" data-testid="series-source-note">
-                      {panelDetector
-                        ? `The open acquisition's detector is ${panelDetector[0]} x ${panelDetector[1]}; the series' is ${det[0]} x ${det[1]}: these controls apply.`
-                        : 'No acquisition is open in the main view: these controls apply.'}
-                    </span>
-                  ) : null}
-                </fieldset>
+                <SeriesMaskSource
+                  source={source}
+                  setSource={setSource}
+                  panelFits={panelFits}
+                  panelMode={panelMode}
+                  panelDetector={panelDetector}
+                  det={det}
+                />
                 <SeriesControls
                   detector={detector}
                   setDetector={setDetector}
@@ -348,58 +344,26 @@ export function SeriesPanel() {
                   shapeDisabled={following}
                 />
               </div>
-              <label className="series-slider">
-                acquisition {selected + 1} of {summary.acquisitions.length}:{' '}
-                {summary.acquisitions[selected]?.name}{' '}
-                <input
-                  type="range"
-                  min={0}
-                  max={summary.acquisitions.length - 1}
-                  value={selected}
-                  aria-label="Acquisition"
-                  onChange={(e) => setSelected(Number(e.currentTarget.value))}
-                />
-              </label>
-              <div className="series-grid" data-testid="series-grid">
-                {query?.images.map((im, i) => (
-                  <figure key={summary.acquisitions[i].index} className={i === selected ? 'selected' : ''}>
-                    <ValuesCanvas
-                      values={im}
-                      rows={scan[0]}
-                      cols={scan[1]}
-                      window={window_}
-                      label={`Virtual image of ${summary.acquisitions[i].name}`}
-                      testId={`series-image-${i}`}
-                      onPick={(row, col) => {
-                        setSelected(i);
-                        setPicked({ row, col });
-                      }}
-                    />
-                    <figcaption>{summary.acquisitions[i].name}</figcaption>
-                  </figure>
-                ))}
-              </div>
-              {picked && frames ? (
-                <div className="series-frames" data-testid="series-frames">
-                  <p>
-                    Frames at row {picked.row}, column {picked.col}
-                  </p>
-                  <div className="series-grid">
-                    {frames.map((f, i) => (
-                      <figure key={summary.acquisitions[i].index}>
-                        <ValuesCanvas
-                          values={f}
-                          rows={det[0]}
-                          cols={det[1]}
-                          log
-                          label={`Frame of ${summary.acquisitions[i].name}`}
-                        />
-                        <figcaption>{summary.acquisitions[i].name}</figcaption>
-                      </figure>
-                    ))}
-                  </div>
-                </div>
-              ) : null}
+              <SeriesAcquisitions
+                available={summary.available}
+                loaded={loadedSet}
+                chosen={chosen}
+                setChosen={setChosen}
+                onLoad={(list) => void reloadChosen(list)}
+                disabled={false}
+              />
+              <SeriesGrid
+                query={query}
+                frames={frames}
+                picked={picked}
+                names={names}
+                scan={scan}
+                det={det}
+                window={window_}
+                selected={selected}
+                setSelected={setSelected}
+                setPicked={setPicked}
+              />
             </div>
           ) : null}
         </div>

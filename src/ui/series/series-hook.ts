@@ -1,0 +1,33 @@
+import type { MaskSource } from './SeriesPanel';
+import type { SeriesDetector } from './series-mask';
+
+/** `window.__stemflowSeries`: the series panel's state and exact values, for the e2e tests. */
+export interface SeriesHook {
+  state(): {
+    phase: string;
+    error: string | null;
+    acquisitions: number;
+    /** Acquisitions asked for (more than loaded when the budget holds fewer). */
+    asked: number;
+    gpuBytes: number;
+    lastMs: number | null;
+    modes: string[];
+    busy: boolean;
+  };
+  images(): number[][];
+  setPreset(preset: SeriesDetector['preset']): void;
+  /** Where the mask comes from: the series' own controls, or the detector panel's current detector. */
+  setSource(source: MaskSource): void;
+  /** The mask of the last query (1 = counted). */
+  queriedMask(): number[] | null;
+  /** The archive indices of the last query's images, in order. */
+  order(): number[];
+  /** Chooses the acquisitions shown, in order (as the chooser's checkboxes and arrows do). */
+  choose(chosen: number[]): void;
+}
+
+declare global {
+  interface Window {
+    __stemflowSeries?: SeriesHook;
+  }
+}
