@@ -1,7 +1,7 @@
 /** `stemflow convert` and `stemflow verify`: lossless tANS archives from the command line. */
-import { createReadStream } from 'node:fs';
+import { createReadStream, readdirSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
-import { basename } from 'node:path';
+import { basename, join, resolve } from 'node:path';
 import { type CodecParams, convertArchive, preferGpuEncoder, type RecordEncoder } from '../archive/convert';
 import { gpuRecordEncoder } from '../archive/gpu-encoder';
 import type { ManifestFile } from '../archive/manifest';
@@ -12,6 +12,7 @@ import { StemflowError } from '../errors';
 import { acquireDevice, type GpuContext } from '../gpu/device';
 import { nodeGpu } from '../gpu/node-gpu';
 import { openAcquisition } from '../source/hdf5-acquisition';
+import { HDF5_NAME } from '../source/hdf5-names';
 import { closeInputs, openInputs } from './inputs';
 
 const GB = 1e9;
@@ -26,20 +27,40 @@ export async function fileIdentity(path: string): Promise<ManifestFile> {
 
 /**
  * Splits `FILES... [--acquisition NAME FILES...]...` into acquisitions. Files before the first
- * `--acquisition` form one acquisition named after its first file.
+ * `--acquisition` form one acquisition named after its first file. A folder stands for the HDF5 files directly
+ * in it (in name order): after `--acquisition NAME` they join that acquisition; otherwise the folder is an
+ * acquisition of its own, named after it (so `convert run1/ run2/ --out DIR` makes two).
  */
-export function groupAcquisitions(args: string[]): { name: string; files: string[] }[] {
+export function groupAcquisitions(
+  args: string[],
+  fs: { isDirectory(path: string): boolean; list(path: string): string[] } = nodeFolders,
+): { name: string; files: string[] }[] {
   const groups: { name: string; files: string[] }[] = [];
   let current: { name: string; files: string[] } | undefined;
+  let named = false;
   for (let i = 0; i < args.length; i++) {
     if (args[i] === '--acquisition') {
       const name = args[++i];
       if (!name) throw new TypeError('--acquisition needs a name');
       current = { name, files: [] };
+      named = true;
       groups.push(current);
+    } else if (fs.isDirectory(args[i])) {
+      const files = fs
+        .list(args[i])
+        .filter((f) => HDF5_NAME.test(f))
+        .sort()
+        .map((f) => join(args[i], f));
+      if (files.length === 0) throw new TypeError(`The folder ${args[i]} holds no HDF5 files`);
+      if (current && named) current.files.push(...files);
+      else {
+        groups.push({ name: basename(resolve(args[i])), files });
+        current = undefined;
+      }
     } else {
       if (!current) {
         current = { name: '', files: [] };
+        named = false;
         groups.push(current);
       }
       current.files.push(args[i]);
@@ -51,6 +72,11 @@ export function groupAcquisitions(args: string[]): { name: string; files: string
   }
   return groups;
 }
+
+const nodeFolders = {
+  isDirectory: (path: string) => statSync(path, { throwIfNoEntry: false })?.isDirectory() ?? false,
+  list: (path: string) => readdirSync(path),
+};
 
 export interface ConvertCliOptions {
   out: string;

@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdtempSync, readFileSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -65,4 +65,24 @@ describe('the stemflow CLI (same engine as the app)', () => {
       /^stemflow: This is not an HDF5 file: no HDF5 signature was found \(file package.json\) \[corrupt\]/,
     );
   }, 60_000);
+
+  it('convert and verify take one folder per acquisition, named after it', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'cli-folders-'));
+    for (const run of ['run_a', 'run_b']) {
+      mkdirSync(join(root, run));
+      for (const f of files) copyFileSync(f, join(root, run, f.split('/').pop() as string));
+    }
+    writeFileSync(join(root, 'run_b', 'notes.txt'), 'not HDF5');
+    const out = join(root, 'archive');
+    const dirs = [join(root, 'run_a'), join(root, 'run_b')];
+    const c = await stemflow('convert', ...dirs, '--out', out, '--backend', 'cpu', '--record', '16');
+    expect(c.code, c.stderr).toBe(0);
+    const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
+    expect(manifest.acquisitions.map((a: { name: string }) => a.name)).toEqual(['run_a', 'run_b']);
+    const v = await stemflow('verify', out, ...dirs, '--backend', 'cpu');
+    expect(v.code, v.stderr).toBe(0);
+    expect(v.stdout).toMatch(/verified: every count is identical/);
+    expect(v.stdout).toMatch(/run_a: compared 552960 values, 0 mismatches/);
+    expect(v.stdout).toMatch(/run_b: compared 552960 values, 0 mismatches/);
+  }, 120_000);
 });

@@ -20,7 +20,8 @@ Usage:
   stemflow convert FILES... [--acquisition NAME FILES...]... --out DIR [--backend webgpu|cpu]
           [--record 16384] [--lanes N] [--classes 32] [--table-log 11] [--scan ROWSxCOLS] [--json]
       Writes a lossless tANS archive (docs/archive-format.md) of one or more acquisitions into the new
-      folder DIR (never replaces one; temporaries are removed on failure).
+      folder DIR (never replaces one; temporaries are removed on failure). A folder given as FILES is the
+      acquisition of the HDF5 files in it, named after the folder: convert run1/ run2/ --out DIR.
   stemflow verify ARCHIVE FILES... [--acquisition NAME FILES...]... [--backend webgpu|cpu] [--json]
       Checks every archive file's SHA-256, then decodes every saved count and compares it with the source
       files; prints compared values, mismatches per block and SHA-256s. Exit status 1 on any mismatch.

@@ -5,7 +5,9 @@
  */
 import { MANIFEST_NAME } from '../archive/manifest';
 
-export const HDF5_NAME = /\.(h5|hdf5|hdf|nxs|emd|cxi)$/i;
+import { HDF5_NAME } from '../source/hdf5-names';
+
+export { HDF5_NAME };
 
 /** How deep a folder walk goes (a measurement folder is shallow; this bounds a mistaken pick of "/"). */
 export const MAX_FOLDER_DEPTH = 4;
