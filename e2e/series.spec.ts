@@ -166,7 +166,10 @@ test('series panel: a budget that holds one of two acquisitions loads the first 
     oracle.unflagged.frame_sums,
     oracle.unflagged.frame_sums,
   ]);
+  // The summed pattern shown is the selected (first shown) acquisition's.
+  await expect(page.getByLabel('Summed diffraction pattern of second')).toBeVisible();
   await page.getByRole('checkbox', { name: 'Show second' }).uncheck();
+  await expect(page.getByLabel('Summed diffraction pattern of first')).toBeVisible();
   await expect.poll(async () => (await imagesWhenSettled()).order, { timeout: 120_000 }).toEqual([0]);
 });
 

@@ -196,6 +196,17 @@ export function SeriesPanel() {
       .catch((e) => mine === generation.current && setError((e as Error).message));
   }, [picked, phase]);
 
+  // The summed pattern shown is the selected acquisition's (exact, stored in the archive).
+  const selectedAcquisition = query?.order[selected];
+  useEffect(() => {
+    if (selectedAcquisition === undefined || phase !== 'ready') return;
+    const mine = generation.current;
+    void seriesClient()
+      .sumPatterns([selectedAcquisition])
+      .then(([p]) => mine === generation.current && setPattern(p))
+      .catch(() => {});
+  }, [selectedAcquisition, phase]);
+
   const window_ = useMemo((): [number, number] | undefined => {
     if (!query || !shared) return undefined;
     let lo = Number.POSITIVE_INFINITY;
@@ -323,7 +334,7 @@ export function SeriesPanel() {
                   rows={det[0]}
                   cols={det[1]}
                   log
-                  label="Summed diffraction pattern"
+                  label={`Summed diffraction pattern of ${selectedAcquisition !== undefined ? (names.get(selectedAcquisition) ?? '') : ''}`}
                 />
                 <SeriesMaskSource
                   source={source}
