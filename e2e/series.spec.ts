@@ -1,5 +1,5 @@
 import { execFileSync } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expect, test } from '@playwright/test';
@@ -56,6 +56,8 @@ test('series panel: exact images of every acquisition from the GPU-resident arch
   );
   expect(await page.evaluate(() => window.__stemflowSeries!.state().error)).toBeNull();
   expect(await page.evaluate(() => window.__stemflowSeries!.state().acquisitions)).toBe(2);
+  // Every file's SHA-256 was checked in the hash threads (nested workers), not in the series worker.
+  expect(await page.evaluate(() => window.__stemflowSeries!.state().hashThreads)).toBeGreaterThan(0);
 
   const settled = async () => {
     await page.waitForFunction(
@@ -254,4 +256,30 @@ test('an archive folder chosen with the main Open folder opens in the series pan
   // The main view opened nothing and reports nothing.
   expect(await page.evaluate(() => window.__stemflow!.state().error)).toBeNull();
   expect(await page.evaluate(() => window.__stemflow!.summary())).toBeNull();
+});
+
+test('a damaged archive is refused before anything loads, naming the file (every file checked in the hash threads)', async ({
+  page,
+}) => {
+  const damaged = join(mkdtempSync(join(tmpdir(), 'stemflow-e2e-damaged-')), 'archive');
+  cpSync(archive, damaged, { recursive: true });
+  const shard = readdirSync(join(damaged, 'acq0001')).sort()[0];
+  const path = join(damaged, 'acq0001', shard);
+  const bytes = readFileSync(path);
+  bytes[bytes.length - 5] ^= 0x10;
+  writeFileSync(path, bytes);
+  await page.goto('/?demo=0');
+  await page.getByTestId('series-toggle').click();
+  await page.getByTestId('series-folder-input').setInputFiles(damaged);
+  await page.waitForFunction(() => window.__stemflowSeries?.state().phase === 'error', undefined, {
+    timeout: 120_000,
+  });
+  await expect(page.getByTestId('series-error')).toContainText(
+    `acq0001/${shard} does not match its SHA-256 in the manifest`,
+  );
+  // The intact archive opens afterwards.
+  await page.getByTestId('series-folder-input').setInputFiles(archive);
+  await page.waitForFunction(() => window.__stemflowSeries?.state().phase === 'ready', undefined, {
+    timeout: 120_000,
+  });
 });

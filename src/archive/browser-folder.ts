@@ -7,6 +7,7 @@
 import { createSHA256 } from 'hash-wasm';
 import { StemflowError } from '../errors';
 import { blobSource } from '../io/byte-source';
+import type { BrowserHashPool } from './browser-hash-pool';
 import type { ArchiveFiles, ArchiveTarget, FileSink, Sha256Factory } from './files';
 import { MANIFEST_NAME } from './manifest';
 
@@ -139,46 +140,76 @@ export async function browserArchiveTarget(root: FileSystemDirectoryHandle): Pro
   };
 }
 
-/** The files of an archive in a picked folder. */
-export function browserArchiveFiles(root: FileSystemDirectoryHandle): ArchiveFiles {
-  return {
-    async open(path) {
-      try {
-        const { dir, name } = await folderOf(root, path, false);
-        const file = await (await dir.getFileHandle(name)).getFile();
-        return blobSource(file, path);
-      } catch (error) {
-        if (error instanceof StemflowError) throw error;
-        throw new StemflowError(
-          'not-found',
-          `The archive file ${path} is missing from ${root.name}.`,
-          { file: path },
-          { cause: error },
-        );
-      }
-    },
+/** The files of an archive in a picked folder; with a pool, SHA-256 in its threads. */
+export function browserArchiveFiles(root: FileSystemDirectoryHandle, pool?: BrowserHashPool): ArchiveFiles {
+  const fileAt = async (path: string) => {
+    try {
+      const { dir, name } = await folderOf(root, path, false);
+      return await (await dir.getFileHandle(name)).getFile();
+    } catch (error) {
+      if (error instanceof StemflowError) throw error;
+      throw new StemflowError(
+        'not-found',
+        `The archive file ${path} is missing from ${root.name}.`,
+        { file: path },
+        { cause: error },
+      );
+    }
   };
+  return {
+    open: async (path) => blobSource(await fileAt(path), path),
+    ...(pool
+      ? {
+          sha256: async (path: string, onBytes?: (n: number) => void) =>
+            pool.hash(await fileAt(path), path, onBytes),
+          hashThreads: pool.threads,
+        }
+      : {}),
+  };
+}
+
+/** SHA-256 of a blob in this thread (hash-wasm, 16 MiB slices): the hash pool's fallback. */
+export async function hashBlobHere(blob: Blob, onBytes?: (bytes: number) => void): Promise<string> {
+  const h = await createSHA256();
+  h.init();
+  for (let at = 0; at < blob.size; at += 16 << 20) {
+    const bytes = new Uint8Array(await blob.slice(at, at + (16 << 20)).arrayBuffer());
+    h.update(bytes);
+    onBytes?.(bytes.length);
+  }
+  return h.digest('hex');
 }
 
 /**
  * The files of an archive chosen as a folder through `<input webkitdirectory>` or dropped: each File's
  * `webkitRelativePath` (or name) minus the top folder is its archive path.
  */
-export function fileListArchiveFiles(files: File[], paths?: readonly string[]): ArchiveFiles {
+export function fileListArchiveFiles(
+  files: File[],
+  paths?: readonly string[],
+  pool?: BrowserHashPool,
+): ArchiveFiles {
   const byPath = new Map<string, File>();
   for (const [i, f] of files.entries()) {
     const rel = paths?.[i] || (f as File & { webkitRelativePath?: string }).webkitRelativePath || f.name;
     const parts = rel.split('/');
     byPath.set(parts.length > 1 ? parts.slice(1).join('/') : rel, f);
   }
+  const fileAt = (path: string) => {
+    const file = byPath.get(path);
+    if (!file)
+      throw new StemflowError('not-found', `The archive file ${path} is not among the chosen files.`, {
+        file: path,
+      });
+    return file;
+  };
   return {
-    async open(path) {
-      const file = byPath.get(path);
-      if (!file)
-        throw new StemflowError('not-found', `The archive file ${path} is not among the chosen files.`, {
-          file: path,
-        });
-      return blobSource(file, path);
-    },
+    open: async (path) => blobSource(fileAt(path), path),
+    ...(pool
+      ? {
+          sha256: (path: string, onBytes?: (n: number) => void) => pool.hash(fileAt(path), path, onBytes),
+          hashThreads: pool.threads,
+        }
+      : {}),
   };
 }

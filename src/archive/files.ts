@@ -48,8 +48,9 @@ export interface ArchiveFiles {
   open(path: string): Promise<ByteSource & { close?(): Promise<void> }>;
   /**
    * SHA-256 (lower-case hex) of a whole file, computed off the main thread (optional; else the file is read
-   * and hashed with the `Sha256Factory`). `hashThreads` files are hashed at once.
+   * and hashed with the `Sha256Factory`). `hashThreads` files are hashed at once; `onBytes` may hear the bytes
+   * done as they are.
    */
-  sha256?(path: string): Promise<string>;
+  sha256?(path: string, onBytes?: (bytes: number) => void): Promise<string>;
   readonly hashThreads?: number;
 }

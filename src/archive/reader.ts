@@ -121,9 +121,16 @@ export async function openArchive(
         if (files.sha256) {
           // Off the main thread, `concurrency` files at once.
           throwIfAborted(signal);
-          digest = await files.sha256(f.path);
+          let heard = 0;
+          digest = await files.sha256(f.path, (n) => {
+            // At most the file's size (a slice may be heard twice when a hashing thread is replaced).
+            const add = Math.min(n, f.size - heard);
+            heard += add;
+            bytesChecked += add;
+            onProgress?.({ bytesChecked, bytesTotal });
+          });
           throwIfAborted(signal);
-          bytesChecked += f.size;
+          bytesChecked += f.size - heard;
           onProgress?.({ bytesChecked, bytesTotal });
         } else {
           const h = await hash();

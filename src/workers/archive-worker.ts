@@ -1,6 +1,12 @@
 /// <reference lib="webworker" />
 import { expose } from 'comlink';
-import { browserArchiveFiles, browserArchiveTarget, browserSha256 } from '../archive/browser-folder';
+import {
+  browserArchiveFiles,
+  browserArchiveTarget,
+  browserSha256,
+  hashBlobHere,
+} from '../archive/browser-folder';
+import { createBrowserHashPool } from '../archive/browser-hash-pool';
 import { preferGpuEncoder } from '../archive/convert';
 import { gpuRecordEncoder } from '../archive/gpu-encoder';
 import { deviceOnDemand } from '../gpu/device';
@@ -29,13 +35,17 @@ const service = createArchiveService({
   device,
 });
 
+// The archive's files are checked several at once (one thread per file).
+const hashPool = createBrowserHashPool(hashBlobHere);
+
 const sets = (s: { name: string; files: File[] }[]) =>
   s.map((x) => ({ name: x.name, inputs: x.files.map((f) => browserInput(f)) }));
 
 export const api: ArchiveApi = {
   convert: async (s, folder, onProgress) =>
     service.convert(sets(s), await browserArchiveTarget(folder), onProgress),
-  verify: (folder, s, onProgress) => service.verify(browserArchiveFiles(folder), sets(s), onProgress),
+  verify: (folder, s, onProgress) =>
+    service.verify(browserArchiveFiles(folder, hashPool), sets(s), onProgress),
   cancel: () => service.cancel(),
 };
 

@@ -15,6 +15,8 @@ export interface SeriesSummary {
   /** Acquisitions asked for (all of the archive's unless a subset was chosen); more than loaded when they did not fit. */
   asked: number;
   gpuBytes: number;
+  /** Threads that checked the files' SHA-256 (0: the series worker itself). */
+  hashThreads: number;
   /** Milliseconds to check every file and to load the encoded data onto the GPU. */
   openMs: number;
   loadMs: number;

@@ -1,6 +1,12 @@
 /// <reference lib="webworker" />
 import { expose, transfer } from 'comlink';
-import { browserArchiveFiles, browserSha256, fileListArchiveFiles } from '../archive/browser-folder';
+import {
+  browserArchiveFiles,
+  browserSha256,
+  fileListArchiveFiles,
+  hashBlobHere,
+} from '../archive/browser-folder';
+import { createBrowserHashPool } from '../archive/browser-hash-pool';
 import { type Archive, openArchive } from '../archive/reader';
 import { isStemflowError, StemflowError } from '../errors';
 import { deviceOnDemand } from '../gpu/device';
@@ -20,6 +26,9 @@ const gpuDevice = deviceOnDemand(async () => {
     },
   });
 });
+
+// Every file of an archive is checked before use, several at once (one thread per file).
+const hashPool = createBrowserHashPool(hashBlobHere);
 
 let archive: Archive | null = null;
 let series: Series | null = null;
@@ -60,6 +69,7 @@ async function loadChosen(
       dtype: a.info.dtype,
     })),
     available: opened.acquisitions.map((a, index) => ({ index, name: a.info.name })),
+    hashThreads: hashPool.used,
     plan: series.plan.lines,
     asked: asked.length,
     gpuBytes: series.plan.totalBytes,
@@ -76,8 +86,8 @@ export const api: SeriesApi = {
     archive = null;
     const t0 = performance.now();
     const files = Array.isArray(folder)
-      ? fileListArchiveFiles(folder, options.paths)
-      : browserArchiveFiles(folder);
+      ? fileListArchiveFiles(folder, options.paths, hashPool)
+      : browserArchiveFiles(folder, hashPool);
     archive = await openArchive(files, {
       hash: browserSha256,
       onProgress: ({ bytesChecked, bytesTotal }) =>

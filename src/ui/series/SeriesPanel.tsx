@@ -227,6 +227,7 @@ export function SeriesPanel() {
         acquisitions: summary?.acquisitions.length ?? 0,
         asked: summary?.asked ?? 0,
         gpuBytes: summary?.gpuBytes ?? 0,
+        hashThreads: summary?.hashThreads ?? 0,
         lastMs: query?.ms ?? null,
         modes: query?.modes ?? [],
         busy: busy || pending.current !== null,
@@ -309,8 +310,11 @@ export function SeriesPanel() {
                 {summary.acquisitions.length < summary.asked
                   ? `${summary.acquisitions.length} of ${summary.asked} acquisitions (the budget holds ${summary.acquisitions.length})`
                   : `${summary.acquisitions.length} acquisitions`}
-                , {formatBytes(summary.gpuBytes)} on the GPU (checked in {formatMs(summary.openMs)}, loaded in{' '}
-                {formatMs(summary.loadMs)})
+                , {formatBytes(summary.gpuBytes)} on the GPU (checked in {formatMs(summary.openMs)}
+                {summary.hashThreads > 0
+                  ? ` by ${summary.hashThreads} thread${summary.hashThreads > 1 ? 's' : ''}`
+                  : ''}
+                , loaded in {formatMs(summary.loadMs)})
               </span>
             ) : null}
           </header>

@@ -10,6 +10,8 @@ export interface SeriesHook {
     /** Acquisitions asked for (more than loaded when the budget holds fewer). */
     asked: number;
     gpuBytes: number;
+    /** Threads that checked the archive's SHA-256 (0: the series worker itself). */
+    hashThreads: number;
     lastMs: number | null;
     modes: string[];
     busy: boolean;
