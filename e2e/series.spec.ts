@@ -2,7 +2,8 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { expect, test } from '@playwright/test';
+import { type Download, expect, test } from '@playwright/test';
+import { decodeNpy } from '../src/io/npy';
 import { ARINA_FILES, overlayPosition, ROOT, readFixtureOracle, waitReady } from './helpers';
 
 // A two-acquisition archive written by the CLI (CPU encoder), opened in the series panel through the folder
@@ -90,6 +91,19 @@ test('series panel: exact images of every acquisition from the GPU-resident arch
   const box = (await page.getByTestId('series-image-0').boundingBox())!;
   await page.mouse.move(box.x + (box.width * 2.5) / cols, box.y + (box.height * 1.5) / rows);
   await expect(page.getByTestId('series-image-0-readout')).toHaveText(`row 1, col 2: ${bf[0][cols + 2]}`);
+  // The stack export: the exact images in order (NPY) and the record of how they were made (JSON).
+  const downloads: Download[] = [];
+  page.on('download', (d) => downloads.push(d));
+  await page.getByTestId('series-export').click();
+  await expect.poll(() => downloads.length).toBe(2);
+  const file = async (ext: string) =>
+    readFileSync((await downloads.find((d) => d.suggestedFilename().endsWith(ext))!.path())!);
+  const stack = decodeNpy(await file('.npy'));
+  expect(stack.shape).toEqual([2, rows, cols]);
+  expect(Array.from(stack.data)).toEqual([...bf[0], ...bf[1]]);
+  const record = JSON.parse((await file('.json')).toString());
+  expect(record.acquisitions.map((a: { name: string }) => a.name)).toEqual(['first', 'second']);
+  expect(record.mask.source.kind).toBe('series controls');
   await expect(page.getByTestId('series-time')).toContainText('query');
 
   await page.getByTestId('series-image-1').click();

@@ -22,6 +22,7 @@ export function SeriesGrid({
   selected,
   setSelected,
   setPicked,
+  onExport,
 }: {
   query: SeriesQuery | null;
   frames: SeriesFrames | null;
@@ -33,6 +34,8 @@ export function SeriesGrid({
   selected: number;
   setSelected: (i: number) => void;
   setPicked: (p: { row: number; col: number }) => void;
+  /** Downloads the shown images as one NPY stack and a JSON record. */
+  onExport: () => void;
 }) {
   const order = query?.order ?? [];
   const name = (a: number) => names.get(a) ?? `acquisition ${a}`;
@@ -49,7 +52,17 @@ export function SeriesGrid({
           aria-label="Acquisition"
           onChange={(e) => setSelected(Number(e.currentTarget.value))}
         />
-      </label>
+      </label>{' '}
+      <button
+        type="button"
+        className="small"
+        data-testid="series-export"
+        disabled={!query || order.length === 0}
+        title="The exact images of the shown acquisitions as one float64 NPY (acquisitions, rows, cols), and a JSON record of the mask and order"
+        onClick={onExport}
+      >
+        Export stack (NPY + JSON)
+      </button>
       <div className="series-grid" data-testid="series-grid">
         {query?.images.map((im, i) => (
           <figure key={order[i]} className={i === selected ? 'selected' : ''}>

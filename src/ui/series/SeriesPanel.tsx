@@ -3,15 +3,17 @@ import { useStore } from 'zustand';
 import type { SeriesQuery, SeriesSummary } from '../../workers/series-api';
 import { seriesClient } from '../../workers/series-remote';
 import { closeOnEscape, DialogClose } from '../DialogClose';
+import { download } from '../export';
 import { relativePathOf } from '../folder-input';
 import { formatBytes, formatMs } from '../format';
 import { contrastWindow } from '../image-mapping';
 import { useAcquisition } from '../stores';
-import './series-hook';
 import { SeriesAcquisitions } from './SeriesAcquisitions';
 import { SeriesControls } from './SeriesControls';
 import { type SeriesFrames, SeriesGrid } from './SeriesGrid';
 import { SeriesMaskSource } from './SeriesMaskSource';
+import { seriesExportRecord, seriesStackNpy } from './series-export';
+import { useSeriesHook } from './series-hook';
 import { defaultSeriesDetector, type SeriesDetector, seriesMask } from './series-mask';
 import { seriesRequests } from './series-request';
 import { ValuesCanvas } from './ValuesCanvas';
@@ -207,6 +209,29 @@ export function SeriesPanel() {
       .catch(() => {});
   }, [selectedAcquisition, phase]);
 
+  function exportStack() {
+    if (!query || !queried || !scan || !det || !detector) return;
+    const acquisitions = query.order.map((index) => ({ index, name: names.get(index) ?? String(index) }));
+    const stem = `series_${acquisitions.map((a) => a.name.replace(/[^\w.-]+/g, '_')).join('-')}`.slice(
+      0,
+      120,
+    );
+    download(seriesStackNpy(query.images, scan), `${stem}.npy`);
+    download(
+      seriesExportRecord({
+        acquisitions,
+        scan,
+        detector: det,
+        mask: queried,
+        source: following
+          ? { kind: 'detector panel', detector: panelMode.toUpperCase() }
+          : { kind: 'series controls', shape: detector },
+        queryMs: query.ms,
+      }),
+      `${stem}.json`,
+    );
+  }
+
   const window_ = useMemo((): [number, number] | undefined => {
     if (!query || !shared) return undefined;
     let lo = Number.POSITIVE_INFINITY;
@@ -219,28 +244,19 @@ export function SeriesPanel() {
     return [lo, hi];
   }, [query, shared]);
 
-  useEffect(() => {
-    window.__stemflowSeries = {
-      state: () => ({
-        phase,
-        error,
-        acquisitions: summary?.acquisitions.length ?? 0,
-        asked: summary?.asked ?? 0,
-        gpuBytes: summary?.gpuBytes ?? 0,
-        hashThreads: summary?.hashThreads ?? 0,
-        lastMs: query?.ms ?? null,
-        modes: query?.modes ?? [],
-        busy: busy || pending.current !== null,
-      }),
-      images: () => (query ? query.images.map((im) => Array.from(im)) : []),
-      setSource,
-      queriedMask: () => (queried ? Array.from(queried) : null),
-      order: () => query?.order ?? [],
-      choose: setChosen,
-      setPreset: (preset) => {
-        if (det) setDetector(defaultSeriesDetector(det[0], det[1], preset));
-      },
-    };
+  useSeriesHook({
+    phase,
+    error,
+    summary,
+    query,
+    // Read when asked: a query may be pending after this render.
+    busy: () => busy || pending.current !== null,
+    queried,
+    setSource,
+    setChosen,
+    setPreset: (preset) => {
+      if (det) setDetector(defaultSeriesDetector(det[0], det[1], preset));
+    },
   });
 
   return (
@@ -378,6 +394,7 @@ export function SeriesPanel() {
                 selected={selected}
                 setSelected={setSelected}
                 setPicked={setPicked}
+                onExport={exportStack}
               />
             </div>
           ) : null}

@@ -1,3 +1,5 @@
+import { useEffect } from 'react';
+import type { SeriesQuery, SeriesSummary } from '../../workers/series-api';
 import type { MaskSource } from './SeriesPanel';
 import type { SeriesDetector } from './series-mask';
 
@@ -32,4 +34,40 @@ declare global {
   interface Window {
     __stemflowSeries?: SeriesHook;
   }
+}
+
+/** Publishes the panel's state as `window.__stemflowSeries` after every render. */
+export function useSeriesHook(o: {
+  phase: string;
+  error: string | null;
+  summary: SeriesSummary | null;
+  query: SeriesQuery | null;
+  busy: () => boolean;
+  queried: Uint8Array | null;
+  setSource(source: MaskSource): void;
+  setChosen(chosen: number[]): void;
+  setPreset(preset: SeriesDetector['preset']): void;
+}) {
+  useEffect(() => {
+    const { summary, query, queried } = o;
+    window.__stemflowSeries = {
+      state: () => ({
+        phase: o.phase,
+        error: o.error,
+        acquisitions: summary?.acquisitions.length ?? 0,
+        asked: summary?.asked ?? 0,
+        gpuBytes: summary?.gpuBytes ?? 0,
+        hashThreads: summary?.hashThreads ?? 0,
+        lastMs: query?.ms ?? null,
+        modes: query?.modes ?? [],
+        busy: o.busy(),
+      }),
+      images: () => (query ? query.images.map((im) => Array.from(im)) : []),
+      setSource: o.setSource,
+      queriedMask: () => (queried ? Array.from(queried) : null),
+      order: () => query?.order ?? [],
+      choose: o.setChosen,
+      setPreset: o.setPreset,
+    };
+  });
 }
