@@ -297,3 +297,18 @@ test('a damaged archive is refused before anything loads, naming the file (every
     timeout: 120_000,
   });
 });
+
+test('without the File System Access API, Verify takes the archive folder from a folder input and compares every count', async ({
+  page,
+}) => {
+  await page.goto('/?demo=0');
+  await page.getByTestId('archive-toggle').click();
+  await expect(page.getByTestId('archive-convert')).toHaveCount(0);
+  // The archive holds the ARINA files twice: two sets of sources, in order.
+  await page.getByTestId('archive-file-input').setInputFiles(ARINA_FILES);
+  await page.getByTestId('archive-file-input').setInputFiles(ARINA_FILES);
+  await page.getByTestId('archive-verify-folder-input').setInputFiles(archive);
+  await expect(page.getByTestId('archive-verified')).toHaveAttribute('data-ok', 'yes', { timeout: 120_000 });
+  await expect(page.getByTestId('archive-verified')).toContainText('Verified: every count is identical.');
+  await expect(page.getByTestId('archive-verified')).toContainText('552,960 values compared, 0 mismatches');
+});

@@ -41,8 +41,12 @@ export interface ArchiveApi {
     onProgress?: (p: ArchiveProgress) => void,
   ): Promise<ArchiveConvertSummary>;
   /** Checks the archive in `folder` and compares every count with the source sets. */
+  /**
+   * `folder`: a picked folder, or the files of a folder chosen with `<input webkitdirectory>` (no File System
+   * Access API needed: Safari, Firefox) with each file's path 'folder/sub/name'.
+   */
   verify(
-    folder: FileSystemDirectoryHandle,
+    folder: FileSystemDirectoryHandle | { files: File[]; paths: string[] },
     sets: { name: string; files: File[] }[],
     onProgress?: (p: ArchiveProgress) => void,
   ): Promise<ArchiveVerifySummary>;

@@ -4,6 +4,7 @@ import {
   browserArchiveFiles,
   browserArchiveTarget,
   browserSha256,
+  fileListArchiveFiles,
   hashBlobHere,
 } from '../archive/browser-folder';
 import { createBrowserHashPool } from '../archive/browser-hash-pool';
@@ -45,7 +46,13 @@ export const api: ArchiveApi = {
   convert: async (s, folder, onProgress) =>
     service.convert(sets(s), await browserArchiveTarget(folder), onProgress),
   verify: (folder, s, onProgress) =>
-    service.verify(browserArchiveFiles(folder, hashPool), sets(s), onProgress),
+    service.verify(
+      'files' in folder
+        ? fileListArchiveFiles(folder.files, folder.paths, hashPool)
+        : browserArchiveFiles(folder, hashPool),
+      sets(s),
+      onProgress,
+    ),
   cancel: () => service.cancel(),
 };
 

@@ -2,6 +2,7 @@ import { useRef, useState } from 'react';
 import type { ArchiveConvertSummary, ArchiveProgress, ArchiveVerifySummary } from '../../workers/archive-api';
 import { archiveClient } from '../../workers/archive-remote';
 import { closeOnEscape, DialogClose } from '../DialogClose';
+import { relativePathOf } from '../folder-input';
 import { formatBytes } from '../format';
 
 interface SourceSet {
@@ -47,6 +48,7 @@ export function ArchiveDialog() {
   const [converted, setConverted] = useState<ArchiveConvertSummary | null>(null);
   const [verified, setVerified] = useState<ArchiveVerifySummary | null>(null);
   const input = useRef<HTMLInputElement>(null);
+  const folderInput = useRef<HTMLInputElement>(null);
   const picker = directoryPicker();
 
   function onFiles(event: React.ChangeEvent<HTMLInputElement>) {
@@ -55,21 +57,24 @@ export function ArchiveDialog() {
     if (files.length > 0) setSets((s) => [...s, { id: nextId++, name: setName(files), files }]);
   }
 
-  async function run(kind: 'convert' | 'verify') {
-    if (!picker) return;
+  async function run(kind: 'convert' | 'verify', chosen?: File[]) {
     setError(null);
     setConverted(null);
     setVerified(null);
-    let folder: FileSystemDirectoryHandle;
-    try {
-      folder = await picker({ mode: kind === 'convert' ? 'readwrite' : 'read', id: 'stemflow-archive' });
-    } catch {
-      return; // the user closed the picker
-    }
+    let folder: FileSystemDirectoryHandle | { files: File[]; paths: string[] };
+    if (chosen) folder = { files: chosen, paths: chosen.map(relativePathOf) };
+    else if (picker) {
+      try {
+        folder = await picker({ mode: kind === 'convert' ? 'readwrite' : 'read', id: 'stemflow-archive' });
+      } catch {
+        return; // the user closed the picker
+      }
+    } else return;
     setBusy(kind);
     try {
       const client = archiveClient();
-      if (kind === 'convert') setConverted(await client.convert(plain(sets), folder, setProgress));
+      if (kind === 'convert' && !('files' in folder))
+        setConverted(await client.convert(plain(sets), folder, setProgress));
       else setVerified(await client.verify(folder, plain(sets), setProgress));
     } catch (e) {
       setError((e as Error).message);
@@ -159,11 +164,38 @@ export function ArchiveDialog() {
               ) : null}
             </div>
           ) : (
-            <p className="notice">
-              Writing and verifying archive folders needs the File System Access API (Chrome or Edge). In
-              other browsers use the command line: <code>stemflow convert</code> and{' '}
-              <code>stemflow verify</code>.
-            </p>
+            <div className="archive-actions">
+              <button
+                type="button"
+                disabled={busy !== null || sets.length === 0}
+                onClick={() => folderInput.current?.click()}
+                data-testid="archive-verify"
+              >
+                Verify archive folder…
+              </button>
+              <input
+                ref={folderInput}
+                type="file"
+                hidden
+                multiple
+                data-testid="archive-verify-folder-input"
+                {...{ webkitdirectory: '' }}
+                onChange={(e) => {
+                  const files = Array.from(e.currentTarget.files ?? []);
+                  e.currentTarget.value = '';
+                  if (files.length > 0) void run('verify', files);
+                }}
+              />
+              {busy ? (
+                <button type="button" onClick={() => void archiveClient().cancel()}>
+                  Cancel
+                </button>
+              ) : null}
+              <p className="notice">
+                Writing archive folders needs the File System Access API (Chrome or Edge); here use the
+                command line: <code>stemflow convert</code>. Verifying works in every browser.
+              </p>
+            </div>
           )}
           {busy ? <p data-testid="archive-progress">{progressText(progress) || `${busy}…`}</p> : null}
           {error ? (
