@@ -104,6 +104,20 @@ test('series panel: exact images of every acquisition from the GPU-resident arch
   const record = JSON.parse((await file('.json')).toString());
   expect(record.acquisitions.map((a: { name: string }) => a.name)).toEqual(['first', 'second']);
   expect(record.mask.source.kind).toBe('series controls');
+  // ADF, then a wider inner radius: only the ring between the radii is decoded (delta); the explicit rebase
+  // recomputes from scratch and finds the same values.
+  await page.evaluate(() => window.__stemflowSeries!.setPreset('adf'));
+  await expect
+    .poll(async () => (await settled())[0]?.reduce((a, b) => a + b, 0), { timeout: 120_000 })
+    .not.toBe(bf[0].reduce((a, b) => a + b, 0));
+  await page.getByLabel('Inner radius').fill('22');
+  await expect
+    .poll(async () => page.evaluate(() => window.__stemflowSeries!.state().modes), { timeout: 120_000 })
+    .toEqual(['delta', 'delta']);
+  await settled();
+  await page.getByTestId('series-rebase').click();
+  await expect(page.getByTestId('series-rebase-note')).toContainText('identical to the delta updates');
+  expect(await page.evaluate(() => window.__stemflowSeries!.state().modes)).toEqual(['full', 'full']);
   await expect(page.getByTestId('series-time')).toContainText('query');
 
   await page.getByTestId('series-image-1').click();

@@ -13,6 +13,8 @@ export function SeriesControls({
   query,
   busy,
   shapeDisabled = false,
+  onRebase,
+  rebaseNote,
 }: {
   detector: SeriesDetector;
   setDetector: Dispatch<SetStateAction<SeriesDetector | null>>;
@@ -23,6 +25,9 @@ export function SeriesControls({
   busy: boolean;
   /** The shape comes from elsewhere (the detector panel): presets, radii and centre are disabled. */
   shapeDisabled?: boolean;
+  /** Recomputes the images from scratch and compares them with the delta-updated ones. */
+  onRebase: () => void;
+  rebaseNote: string | null;
 }) {
   const set = (patch: Partial<SeriesDetector>) => setDetector((d) => (d ? { ...d, ...patch } : d));
   const maxR = Math.ceil(Math.hypot(det[0], det[1]) / 2);
@@ -92,6 +97,17 @@ export function SeriesControls({
         {query ? `query ${formatMs(query.ms)} (${[...new Set(query.modes)].join('/')})` : ''}
         {busy ? ' …' : ''}
       </span>
+      <button
+        type="button"
+        className="small"
+        disabled={busy || !query}
+        data-testid="series-rebase"
+        title="Recompute every image from scratch (no delta) and compare it, value by value, with the images the delta updates gave"
+        onClick={onRebase}
+      >
+        Recompute from scratch
+      </button>
+      {rebaseNote ? <span data-testid="series-rebase-note">{rebaseNote}</span> : null}
     </div>
   );
 }

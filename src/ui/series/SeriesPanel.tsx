@@ -48,6 +48,7 @@ export function SeriesPanel() {
   const [chosen, setChosen] = useState<number[]>([]);
   const [source, setSource] = useState<MaskSource>('series');
   const [queried, setQueried] = useState<Uint8Array | null>(null);
+  const [rebaseNote, setRebaseNote] = useState<string | null>(null);
   // The detector panel's current detector (mask and shape) of the acquisition open in the main view.
   const panelMask = useAcquisition((s) => s.masks?.[s.detectorMode] ?? null);
   const panelMode = useAcquisition((s) => s.detectorMode);
@@ -156,6 +157,7 @@ export function SeriesPanel() {
           if (mine === generation.current) {
             setQuery(q);
             setQueried(mask);
+            setRebaseNote(null);
           }
         } catch (e) {
           if (mine === generation.current) setError((e as Error).message);
@@ -208,6 +210,30 @@ export function SeriesPanel() {
       .then(([p]) => mine === generation.current && setPattern(p))
       .catch(() => {});
   }, [selectedAcquisition, phase]);
+
+  /** The explicit rebase: every image from scratch, compared value by value with the delta-updated ones. */
+  async function rebase() {
+    const before = query;
+    if (!before || running.current) return;
+    const mine = generation.current;
+    try {
+      const r = await seriesClient().rebase();
+      if (mine !== generation.current) return;
+      let differ = 0;
+      r.images.forEach((im, i) => {
+        const b = before.images[i];
+        for (let k = 0; k < im.length; k++) if (!b || im[k] !== b[k]) differ++;
+      });
+      setRebaseNote(
+        differ === 0
+          ? `recomputed in ${formatMs(r.ms)}: identical to the delta updates`
+          : `recomputed in ${formatMs(r.ms)}: ${differ} values DIFFER from the delta updates`,
+      );
+      setQuery(r);
+    } catch (e) {
+      if (mine === generation.current) setError((e as Error).message);
+    }
+  }
 
   function exportStack() {
     if (!query || !queried || !scan || !det || !detector) return;
@@ -373,6 +399,8 @@ export function SeriesPanel() {
                   query={query}
                   busy={busy}
                   shapeDisabled={following}
+                  onRebase={() => void rebase()}
+                  rebaseNote={rebaseNote}
                 />
               </div>
               <SeriesAcquisitions
