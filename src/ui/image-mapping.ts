@@ -56,8 +56,52 @@ export function contrastWindow(
     }
     return [lo, hi];
   }
-  used.sort();
-  return [percentile(used, percentiles[0]), percentile(used, percentiles[1])];
+  // The nearest-rank percentiles of the sorted values, found by selection: O(n) instead of a sort (a 512 x 512
+  // image: ~40 ms sorted, a few ms selected), the same two values.
+  const rank = (p: number) => Math.min(n - 1, Math.max(0, Math.round((p / 100) * (n - 1))));
+  const [kLo, kHi] = [rank(percentiles[0]), rank(percentiles[1])];
+  const hi = selectKth(used, kHi, 0, n - 1);
+  // After selecting kHi, everything before it is <= it: the low rank is selected among those.
+  const lo = kLo <= kHi ? selectKth(used, kLo, 0, kHi) : selectKth(used, kLo, kHi, n - 1);
+  return [lo, hi];
+}
+
+/**
+ * Rearranges a[from..to] so that a[k] holds the value the sorted range would have there, everything before it
+ * is <= it and everything after is >= it; returns a[k]. Hoare partitioning with a median-of-three pivot.
+ */
+export function selectKth(a: Float64Array, k: number, from: number, to: number): number {
+  let l = from;
+  let r = to;
+  while (r > l) {
+    const m = (l + r) >>> 1;
+    // Median of three as the pivot.
+    if (a[m] < a[l]) swap(a, m, l);
+    if (a[r] < a[l]) swap(a, r, l);
+    if (a[r] < a[m]) swap(a, r, m);
+    const pivot = a[m];
+    let i = l;
+    let j = r;
+    while (i <= j) {
+      while (a[i] < pivot) i++;
+      while (a[j] > pivot) j--;
+      if (i <= j) {
+        swap(a, i, j);
+        i++;
+        j--;
+      }
+    }
+    if (k <= j) r = j;
+    else if (k >= i) l = i;
+    else return a[k];
+  }
+  return a[k];
+}
+
+function swap(a: Float64Array, i: number, j: number): void {
+  const t = a[i];
+  a[i] = a[j];
+  a[j] = t;
 }
 
 /** The 8-bit level of a scaled value in the window [lo, hi] (0 when the window is empty). */
@@ -73,23 +117,48 @@ export function renderRgba(
   exclude?: ArrayLike<number>,
   out = new Uint8ClampedArray(values.length * 4),
 ): { rgba: Uint8ClampedArray; window: [number, number] } {
-  const [lo, hi] = contrastWindow(values, settings.scale, settings.contrast, exclude, settings.percentiles);
-  const lut = colormapTable(settings.colormap);
+  const window = contrastWindow(values, settings.scale, settings.contrast, exclude, settings.percentiles);
+  return { rgba: paintRgba(values, settings.scale, window, settings.colormap, exclude, out), window };
+}
+
+/**
+ * Values to RGBA in a given window (scaled units) and colormap; flagged pixels in their colour. Writes whole
+ * pixels as u32 (little-endian RGBA) from a packed table: a 512 x 512 image in a few ms.
+ */
+export function paintRgba(
+  values: ArrayLike<number>,
+  scale: Scale,
+  [lo, hi]: [number, number],
+  colormap: ColormapName,
+  exclude?: ArrayLike<number>,
+  out = new Uint8ClampedArray(values.length * 4),
+): Uint8ClampedArray {
+  const lut = colormapTable(colormap);
+  const packed = new Uint32Array(256);
+  for (let l = 0; l < 256; l++) packed[l] = rgbaWord(lut[3 * l], lut[3 * l + 1], lut[3 * l + 2]);
+  const flagged = rgbaWord(FLAGGED_RGB[0], FLAGGED_RGB[1], FLAGGED_RGB[2]);
+  const words = new Uint32Array(out.buffer, out.byteOffset, values.length);
+  const linear = scale === 'linear';
+  const empty = !(hi > lo);
+  const span = hi - lo;
   for (let i = 0; i < values.length; i++) {
-    const o = i * 4;
     if (exclude?.[i]) {
-      out[o] = FLAGGED_RGB[0];
-      out[o + 1] = FLAGGED_RGB[1];
-      out[o + 2] = FLAGGED_RGB[2];
-    } else {
-      const l = level(scaled(values[i], settings.scale), lo, hi) * 3;
-      out[o] = lut[l];
-      out[o + 1] = lut[l + 1];
-      out[o + 2] = lut[l + 2];
+      words[i] = flagged;
+      continue;
     }
-    out[o + 3] = 255;
+    const v = linear ? values[i] : Math.log1p(Math.max(0, values[i]));
+    // level(), inlined with the same arithmetic: round((v - lo) / (hi - lo) * 255) clamped to 0..255; 0 for an
+    // empty window or a non-finite value.
+    let l = empty || !Number.isFinite(v) ? 0 : Math.round(((v - lo) / span) * 255);
+    if (!(l > 0)) l = 0;
+    else if (l > 255) l = 255;
+    words[i] = packed[l];
   }
-  return { rgba: out, window: [lo, hi] };
+  return out;
+}
+
+function rgbaWord(r: number, g: number, b: number): number {
+  return (r | (g << 8) | (b << 16) | (255 << 24)) >>> 0;
 }
 
 /** Window bounds back in data units, for the legend. */

@@ -1,7 +1,6 @@
 import { useEffect, useRef, useState } from 'react';
-import { colormapTable } from '../colormaps';
 import { formatCount } from '../format';
-import { level, renderRgba, scaled } from '../image-mapping';
+import { paintRgba, renderRgba } from '../image-mapping';
 import { useView } from '../stores';
 
 /**
@@ -42,17 +41,9 @@ export function ValuesCanvas({
     canvas.width = cols;
     canvas.height = rows;
     const scale = log ? 'log' : 'linear';
-    let rgba: Uint8ClampedArray;
-    if (window) {
-      const lut = colormapTable(colormap);
-      rgba = new Uint8ClampedArray(values.length * 4);
-      for (let i = 0; i < values.length; i++) {
-        const l = level(scaled(values[i], scale), window[0], window[1]) * 3;
-        rgba.set([lut[l], lut[l + 1], lut[l + 2], 255], i * 4);
-      }
-    } else {
-      rgba = renderRgba(values, { colormap: log ? 'gray' : colormap, scale, contrast: 'percentile' }).rgba;
-    }
+    const rgba = window
+      ? paintRgba(values, scale, window, colormap)
+      : renderRgba(values, { colormap: log ? 'gray' : colormap, scale, contrast: 'percentile' }).rgba;
     canvas
       .getContext('2d')
       ?.putImageData(new ImageData(rgba as Uint8ClampedArray<ArrayBuffer>, cols, rows), 0, 0);
