@@ -191,14 +191,15 @@ export function SeriesPanel() {
   }, [mask, phase, run, shown]);
 
   useEffect(() => {
-    if (!picked || phase !== 'ready') return;
+    if (!picked || phase !== 'ready' || shown.length === 0) return;
     const mine = generation.current;
-    const order = shownRef.current;
+    // The frames of the acquisitions shown, in their order (again when the chooser changes them).
+    const order = shown;
     void seriesClient()
       .frames(picked.row, picked.col, order)
       .then((values) => mine === generation.current && setFrames({ order, values }))
       .catch((e) => mine === generation.current && setError((e as Error).message));
-  }, [picked, phase]);
+  }, [picked, phase, shown]);
 
   // The summed pattern shown is the selected acquisition's (exact, stored in the archive).
   const selectedAcquisition = query?.order[selected];
