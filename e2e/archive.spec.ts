@@ -1,3 +1,5 @@
+import { createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
 import { expect, test } from '@playwright/test';
 import { ARINA_FILES, readFixtureOracle } from './helpers';
 
@@ -54,6 +56,11 @@ test('convert ARINA files into a lossless archive, verify every count, refuse to
   expect(acq.sources.map((s: { path: string }) => s.path).sort()).toEqual(
     ARINA_FILES.map((f) => f.split('/').pop()).sort(),
   );
+  // The sources' SHA-256 (computed in the page's hash threads) are the files' own.
+  for (const f of ARINA_FILES) {
+    const recorded = acq.sources.find((s: { path: string }) => s.path === f.split('/').pop());
+    expect(recorded.sha256).toBe(createHash('sha256').update(readFileSync(f)).digest('hex'));
+  }
 
   await page.getByTestId('archive-verify').click();
   const verified = page.getByTestId('archive-verified');

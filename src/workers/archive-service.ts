@@ -8,7 +8,7 @@ import type { ArchiveFiles, ArchiveTarget, Sha256Factory } from '../archive/file
 import type { ManifestFile } from '../archive/manifest';
 import { openArchive } from '../archive/reader';
 import { cpuVerifier, type VerifyReport, verifyAcquisition } from '../archive/verify';
-import { StemflowError } from '../errors';
+import { StemflowError, throwIfAborted } from '../errors';
 import type { ByteSource } from '../io/byte-source';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import type { InputFile } from '../source/input-file';
@@ -21,6 +21,11 @@ export interface ArchiveServiceOptions {
   /** A GPU device for verification (and the GPU encoder, when one is given). */
   device?: () => Promise<GPUDevice | undefined>;
   gpuEncoder?: (device: GPUDevice) => RecordEncoder;
+  /**
+   * SHA-256 of a source file elsewhere (the browser's hash threads), or undefined to hash it here. The files of
+   * a set are hashed at once.
+   */
+  sourceSha256?: (input: InputFile) => Promise<string> | undefined;
 }
 
 async function identity(src: ByteSource, hash: Sha256Factory, signal?: AbortSignal): Promise<ManifestFile> {
@@ -49,11 +54,19 @@ export function createArchiveService(options: ArchiveServiceOptions) {
     const opened: ConvertInput[] = [];
     try {
       for (const [a, set] of sets.entries()) {
-        const sources: ManifestFile[] = [];
-        for (const [i, input] of set.inputs.entries()) {
-          onProgress?.({ stage: 'hash sources', acquisition: a, done: i, total: set.inputs.length });
-          sources.push(await identity(input.bytes, options.hash, signal));
-        }
+        let done = 0;
+        onProgress?.({ stage: 'hash sources', acquisition: a, done, total: set.inputs.length });
+        const sources: ManifestFile[] = await Promise.all(
+          set.inputs.map(async (input) => {
+            const elsewhere = options.sourceSha256?.(input);
+            const file = elsewhere
+              ? { path: input.bytes.name, size: input.bytes.size, sha256: await elsewhere }
+              : await identity(input.bytes, options.hash, signal);
+            throwIfAborted(signal);
+            onProgress?.({ stage: 'hash sources', acquisition: a, done: ++done, total: set.inputs.length });
+            return file;
+          }),
+        );
         const source = await openAcquisition(set.inputs, { signal });
         opened.push({ name: set.name, source, sources });
       }

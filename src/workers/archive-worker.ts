@@ -11,6 +11,7 @@ import { createBrowserHashPool } from '../archive/browser-hash-pool';
 import { preferGpuEncoder } from '../archive/convert';
 import { gpuRecordEncoder } from '../archive/gpu-encoder';
 import { deviceOnDemand } from '../gpu/device';
+import type { InputFile } from '../source/input-file';
 import type { ArchiveApi } from './archive-api';
 import { createArchiveService } from './archive-service';
 import { browserInput } from './browser-input';
@@ -30,17 +31,30 @@ const device = deviceOnDemand(async () => {
     })
     .catch(() => undefined);
 });
+// The File behind each source input, so the hash threads can read it.
+const fileOf = new WeakMap<InputFile, File>();
 const service = createArchiveService({
   hash: browserSha256,
   gpuEncoder: (d) => preferGpuEncoder(gpuRecordEncoder(d)),
   device,
+  sourceSha256: (input) => {
+    const file = fileOf.get(input);
+    return file ? hashPool.hash(file, file.name) : undefined;
+  },
 });
 
 // The archive's files are checked several at once (one thread per file).
 const hashPool = createBrowserHashPool(hashBlobHere);
 
 const sets = (s: { name: string; files: File[] }[]) =>
-  s.map((x) => ({ name: x.name, inputs: x.files.map((f) => browserInput(f)) }));
+  s.map((x) => ({
+    name: x.name,
+    inputs: x.files.map((f) => {
+      const input = browserInput(f);
+      fileOf.set(input, f);
+      return input;
+    }),
+  }));
 
 export const api: ArchiveApi = {
   convert: async (s, folder, onProgress) =>
