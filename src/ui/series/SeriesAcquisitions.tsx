@@ -9,14 +9,12 @@ export function SeriesAcquisitions({
   chosen,
   setChosen,
   onLoad,
-  disabled,
 }: {
   available: { index: number; name: string }[];
   loaded: ReadonlySet<number>;
   chosen: number[];
   setChosen: (chosen: number[]) => void;
   onLoad: (chosen: number[]) => void;
-  disabled: boolean;
 }) {
   const rows = [
     ...chosen.map((i) => available.find((a) => a.index === i)).filter((a) => a !== undefined),
@@ -29,7 +27,7 @@ export function SeriesAcquisitions({
   };
   const unloaded = chosen.filter((i) => !loaded.has(i)).length;
   return (
-    <fieldset className="series-acquisitions" disabled={disabled} data-testid="series-acquisitions">
+    <fieldset className="series-acquisitions" data-testid="series-acquisitions">
       <legend>Acquisitions (shown in this order)</legend>
       <ol>
         {rows.map((a) => {

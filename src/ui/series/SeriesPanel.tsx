@@ -11,6 +11,7 @@ import { useAcquisition } from '../stores';
 import { SeriesAcquisitions } from './SeriesAcquisitions';
 import { SeriesControls } from './SeriesControls';
 import { type SeriesFrames, SeriesGrid } from './SeriesGrid';
+import { SeriesHeader } from './SeriesHeader';
 import { SeriesMaskSource } from './SeriesMaskSource';
 import { seriesExportRecord, seriesStackNpy } from './series-export';
 import { useSeriesHook } from './series-hook';
@@ -20,8 +21,6 @@ import { ValuesCanvas } from './ValuesCanvas';
 
 /** 'panel': the main detector panel's current mask drives every image (same detector shape only). */
 export type MaskSource = 'series' | 'panel';
-
-type Picker = (options?: { mode?: 'read' | 'readwrite'; id?: string }) => Promise<FileSystemDirectoryHandle>;
 
 /**
  * The series panel (issue #6): an archive opened from a folder is loaded encoded onto the GPU; one detector
@@ -53,61 +52,26 @@ export function SeriesPanel() {
   const panelMask = useAcquisition((s) => s.masks?.[s.detectorMode] ?? null);
   const panelMode = useAcquisition((s) => s.detectorMode);
   const panelDetector = useAcquisition((s) => s.summary?.detector ?? null);
-  const input = useRef<HTMLInputElement>(null);
   const pending = useRef<Uint8Array | null>(null);
   const running = useRef(false);
   // Each open starts a generation; a query or frame answer of an older one is dropped, not shown.
   const generation = useRef(0);
-  const picker = (window as unknown as { showDirectoryPicker?: Picker }).showDirectoryPicker;
 
   const det = summary?.acquisitions[0]?.detector;
   const scan = summary?.acquisitions[0]?.scan;
 
-  async function openFolder(folder: FileSystemDirectoryHandle | File[], paths?: string[]) {
-    const mine = ++generation.current;
-    pending.current = null;
-    setPhase('opening');
-    setError(null);
-    setQuery(null);
-    setFrames(null);
-    setDetector(null);
-    try {
-      const options = {
-        budgetBytes: budgetGiB * 2 ** 30,
-        paths: Array.isArray(folder) ? (paths ?? folder.map(relativePathOf)) : undefined,
-      };
-      const s = await seriesClient().open(folder, options, (p) =>
-        setProgress(
-          p.stage === 'check'
-            ? `checking files ${formatBytes(p.done)} of ${formatBytes(p.total)}`
-            : `loading record ${p.done} of ${p.total}`,
-        ),
-      );
-      await showLoaded(s, mine);
-    } catch (e) {
-      if (mine !== generation.current) return;
-      setError((e as Error).message);
-      setPhase('error');
-    } finally {
-      if (mine === generation.current) setProgress('');
-    }
-  }
-
-  async function showLoaded(s: SeriesSummary, mine: number) {
-    const [sum] = await seriesClient().sumPatterns([s.acquisitions[0].index]);
-    if (mine !== generation.current) return;
-    setSummary(s);
-    setPattern(sum);
-    setChosen(s.acquisitions.map((a) => a.index));
-    setSelected(0);
-    setDetector(
-      (d) => d ?? defaultSeriesDetector(s.acquisitions[0].detector[0], s.acquisitions[0].detector[1], 'bf'),
+  const showProgress = (p: { stage: string; done: number; total: number }) =>
+    setProgress(
+      p.stage === 'check'
+        ? `checking files ${formatBytes(p.done)} of ${formatBytes(p.total)}`
+        : `loading record ${p.done} of ${p.total}`,
     );
-    setPhase('ready');
-  }
 
-  /** Loads the chosen acquisitions of the open archive (a refusal keeps the loaded ones). */
-  async function reloadChosen(list: number[]) {
+  /**
+   * One open or reload: a new generation (answers of older ones are dropped), then the loaded series shown, or
+   * a refusal (the loaded series stays: 'ready' with the reason), or the error.
+   */
+  async function loading(work: () => Promise<SeriesSummary | { refused: string }>) {
     const mine = ++generation.current;
     pending.current = null;
     setPhase('opening');
@@ -115,14 +79,23 @@ export function SeriesPanel() {
     setQuery(null);
     setFrames(null);
     try {
-      const r = await seriesClient().reload({ budgetBytes: budgetGiB * 2 ** 30, acquisitions: list }, (p) =>
-        setProgress(`loading record ${p.done} of ${p.total}`),
-      );
+      const r = await work();
       if (mine !== generation.current) return;
       if ('refused' in r) {
         setError(r.refused);
         setPhase('ready');
-      } else await showLoaded(r, mine);
+        return;
+      }
+      const [sum] = await seriesClient().sumPatterns([r.acquisitions[0].index]);
+      if (mine !== generation.current) return;
+      setSummary(r);
+      setPattern(sum);
+      setChosen(r.acquisitions.map((a) => a.index));
+      setSelected(0);
+      setDetector(
+        (d) => d ?? defaultSeriesDetector(r.acquisitions[0].detector[0], r.acquisitions[0].detector[1], 'bf'),
+      );
+      setPhase('ready');
     } catch (e) {
       if (mine !== generation.current) return;
       setError((e as Error).message);
@@ -130,6 +103,23 @@ export function SeriesPanel() {
     } finally {
       if (mine === generation.current) setProgress('');
     }
+  }
+
+  /** Opens an archive folder (another archive: its detector starts from the BF preset). */
+  function openFolder(folder: FileSystemDirectoryHandle | File[], paths?: string[]) {
+    setDetector(null);
+    const options = {
+      budgetBytes: budgetGiB * 2 ** 30,
+      paths: Array.isArray(folder) ? (paths ?? folder.map(relativePathOf)) : undefined,
+    };
+    return loading(() => seriesClient().open(folder, options, showProgress));
+  }
+
+  /** Loads the chosen acquisitions of the open archive (a refusal keeps the loaded ones). */
+  function reloadChosen(list: number[]) {
+    return loading(() =>
+      seriesClient().reload({ budgetBytes: budgetGiB * 2 ** 30, acquisitions: list }, showProgress),
+    );
   }
 
   // An archive dropped on the page or picked with "Open folder…" opens here.
@@ -305,62 +295,14 @@ export function SeriesPanel() {
           onKeyDown={closeOnEscape(() => setOpen(false))}
         >
           <DialogClose onClose={() => setOpen(false)} label="the series panel" />
-          <header className="series-head">
-            <h2>Series</h2>
-            {picker ? (
-              <button
-                type="button"
-                className="primary"
-                disabled={phase === 'opening'}
-                onClick={() =>
-                  void picker({ mode: 'read', id: 'stemflow-series' }).then(openFolder, () => {})
-                }
-              >
-                Open archive folder…
-              </button>
-            ) : null}
-            <button type="button" disabled={phase === 'opening'} onClick={() => input.current?.click()}>
-              {picker ? 'Choose folder files…' : 'Open archive folder…'}
-            </button>
-            <input
-              ref={input}
-              type="file"
-              hidden
-              multiple
-              data-testid="series-folder-input"
-              {...{ webkitdirectory: '' }}
-              onChange={(e) => {
-                const files = Array.from(e.currentTarget.files ?? []);
-                e.currentTarget.value = '';
-                if (files.length > 0) void openFolder(files);
-              }}
-            />
-            <label>
-              GPU budget{' '}
-              <input
-                type="number"
-                min={0.25}
-                step={0.25}
-                value={budgetGiB}
-                aria-label="GPU budget in GiB"
-                onChange={(e) => setBudgetGiB(Number(e.currentTarget.value))}
-              />{' '}
-              GiB
-            </label>
-            {phase === 'opening' ? <span data-testid="series-progress">{progress || 'opening…'}</span> : null}
-            {summary ? (
-              <span className="muted" title={summary.plan.join('\n')} data-testid="series-summary">
-                {summary.acquisitions.length < summary.asked
-                  ? `${summary.acquisitions.length} of ${summary.asked} acquisitions (the budget holds ${summary.acquisitions.length})`
-                  : `${summary.acquisitions.length} acquisitions`}
-                , {formatBytes(summary.gpuBytes)} on the GPU (checked in {formatMs(summary.openMs)}
-                {summary.hashThreads > 0
-                  ? ` by ${summary.hashThreads} thread${summary.hashThreads > 1 ? 's' : ''}`
-                  : ''}
-                , loaded in {formatMs(summary.loadMs)})
-              </span>
-            ) : null}
-          </header>
+          <SeriesHeader
+            onOpen={(folder) => void openFolder(folder)}
+            opening={phase === 'opening'}
+            progress={progress}
+            budgetGiB={budgetGiB}
+            setBudgetGiB={setBudgetGiB}
+            summary={summary}
+          />
           {phase === 'idle' ? (
             <p className="muted">
               Open the folder of a lossless archive (written with Archive… or <code>stemflow convert</code>),
@@ -410,7 +352,6 @@ export function SeriesPanel() {
                 chosen={chosen}
                 setChosen={setChosen}
                 onLoad={(list) => void reloadChosen(list)}
-                disabled={false}
               />
               <SeriesGrid
                 query={query}
