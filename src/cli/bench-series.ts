@@ -36,6 +36,11 @@ export interface BenchSeriesOptions {
   repeat: number;
   /** Lanes per frame of the archive (default: the codec's default). */
   lanes?: number;
+  /**
+   * Build the exact index (src/series/packed-index.ts) after loading, within the budget left by the series, and
+   * time the gestures on it.
+   */
+  index?: boolean;
   /** Query launch shapes to compare instead of the gestures (bench-series-tune.ts). */
   tune?: TuneConfig[];
   json?: string;
@@ -64,7 +69,7 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
   const { device } = ctx;
   const source = await syntheticSource(acq, path, offsets);
   const report: Record<string, unknown> = {
-    command: `stemflow bench series --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.count ? ` --count ${o.count}` : ''} --repeat ${o.repeat}${o.lanes ? ` --lanes ${o.lanes}` : ''}`,
+    command: `stemflow bench series --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.count ? ` --count ${o.count}` : ''} --repeat ${o.repeat}${o.lanes ? ` --lanes ${o.lanes}` : ''}${o.index ? ' --index' : ''}`,
     adapter: ctx.adapter,
   };
   try {
@@ -134,11 +139,15 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
       return tuned.every((x) => x.identical) ? 0 : 1;
     }
     t = performance.now();
-    const s = await loadSeries(device, series, { budgetBytes: budget });
+    const s = await loadSeries(device, series, {
+      budgetBytes: budget,
+      index: o.index ? { budgetBytes: budget - one.totalBytes * count } : undefined,
+    });
     const loadMs = performance.now() - t;
     log(
       `loaded ${count} acquisitions (${(s.plan.totalBytes / GiB).toFixed(1)} GiB: ${s.plan.lines.join('; ')}) in ${loadMs.toFixed(0)} ms`,
     );
+    if (s.index) for (const line of s.index.lines) log(line);
 
     const gestures: { name: string; from: Uint8Array; to: Uint8Array; mode: 'full' | 'auto' }[] = [
       { name: 'BF from scratch', from: masks.adf, to: masks.bf, mode: 'full' },
@@ -226,6 +235,7 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
       loaded: count,
       loadMs,
       plan: s.plan.lines,
+      index: s.index,
       gestures: results,
       exact: exact && same,
     });

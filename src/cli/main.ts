@@ -31,9 +31,10 @@ Usage:
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
   stemflow bench series [--scan 512] [--det 192] [--count N] [--budget GIB] [--lanes N] [--repeat 3] [--json FILE]
-                      [--tune WORKGROUP:LANES,...]
+                      [--tune WORKGROUP:LANES,...] [--index]
       Converts a synthetic acquisition into an archive, loads it encoded onto the GPU as N acquisitions of a
-      series (as many as the budget admits) and times mask gestures over all of them (median, p95).
+      series (as many as the budget admits) and times mask gestures over all of them (median, p95); with
+      --index, builds the exact index in the budget left and times the gestures on it.
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--lend 3]
       [--writes 4] [--budget 64] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
@@ -226,6 +227,7 @@ export async function main(argv: string[]): Promise<number> {
           sustain: { type: 'string' },
           lend: { type: 'string' },
           writes: { type: 'string' },
+          index: { type: 'boolean' },
         },
       });
       if (what === 'decode') {
@@ -255,6 +257,7 @@ export async function main(argv: string[]): Promise<number> {
           lanes: n(values.lanes),
           repeat: n(values.repeat)!,
           tune: values.tune === undefined ? undefined : parseTune(values.tune),
+          index: values.index,
           json: values.json,
         });
       }

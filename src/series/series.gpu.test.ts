@@ -1,49 +1,10 @@
-import { join } from 'node:path';
 import { describe, expect } from 'vitest';
-import { convertArchive } from '../archive/convert';
-import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
-import { type Archive, type ArchiveAcquisition, openArchive } from '../archive/reader';
-import { openSource, plantValue, tempDir } from '../archive/testing';
 import { isStemflowError } from '../errors';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
-import { fixture, loadOracle } from '../testing/fixtures';
 import { fitSeries, loadSeries, planSeries } from './series';
+import { arina, reference, seriesArchive } from './series.test-support';
 import { tansQuery } from './tans-query';
-
-const arina = loadOracle().acquisitions.arina;
-const arinaPaths = [arina.master, ...arina.shards].map(fixture);
-
-/** Three acquisitions of one detector: the ARINA set, and two with planted values (one above 255). */
-async function seriesArchive(): Promise<Archive> {
-  const { source, close } = await openSource(arinaPaths);
-  const dir = join(await tempDir(), 'series');
-  await convertArchive(
-    [
-      { name: 'a', source, sources: [] },
-      { name: 'b', source: plantValue(source, 5, 48 * 96 + 48, 60000), sources: [] },
-      { name: 'c', source: plantValue(source, 33, 48 * 96 + 50, 0), sources: [] },
-    ],
-    await nodeArchiveTarget(dir),
-    { hash: nodeSha256, codec: { recordFrames: 16, lanesPerFrame: 4, classes: 8, blockFrames: 8 } },
-  );
-  await close();
-  return openArchive(nodeArchiveFiles(dir), { hash: nodeSha256 });
-}
-
-/** The full-decode reference: every frame decoded on the CPU, masked sums without flagged pixels. */
-async function reference(acq: ArchiveAcquisition, mask: Uint8Array): Promise<Float64Array> {
-  const n = acq.info.scan[0] * acq.info.scan[1];
-  const pixels = acq.geometry.pixels;
-  const values = await acq.readFrames(0, n);
-  const out = new Float64Array(n);
-  for (let f = 0; f < n; f++) {
-    let s = 0;
-    for (let p = 0; p < pixels; p++) if (mask[p] && !acq.pixelMask?.[p]) s += values[f * pixels + p];
-    out[f] = s;
-  }
-  return out;
-}
 
 describe('series: exact virtual images straight from GPU-resident archives', () => {
   withGpu(

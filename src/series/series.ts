@@ -16,6 +16,8 @@ import type { Values } from '../archive/tans-stats';
 import { StemflowError } from '../errors';
 import { checkBindable } from '../gpu/chunked-dispatch';
 import type { GpuTimer } from '../gpu/gpu-timer';
+import { chooseIndexList } from './packed-index';
+import { buildSeriesIndex, encodeIndexQuery, type SeriesIndex } from './packed-index-gpu';
 import { combineImages } from './series-host';
 import { createSeriesBuffers } from './series-load';
 import { queryLaunch, queryPipelines } from './series-pipeline';
@@ -25,6 +27,7 @@ import {
   encodeQueryGroups,
   encodeReadbackCopies,
   queryGroups,
+  type SeriesSlot,
   sameMask,
   seriesSlots,
 } from './series-query';
@@ -48,8 +51,21 @@ export interface SeriesImages {
   stages: { prepareMs: number; gpuAndReadbackMs: number; combineMs: number };
 }
 
+/** The exact index of a series: built (queries read it), or why not. */
+export interface SeriesIndexState {
+  built: boolean;
+  lines: string[];
+  /** GPU bytes the built index keeps: packed counts, block widths and offsets, query scratch. */
+  bytes?: number;
+  dataBytes?: number;
+  metadataBytes?: number;
+  buildMs?: number;
+}
+
 export interface Series {
   readonly plan: SeriesPlan;
+  /** The exact index, when one was asked for. */
+  readonly index: SeriesIndexState | null;
   readonly acquisitions: readonly ArchiveAcquisition[];
   /** Virtual images of a binary mask (1 = include) of detector pixels. */
   virtualImages(
@@ -89,6 +105,12 @@ export async function loadSeries(
     queryWorkgroupSize?: number;
     /** Lane invocations per query dispatch (a power of two, 2^14..2^22; default 2^18). */
     lanesPerDispatch?: number;
+    /**
+     * Build the exact index (src/series/packed-index.ts) after loading, within this many more bytes; queries
+     * then read the index. An index that does not fit is not built (`Series.index.refused` says why) and the
+     * series answers from the encoded lanes.
+     */
+    index?: { budgetBytes: number; scratchBytes?: number };
     signal?: AbortSignal;
     onProgress?: (done: number, total: number) => void;
   },
@@ -123,10 +145,41 @@ export async function loadSeries(
   );
   const pixels = first.geometry.pixels;
   const buffers = await createSeriesBuffers(device, archive, plan, pixels, stagingSlots, options);
-  const { data, bits, need, sums, recordTable, staging, destroyAll } = buffers;
+  const { bits, need, sums, recordTable, staging } = buffers;
+  let index: SeriesIndex | null = null;
+  let indexState: SeriesIndexState | null = null;
+  const destroyAll = () => {
+    index?.destroy();
+    buffers.destroyAll();
+  };
+  const data = buffers.data;
 
   const pipelineFor = queryPipelines(device, workgroupSize);
   for (const b of data) checkBindable(device, b, 'series data');
+  if (options.index) {
+    try {
+      const built = await buildSeriesIndex(device, archive, plan, buffers, {
+        ...options.index,
+        signal: options.signal,
+      });
+      if ('refused' in built)
+        indexState = { built: false, lines: [`exact index not built: ${built.refused}`] };
+      else {
+        index = built;
+        indexState = {
+          built: true,
+          lines: built.lines,
+          bytes: built.dataBytes + built.metadataBytes + built.scratchBytes,
+          dataBytes: built.dataBytes,
+          metadataBytes: built.metadataBytes,
+          buildMs: built.buildMs,
+        };
+      }
+    } catch (e) {
+      destroyAll();
+      throw e;
+    }
+  }
 
   // Where each loaded acquisition's bits, needs and frames live.
   const slot = seriesSlots(archive, chosen, pixels);
@@ -146,19 +199,14 @@ export async function loadSeries(
   let lastOrder: number[] = [];
   const lastImages = new Map<number, Float64Array>();
 
-  const run = async (
+  // The query from the encoded lanes (tans-query.wgsl): mask bits and needs, dispatches, readback copies.
+  const encodeFromLanes = (
     mask: Uint8Array,
     order: number[],
     mode: 'auto' | 'full' | 'delta',
+    encoder: GPUCommandEncoder,
     timer?: GpuTimer,
-  ): Promise<SeriesImages> => {
-    const t0 = performance.now();
-    if (mask.length !== pixels)
-      throw new StemflowError('invalid', `The mask has ${mask.length} pixels; the detector ${pixels}.`);
-    for (const a of order)
-      if (!slot.has(a)) throw new StemflowError('invalid', `Acquisition ${a} is not loaded in this series.`);
-    if (new Set(order).size !== order.length)
-      throw new StemflowError('invalid', `The order ${order.join(', ')} names an acquisition twice.`);
+  ) => {
     const { bitsAll, needAll, modes, decodedPixels } = encodeQueryBits(
       archive,
       plan,
@@ -171,7 +219,6 @@ export async function loadSeries(
     );
     device.queue.writeBuffer(bits, 0, bitsAll);
     device.queue.writeBuffer(need, 0, needAll);
-    const encoder = device.createCommandEncoder({ label: 'series query' });
     const { groups, table, used, entries } = queryGroups(archive, plan, slot, order, needAll, pipelineFor);
     device.queue.writeBuffer(recordTable, 0, table, 0, Math.max(4, entries * RECORD_WORDS));
     for (const b of used) encoder.clearBuffer(sums[b]);
@@ -191,6 +238,67 @@ export async function loadSeries(
       sums,
       staging,
     );
+    return { modes, decodedPixels, stagingOffsets, stagingBytes, params };
+  };
+
+  // The query from the exact index (packed-query.wgsl): per acquisition the full mask's pixels or a delta's.
+  const encodeFromIndex = (
+    ix: SeriesIndex,
+    mask: Uint8Array,
+    order: number[],
+    mode: 'auto' | 'full' | 'delta',
+    encoder: GPUCommandEncoder,
+    timer?: GpuTimer,
+  ) => {
+    const lists: Uint32Array[] = [];
+    const modes: ('full' | 'delta')[] = [];
+    const decodedPixels: number[] = [];
+    const stagingOffsets: number[] = [];
+    let stagingBytes = 0;
+    for (const a of order) {
+      const s = slot.get(a) as SeriesSlot;
+      const previous = mode !== 'full' && lastMask && lastImages.has(a) ? lastMask : null;
+      const q = chooseIndexList(mask, previous, s.flagged, mode);
+      lists.push(q.list);
+      modes.push(q.mode);
+      decodedPixels.push(q.list.length);
+      stagingOffsets.push(stagingBytes);
+      const acq = archive.acquisitions[a];
+      stagingBytes += acq.info.scan[0] * acq.info.scan[1] * (q.mode === 'delta' ? 16 : 8);
+    }
+    timer?.mark(encoder, 'query');
+    const params = encodeIndexQuery(
+      device,
+      encoder,
+      ix,
+      order,
+      lists,
+      modes,
+      staging,
+      stagingOffsets,
+      pixels,
+    );
+    timer?.mark(encoder, 'copy');
+    return { modes, decodedPixels, stagingOffsets, stagingBytes, params };
+  };
+
+  const run = async (
+    mask: Uint8Array,
+    order: number[],
+    mode: 'auto' | 'full' | 'delta',
+    timer?: GpuTimer,
+  ): Promise<SeriesImages> => {
+    const t0 = performance.now();
+    if (mask.length !== pixels)
+      throw new StemflowError('invalid', `The mask has ${mask.length} pixels; the detector ${pixels}.`);
+    for (const a of order)
+      if (!slot.has(a)) throw new StemflowError('invalid', `Acquisition ${a} is not loaded in this series.`);
+    if (new Set(order).size !== order.length)
+      throw new StemflowError('invalid', `The order ${order.join(', ')} names an acquisition twice.`);
+    const encoder = device.createCommandEncoder({ label: 'series query' });
+    const { modes, decodedPixels, stagingOffsets, stagingBytes, params } = index
+      ? encodeFromIndex(index, mask, order, mode, encoder, timer)
+      : encodeFromLanes(mask, order, mode, encoder, timer);
     timer?.mark(encoder, 'end');
     device.queue.submit([encoder.finish()]);
     for (const p of params) p.destroy();
@@ -247,6 +355,7 @@ export async function loadSeries(
 
   return {
     plan,
+    index: indexState,
     acquisitions: chosen.map((a) => archive.acquisitions[a]),
     virtualImages: (mask, o = {}) =>
       serial(() => run(mask.slice(), o.order ?? chosen, o.mode ?? 'auto', o.timer)),

@@ -67,10 +67,9 @@ struct Record {
 // The lane's bit reader: start, p, lane_words, open_window(), read_bits(k).
 // #include "common/tans-bits.wgsl"
 
+// The lane walk: walk_lane(LaneWalk) calls on_value(i, v) with each value.
+// #include "common/tans-lane.wgsl"
 
-fn pixel_class(class_base: u32, pixel: u32) -> u32 {
-  return (class_map[class_base + (pixel >> 2u)] >> ((pixel & 3u) * 8u)) & 0xffu;
-}
 
 // 64-bit accumulators of this lane.
 var<private> a_lo: u32;
@@ -89,6 +88,13 @@ fn accumulate(m: u32, v: u32) {
     b_hi += select(0u, 1u, s < v);
     b_lo = s;
   }
+}
+
+// Mask bits of the lane's first pixel.
+var<private> bits_base: u32;
+
+fn on_value(i: u32, v: u32) {
+  accumulate(bits[bits_base + i], v);
 }
 
 fn add64(at: u32, lo: u32, hi: u32) {
@@ -126,67 +132,25 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
   let lane = frame * r.slices + slice;
   let first = slice * r.slice_pixels;
   let count = min(r.slice_pixels, r.pixels - first);
-  let stop = min(need[r.need_base + slice], count);
-  let raw_words = (count * BITS + 31u) / 32u;
-  let L = 1u << TABLE_LOG;
   a_lo = 0u;
   a_hi = 0u;
   b_lo = 0u;
   b_hi = 0u;
-
-  let s0 = offsets[r.offsets_base + lane];
-  let s1 = offsets[r.offsets_base + lane + 1u];
-  start = r.data_base + s0;
-  // The reader checked every lane's range when the archive was opened; these checks keep a bad record from
-  // reading outside its words all the same.
-  if (!(s0 <= s1 && s1 <= r.data_words) || s1 - s0 > raw_words) {
+  bits_base = r.bits_base + first;
+  let walk = LaneWalk(
+    r.data_base,
+    r.cells_base,
+    r.class_base,
+    offsets[r.offsets_base + lane],
+    offsets[r.offsets_base + lane + 1u],
+    r.data_words,
+    first,
+    count,
+    min(need[r.need_base + slice], count),
+    r.cols,
+  );
+  if (!walk_lane(walk)) {
     return;
-  }
-  if (s1 - s0 == raw_words) {
-    for (var i = 0u; i < stop; i++) {
-      accumulate(bits[r.bits_base + first + i], raw_value(i));
-    }
-  } else {
-    if (s1 == s0 || data[r.data_base + s1 - 1u] == 0u) {
-      return;
-    }
-    p = (s1 - s0 - 1u) * 32u + firstLeadingBit(data[r.data_base + s1 - 1u]);
-    if (p < TABLE_LOG) {
-      return;
-    }
-    lane_words = s1 - s0;
-    open_window();
-    var s = read_bits(TABLE_LOG);
-    var l1 = 0u;
-    var l2 = 0u;
-    var col = first % r.cols;
-    for (var i = 0u; i < stop; i++) {
-      let pixel = first + i;
-      if (col == 0u) {
-        l1 = 0u;
-        l2 = 0u;
-      }
-      let context = pixel_class(r.class_base, pixel) * 9u + neighbour_bucket(l1, l2);
-      let cell = cells[r.cells_base + context * L + s];
-      let token = (cell >> 16u) & 0xffu;
-      let nb = (cell >> 12u) & 15u;
-      var eb = 0u;
-      if (token >= 16u) {
-        eb = 2u + ((token - 16u) >> 2u);
-      }
-      if (token >= TOKENS || p < eb + nb) {
-        return;
-      }
-      var v = token;
-      if (token >= 16u) {
-        v = ((4u | (token & 3u)) << eb) + read_bits(eb);
-      }
-      accumulate(bits[r.bits_base + pixel], v);
-      s = (cell & 0xfffu) + read_bits(nb);
-      l2 = l1;
-      l1 = v;
-      col = select(col + 1u, 0u, col + 1u == r.cols);
-    }
   }
   let at = (r.frame_base + frame) * 2u;
   add64(at, a_lo, a_hi);

@@ -1,0 +1,536 @@
+/**
+ * The exact series index on the GPU (src/series/packed-index.ts describes it): built once from a loaded series'
+ * encoded records, then queried by packed-query.wgsl instead of decoding tANS lanes.
+ *
+ * Build, for every chunk of every acquisition, in two phases with one wait between them:
+ * 1. sizes: decode the chunk's lanes into a scratch (tans-values.wgsl), find the blocks' widths and the groups'
+ *    offsets (packed-index.wgsl `widths_main`, `scan_main`); the chunks' totals are read back once;
+ * 2. the data buffers are sized exactly from those totals and checked against the budget (an index that does not
+ *    fit is refused with the numbers and the series answers from the encoded data as before), then each chunk is
+ *    decoded again and packed (`pack_main`).
+ * The lanes are decoded twice so that no buffer has to be sized for the worst case (16 bits a count); the
+ * metadata (widths, offsets) is kept from the first phase. A lane that lies fails the build (typed).
+ */
+
+import { DTYPE_BITS } from '../archive/lanes';
+import type { Archive } from '../archive/reader';
+import { StemflowError } from '../errors';
+import { type DispatchChunk, encodeChunks } from '../gpu/chunked-dispatch';
+import { structLayout } from '../gpu/uniform-layout';
+import indexSource from '../shaders/packed-index.wgsl?raw';
+import querySource from '../shaders/packed-query.wgsl?raw';
+import valuesSource from '../shaders/tans-values.wgsl?raw';
+import { chunkFramesFor, type IndexGeometry, indexGeometry } from './packed-index';
+import type { SeriesBuffers } from './series-load';
+import type { planSeries } from './series-plan';
+
+const valuesLayout = structLayout(valuesSource, 'Params');
+const indexLayout = structLayout(indexSource, 'Params');
+const queryLayout = structLayout(querySource, 'Params');
+
+/** u32 words of a chunk entry (`struct Chunk` in packed-query.wgsl). */
+export const CHUNK_WORDS = 12;
+/** Decoded counts of one chunk (u32 each) while building: at most this many bytes (and the binding limit). */
+export const INDEX_SCRATCH_BYTES = 1 << 30;
+const QUERY_WORKGROUP = 64;
+const QUERY_THREADS_PER_DISPATCH = 1 << 20;
+
+const MiB = 1024 * 1024;
+const fmt = (b: number) => `${(b / MiB).toFixed(1)} MiB`;
+
+export interface IndexedAcquisition {
+  geometry: IndexGeometry;
+  widths: GPUBuffer;
+  bases: GPUBuffer;
+  data: GPUBuffer[];
+  /** Per chunk: its data buffer and word offset there. */
+  chunkBuffer: number[];
+  chunkBase: number[];
+  /** Accumulator A (lo, hi per frame), then B: the query's output for this acquisition. */
+  sums: GPUBuffer;
+}
+
+export interface SeriesIndex {
+  acquisitions: Map<number, IndexedAcquisition>;
+  dataBytes: number;
+  metadataBytes: number;
+  /** Sums, list and chunk table of the queries. */
+  scratchBytes: number;
+  buildMs: number;
+  lines: string[];
+  list: GPUBuffer;
+  chunkTable: GPUBuffer;
+  pipeline: GPUComputePipeline;
+  destroy(): void;
+}
+
+type Plan = ReturnType<typeof planSeries>;
+
+/**
+ * Builds the index of every loaded acquisition, or returns why it was not built (the budget). `budgetBytes`: what
+ * the index may take on top of the series.
+ */
+export async function buildSeriesIndex(
+  device: GPUDevice,
+  archive: Archive,
+  plan: Plan,
+  buffers: SeriesBuffers,
+  options: { budgetBytes: number; scratchBytes?: number; signal?: AbortSignal },
+): Promise<SeriesIndex | { refused: string }> {
+  const t0 = performance.now();
+  const maxBinding = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
+  const first = archive.acquisitions[plan.acquisitions[0]];
+  const pixels = first.geometry.pixels;
+  const scratchCap = Math.min(options.scratchBytes ?? INDEX_SCRATCH_BYTES, maxBinding);
+  const chunkFrames = chunkFramesFor(pixels, scratchCap);
+  const scratchBytes = chunkFrames * pixels * 4;
+  const geometries = new Map<number, IndexGeometry>();
+  let metadataBytes = 0;
+  let chunkCount = 0;
+  let frames = 0;
+  for (const a of plan.acquisitions) {
+    const acq = archive.acquisitions[a];
+    const g = indexGeometry(acq.records, pixels, chunkFrames);
+    geometries.set(a, g);
+    metadataBytes += 4 * (g.widthsWords + g.basesWords);
+    chunkCount += g.chunks.length;
+    frames += g.frames;
+    if (g.widthsWords * 4 > maxBinding)
+      return {
+        refused: `the index's block widths of ${acq.info.name} take ${fmt(g.widthsWords * 4)}; this GPU binds at most ${fmt(maxBinding)}`,
+      };
+  }
+  const queryScratch = frames * 16 + plan.acquisitions.length * pixels * 4 + chunkCount * CHUNK_WORDS * 4;
+  const before = metadataBytes + scratchBytes + queryScratch;
+  if (scratchBytes > maxBinding || before > options.budgetBytes)
+    return {
+      refused: `the index needs ${fmt(before)} before its data (block widths and offsets ${fmt(metadataBytes)}, build scratch ${fmt(scratchBytes)}, query scratch ${fmt(queryScratch)}); its budget is ${fmt(options.budgetBytes)}`,
+    };
+
+  const owned: GPUBuffer[] = [];
+  const make = (label: string, size: number, usage: number) => {
+    const b = device.createBuffer({
+      label: `series index ${label}`,
+      size: Math.max(16, Math.ceil(size / 16) * 16),
+      usage,
+    });
+    owned.push(b);
+    return b;
+  };
+  const destroy = () => {
+    for (const b of owned) b.destroy();
+    owned.length = 0;
+  };
+  const RW = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
+  const temporary: GPUBuffer[] = [];
+  try {
+    device.pushErrorScope('out-of-memory');
+    const scratch = make('build scratch', scratchBytes, GPUBufferUsage.STORAGE);
+    const errors = make('lane errors', 16, RW);
+    const totals = make('chunk totals', chunkCount * 4, RW);
+    const readback = make(
+      'build readback',
+      chunkCount * 4 + 16,
+      GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+    );
+    temporary.push(scratch, totals, readback);
+    const perAcq = new Map<number, { widths: GPUBuffer; bases: GPUBuffer; sums: GPUBuffer }>();
+    for (const a of plan.acquisitions) {
+      const g = geometries.get(a) as IndexGeometry;
+      perAcq.set(a, {
+        widths: make(`widths ${a}`, g.widthsWords * 4, RW),
+        bases: make(`offsets ${a}`, g.basesWords * 4, RW),
+        sums: make(`sums ${a}`, g.frames * 16, RW),
+      });
+    }
+    const list = make(
+      'mask list',
+      plan.acquisitions.length * pixels * 4,
+      GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+    );
+    const chunkTable = make(
+      'chunk table',
+      chunkCount * CHUNK_WORDS * 4,
+      GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+    );
+    const oom = await device.popErrorScope();
+    if (oom)
+      throw new StemflowError('budget', `The GPU could not hold the series index's metadata: ${oom.message}`);
+
+    const pipes = indexPipelines(device);
+    const valuesFor = valuesPipelines(device);
+    // Encodes one chunk's decode into the scratch, then `then(encoder)`.
+    const encodeChunk = (
+      a: number,
+      c: IndexGeometry['chunks'][number],
+      rest: (e: GPUCommandEncoder) => GPUBuffer[],
+    ) => {
+      const acq = archive.acquisitions[a];
+      const placement = plan.placements.find((p) => p.acquisition === a && p.record === c.record);
+      if (!placement)
+        throw new StemflowError('invalid', `Record ${c.record} of ${acq.info.name} is not loaded.`);
+      const rec = acq.records[c.record];
+      const encoder = device.createCommandEncoder({ label: 'series index build' });
+      const slicesLanes = c.frames * acq.geometry.slices;
+      const params = [
+        encodeChunks(
+          encoder,
+          {
+            device,
+            pipeline: valuesFor(DTYPE_BITS[acq.info.dtype], acq.info.tableLog, rec.tables.tokens),
+            layout: valuesLayout,
+            label: 'tans-values',
+            bindings: [
+              { binding: 1, resource: { buffer: buffers.data[placement.buffer] } },
+              { binding: 2, resource: { buffer: buffers.offsets[placement.buffer] } },
+              { binding: 3, resource: { buffer: buffers.cells[placement.buffer] } },
+              { binding: 4, resource: { buffer: buffers.classMaps[placement.buffer] } },
+              { binding: 5, resource: { buffer: scratch } },
+              { binding: 6, resource: { buffer: errors } },
+            ],
+          },
+          [
+            {
+              params: {
+                frame_first: c.recordFrame,
+                frames: c.frames,
+                slices: acq.geometry.slices,
+                slice_pixels: acq.geometry.slicePixels,
+                pixels,
+                data_base: placement.dataBase,
+                offsets_base: placement.offsetsBase,
+                cells_base: placement.cellsBase,
+                class_base: placement.classBase,
+                data_words: rec.dataWords,
+                cols: acq.info.detector[1],
+              },
+              workgroups: Math.ceil(slicesLanes / 64),
+            },
+          ],
+        ),
+        ...rest(encoder),
+      ];
+      device.queue.submit([encoder.finish()]);
+      for (const p of params) p.destroy();
+    };
+    const chunkParams = (c: IndexGeometry['chunks'][number], chunk: number, dataBase: number) => ({
+      pixels,
+      frames: c.frames,
+      groups: c.groups,
+      widths_base: c.widthsBase,
+      bases_base: c.basesBase,
+      data_base: dataBase,
+      chunk,
+      pad: 0,
+    });
+    const groupsOf = (c: IndexGeometry['chunks'][number]) => Math.ceil((pixels * c.groups) / 64);
+
+    // Phase 1: widths and offsets of every chunk, the totals read back once.
+    device.pushErrorScope('out-of-memory');
+    let chunk = 0;
+    for (const a of plan.acquisitions) {
+      const g = geometries.get(a) as IndexGeometry;
+      const { widths, bases } = perAcq.get(a) as { widths: GPUBuffer; bases: GPUBuffer };
+      for (const c of g.chunks) {
+        const at = chunk++;
+        encodeChunk(a, c, (e) => [
+          encodeChunks(
+            e,
+            {
+              device,
+              pipeline: pipes.widths,
+              layout: indexLayout,
+              label: 'packed-index widths',
+              bindings: [
+                { binding: 1, resource: { buffer: scratch } },
+                { binding: 2, resource: { buffer: widths } },
+                { binding: 3, resource: { buffer: bases } },
+              ],
+            },
+            [{ params: chunkParams(c, at, 0), workgroups: groupsOf(c) }],
+          ),
+          encodeChunks(
+            e,
+            {
+              device,
+              pipeline: pipes.scan,
+              layout: indexLayout,
+              label: 'packed-index scan',
+              bindings: [
+                { binding: 3, resource: { buffer: bases } },
+                { binding: 5, resource: { buffer: totals } },
+              ],
+            },
+            [{ params: chunkParams(c, at, 0), workgroups: 1 }],
+          ),
+        ]);
+      }
+    }
+    const copy = device.createCommandEncoder();
+    copy.copyBufferToBuffer(totals, 0, readback, 0, chunkCount * 4);
+    copy.copyBufferToBuffer(errors, 0, readback, chunkCount * 4, 16);
+    device.queue.submit([copy.finish()]);
+    await readback.mapAsync(GPUMapMode.READ);
+    const words = new Uint32Array(readback.getMappedRange().slice(0));
+    readback.unmap();
+    const failed = await device.popErrorScope();
+    if (failed)
+      throw new StemflowError('device', `The GPU could not build the series index: ${failed.message}`);
+    if (words[chunkCount] !== 0)
+      throw new StemflowError(
+        'corrupt',
+        `${words[chunkCount]} lane(s) of the series could not be decoded while building its index; the archive is damaged.`,
+      );
+
+    // Data buffers sized from the totals: each acquisition's chunks in order, a new buffer when one is full.
+    const placed = new Map<number, { sizes: number[]; chunkBuffer: number[]; chunkBase: number[] }>();
+    let dataBytes = 0;
+    chunk = 0;
+    for (const a of plan.acquisitions) {
+      const g = geometries.get(a) as IndexGeometry;
+      const sizes: number[] = [];
+      const chunkBuffer: number[] = [];
+      const chunkBase: number[] = [];
+      for (let i = 0; i < g.chunks.length; i++) {
+        const bytes = words[chunk++] * 4;
+        if (bytes > maxBinding) {
+          destroy();
+          return {
+            refused: `one index chunk of ${archive.acquisitions[a].info.name} takes ${fmt(bytes)}; this GPU binds at most ${fmt(maxBinding)}`,
+          };
+        }
+        if (sizes.length === 0 || sizes[sizes.length - 1] + bytes > maxBinding) sizes.push(0);
+        chunkBuffer.push(sizes.length - 1);
+        chunkBase.push(sizes[sizes.length - 1] / 4);
+        sizes[sizes.length - 1] += bytes;
+        dataBytes += bytes;
+      }
+      placed.set(a, { sizes, chunkBuffer, chunkBase });
+    }
+    const total = dataBytes + metadataBytes + scratchBytes + queryScratch;
+    if (total > options.budgetBytes) {
+      destroy();
+      return {
+        refused: `the index needs ${fmt(dataBytes + metadataBytes + queryScratch)} (packed counts ${fmt(dataBytes)}, block widths and offsets ${fmt(metadataBytes)}, query scratch ${fmt(queryScratch)}) and ${fmt(scratchBytes)} while it is built; its budget is ${fmt(options.budgetBytes)}`,
+      };
+    }
+
+    device.pushErrorScope('out-of-memory');
+    const acquisitions = new Map<number, IndexedAcquisition>();
+    for (const a of plan.acquisitions) {
+      const p = placed.get(a) as { sizes: number[]; chunkBuffer: number[]; chunkBase: number[] };
+      const m = perAcq.get(a) as { widths: GPUBuffer; bases: GPUBuffer; sums: GPUBuffer };
+      acquisitions.set(a, {
+        geometry: geometries.get(a) as IndexGeometry,
+        ...m,
+        data: p.sizes.map((bytes, i) =>
+          make(`data ${a}.${i}`, bytes, GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC),
+        ),
+        chunkBuffer: p.chunkBuffer,
+        chunkBase: p.chunkBase,
+      });
+    }
+    const oomData = await device.popErrorScope();
+    if (oomData)
+      throw new StemflowError(
+        'budget',
+        `The GPU could not hold the series index (${fmt(dataBytes)} of packed counts): ${oomData.message}`,
+      );
+
+    // Phase 2: each chunk decoded again and packed.
+    device.pushErrorScope('out-of-memory');
+    chunk = 0;
+    for (const a of plan.acquisitions) {
+      const ix = acquisitions.get(a) as IndexedAcquisition;
+      ix.geometry.chunks.forEach((c, i) => {
+        const at = chunk++;
+        encodeChunk(a, c, (e) => [
+          encodeChunks(
+            e,
+            {
+              device,
+              pipeline: pipes.pack,
+              layout: indexLayout,
+              label: 'packed-index pack',
+              bindings: [
+                { binding: 1, resource: { buffer: scratch } },
+                { binding: 2, resource: { buffer: ix.widths } },
+                { binding: 3, resource: { buffer: ix.bases } },
+                { binding: 4, resource: { buffer: ix.data[ix.chunkBuffer[i]] } },
+              ],
+            },
+            [{ params: chunkParams(c, at, ix.chunkBase[i]), workgroups: groupsOf(c) }],
+          ),
+        ]);
+      });
+    }
+    await device.queue.onSubmittedWorkDone();
+    const failedPack = await device.popErrorScope();
+    if (failedPack)
+      throw new StemflowError('device', `The GPU could not build the series index: ${failedPack.message}`);
+    for (const b of temporary) {
+      b.destroy();
+      owned.splice(owned.indexOf(b), 1);
+    }
+    const buildMs = performance.now() - t0;
+    return {
+      acquisitions,
+      dataBytes,
+      metadataBytes,
+      scratchBytes: queryScratch,
+      buildMs,
+      lines: [
+        `exact index: packed counts ${fmt(dataBytes)} (${((8 * dataBytes) / (frames * pixels)).toFixed(2)} bits a count), block widths and offsets ${fmt(metadataBytes)}, query scratch ${fmt(queryScratch)}; built in ${buildMs.toFixed(0)} ms`,
+      ],
+      list,
+      chunkTable,
+      pipeline: queryPipeline(device),
+      destroy,
+    };
+  } catch (e) {
+    destroy();
+    throw e;
+  }
+}
+
+function indexPipelines(device: GPUDevice) {
+  const module = device.createShaderModule({ label: 'packed-index.wgsl', code: indexSource });
+  const make = (entryPoint: string) =>
+    device.createComputePipeline({
+      label: `packed-index ${entryPoint}`,
+      layout: 'auto',
+      compute: { module, entryPoint },
+    });
+  return { widths: make('widths_main'), scan: make('scan_main'), pack: make('pack_main') };
+}
+
+function valuesPipelines(device: GPUDevice) {
+  const module = device.createShaderModule({ label: 'tans-values.wgsl', code: valuesSource });
+  const pipelines = new Map<string, GPUComputePipeline>();
+  return (bits: number, tableLog: number, tokens: number) => {
+    const key = `${bits}/${tableLog}/${tokens}`;
+    let p = pipelines.get(key);
+    if (!p) {
+      p = device.createComputePipeline({
+        label: `tans-values ${key}`,
+        layout: 'auto',
+        compute: {
+          module,
+          entryPoint: 'main',
+          constants: { BITS: bits, TABLE_LOG: tableLog, TOKENS: tokens },
+        },
+      });
+      pipelines.set(key, p);
+    }
+    return p;
+  };
+}
+
+function queryPipeline(device: GPUDevice): GPUComputePipeline {
+  const module = device.createShaderModule({ label: 'packed-query.wgsl', code: querySource });
+  return device.createComputePipeline({
+    label: 'packed-query',
+    layout: 'auto',
+    compute: { module, entryPoint: 'main', constants: { WORKGROUP_SIZE: QUERY_WORKGROUP } },
+  });
+}
+
+/**
+ * Encodes an index query: the lists (one per asked-for acquisition, in `order`) are written, every chunk of those
+ * acquisitions runs (one dispatch group per data buffer), and each acquisition's sums (A, and B for a delta) are
+ * copied into `staging` at `stagingOffsets` (the tANS path's layout). Returns the parameter buffers (destroy after
+ * submit).
+ */
+export function encodeIndexQuery(
+  device: GPUDevice,
+  encoder: GPUCommandEncoder,
+  index: SeriesIndex,
+  order: number[],
+  lists: Uint32Array[],
+  modes: ('full' | 'delta')[],
+  staging: GPUBuffer,
+  stagingOffsets: number[],
+  pixels: number,
+): GPUBuffer[] {
+  const chunkCount = [...index.acquisitions.values()].reduce((n, ix) => n + ix.geometry.chunks.length, 0);
+  const table = new Uint32Array(Math.max(1, chunkCount) * CHUNK_WORDS);
+  const listWords = new Uint32Array(Math.max(1, order.length * pixels));
+  const groups: { ix: IndexedAcquisition; buffer: number; first: number; count: number; threads: number }[] =
+    [];
+  let entries = 0;
+  order.forEach((a, i) => {
+    const ix = index.acquisitions.get(a) as IndexedAcquisition;
+    listWords.set(lists[i], i * pixels);
+    if (lists[i].length === 0) return;
+    const n = ix.geometry.frames;
+    ix.geometry.chunks.forEach((c, k) => {
+      let group = groups.at(-1);
+      if (!group || group.ix !== ix || group.buffer !== ix.chunkBuffer[k]) {
+        group = { ix, buffer: ix.chunkBuffer[k], first: entries, count: 0, threads: 0 };
+        groups.push(group);
+      }
+      table.set(
+        [
+          group.threads,
+          c.frames,
+          c.groups,
+          ix.chunkBase[k],
+          c.widthsBase,
+          c.basesBase,
+          i * pixels,
+          lists[i].length,
+          2 * c.first,
+          2 * n,
+          0,
+          0,
+        ],
+        entries * CHUNK_WORDS,
+      );
+      group.threads += c.frames;
+      group.count++;
+      entries++;
+    });
+  });
+  device.queue.writeBuffer(index.list, 0, listWords);
+  device.queue.writeBuffer(index.chunkTable, 0, table, 0, Math.max(1, entries) * CHUNK_WORDS);
+  const params: GPUBuffer[] = [];
+  for (const g of groups) {
+    const chunks: DispatchChunk[] = [];
+    for (let first = 0; first < g.threads; first += QUERY_THREADS_PER_DISPATCH) {
+      const count = Math.min(QUERY_THREADS_PER_DISPATCH, g.threads - first);
+      chunks.push({
+        params: { thread_first: first, thread_count: count, chunk_first: g.first, chunk_count: g.count },
+        workgroups: Math.ceil(count / QUERY_WORKGROUP),
+      });
+    }
+    params.push(
+      encodeChunks(
+        encoder,
+        {
+          device,
+          pipeline: index.pipeline,
+          layout: queryLayout,
+          label: 'packed-query',
+          bindings: [
+            { binding: 1, resource: { buffer: g.ix.data[g.buffer] } },
+            { binding: 2, resource: { buffer: g.ix.widths } },
+            { binding: 3, resource: { buffer: g.ix.bases } },
+            { binding: 4, resource: { buffer: index.list } },
+            { binding: 5, resource: { buffer: g.ix.sums } },
+            { binding: 6, resource: { buffer: index.chunkTable } },
+          ],
+        },
+        chunks,
+      ),
+    );
+  }
+  order.forEach((a, i) => {
+    const ix = index.acquisitions.get(a) as IndexedAcquisition;
+    const bytes = ix.geometry.frames * 8;
+    const planes = modes[i] === 'delta' ? 2 : 1;
+    // An empty list runs nothing: its sums are zero.
+    if (lists[i].length === 0) encoder.clearBuffer(staging, stagingOffsets[i], planes * bytes);
+    else encoder.copyBufferToBuffer(ix.sums, 0, staging, stagingOffsets[i], planes * bytes);
+  });
+  return params;
+}

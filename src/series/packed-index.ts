@@ -1,0 +1,283 @@
+/**
+ * The exact series index: every count of an acquisition, detector-major and bit-packed, so a mask's image reads
+ * only the pixels it covers (a delta only the pixels it changes) and every value is a shift and a mask away.
+ * CPU twin of src/shaders/packed-index.wgsl (build: `packedWidths`, `packedScan`, `packedPack`) and
+ * src/shaders/packed-query.wgsl (`packedQuery`); docs/archive-format.md ("The series index") describes it.
+ *
+ * Layout, per acquisition: frames are cut into chunks (never across a record; `chunkFrames` a multiple of
+ * 1,024); in a chunk, each pixel's values of 64 consecutive frames form a block, stored with the bit width of
+ * the largest (w = bits of the OR of the 64 values; 0 when all are 0) as 64 values of w bits, LSB first, in 2w
+ * u32 words. Metadata per (pixel, group of 16 blocks): the 16 widths as bytes in 4 words, and the group's word
+ * offset in its chunk's data; a block's words start at that offset plus 2 x the widths before it in the group.
+ * Chunk data is pixel-major: pixel p's groups, then pixel p + 1's. Nothing is approximated: a count up to the
+ * dtype's maximum keeps all its bits (w up to 32), and a flagged pixel is stored like any other (masks leave it
+ * out).
+ */
+import { StemflowError } from '../errors';
+
+/** Frames of a block (one bit width). */
+export const BLOCK = 64;
+/** Blocks of a group (one stored offset, 16 widths in 4 words). */
+export const GROUP = 16;
+/** Frames of a full group. */
+export const GROUP_FRAMES = BLOCK * GROUP;
+
+export interface IndexChunk {
+  /** Record of the acquisition the chunk's frames come from. */
+  record: number;
+  /** First frame of the chunk (acquisition-wide) and its frame count. */
+  first: number;
+  frames: number;
+  /** Frame of the chunk's first frame within its record. */
+  recordFrame: number;
+  groups: number;
+  /** Word offsets of the chunk's widths (4 words per (pixel, group)) and group offsets (1 word each). */
+  widthsBase: number;
+  basesBase: number;
+}
+
+export interface IndexGeometry {
+  pixels: number;
+  frames: number;
+  chunkFrames: number;
+  chunks: IndexChunk[];
+  widthsWords: number;
+  basesWords: number;
+}
+
+/** Largest chunk whose decoded values (u32 each) fit `scratchBytes`: a multiple of 1,024 frames, at least 1,024. */
+export function chunkFramesFor(pixels: number, scratchBytes: number): number {
+  return Math.max(GROUP_FRAMES, Math.floor(scratchBytes / (4 * pixels * GROUP_FRAMES)) * GROUP_FRAMES);
+}
+
+/** Chunks of an acquisition's records (in frame order) and where their metadata goes. */
+export function indexGeometry(
+  records: readonly { firstFrame: number; frames: number }[],
+  pixels: number,
+  chunkFrames: number,
+): IndexGeometry {
+  if (!Number.isInteger(chunkFrames) || chunkFrames < GROUP_FRAMES || chunkFrames % GROUP_FRAMES !== 0)
+    throw new StemflowError('invalid', `Index chunks of ${chunkFrames} frames: give a multiple of 1024.`);
+  const chunks: IndexChunk[] = [];
+  let widthsWords = 0;
+  let basesWords = 0;
+  let frames = 0;
+  records.forEach((r, record) => {
+    for (let at = 0; at < r.frames; at += chunkFrames) {
+      const n = Math.min(chunkFrames, r.frames - at);
+      const groups = Math.ceil(n / GROUP_FRAMES);
+      chunks.push({
+        record,
+        first: r.firstFrame + at,
+        frames: n,
+        recordFrame: at,
+        groups,
+        widthsBase: widthsWords,
+        basesBase: basesWords,
+      });
+      widthsWords += pixels * groups * 4;
+      basesWords += pixels * groups;
+    }
+    frames = Math.max(frames, r.firstFrame + r.frames);
+  });
+  return { pixels, frames, chunkFrames, chunks, widthsWords, basesWords };
+}
+
+/** Bit width of a value set from the OR of its values (0 for all zeros). */
+export const widthOf = (or: number): number => 32 - Math.clz32(or);
+
+/**
+ * Twin of `widths`: per (pixel, group) of a chunk, the blocks' widths (bytes, 4 words) and the group's data words
+ * (2 x the sum of its widths), written where `packedScan` turns them into offsets. `values`: the chunk's counts,
+ * frame-major (frame f, pixel p at f * pixels + p).
+ */
+export function packedWidths(
+  values: Uint32Array,
+  pixels: number,
+  frames: number,
+  widths: Uint32Array,
+  bases: Uint32Array,
+  c: { groups: number; widthsBase: number; basesBase: number },
+): void {
+  for (let g = 0; g < c.groups; g++) {
+    for (let p = 0; p < pixels; p++) {
+      const words = [0, 0, 0, 0];
+      let sum = 0;
+      for (let k = 0; k < GROUP; k++) {
+        const f0 = (g * GROUP + k) * BLOCK;
+        let or = 0;
+        for (let f = f0; f < Math.min(frames, f0 + BLOCK); f++) or |= values[f * pixels + p];
+        const w = widthOf(or);
+        words[k >> 2] |= w << ((k & 3) * 8);
+        sum += 2 * w;
+      }
+      const e = p * c.groups + g;
+      widths.set(words, c.widthsBase + e * 4);
+      bases[c.basesBase + e] = sum;
+    }
+  }
+}
+
+/** Twin of `scan`: the groups' data words become exclusive offsets in chunk order; returns the chunk's words. */
+export function packedScan(
+  bases: Uint32Array,
+  pixels: number,
+  c: { groups: number; basesBase: number },
+): number {
+  let total = 0;
+  for (let e = 0; e < pixels * c.groups; e++) {
+    const n = bases[c.basesBase + e];
+    bases[c.basesBase + e] = total;
+    total += n;
+  }
+  return total;
+}
+
+/** Word offset (in the chunk's data) and width of block `b` of pixel `p`. */
+export function blockAt(
+  widths: Uint32Array,
+  bases: Uint32Array,
+  c: { groups: number; widthsBase: number; basesBase: number },
+  p: number,
+  b: number,
+): { at: number; w: number } {
+  const g = b >> 4;
+  const k = b & 15;
+  const e = p * c.groups + g;
+  let before = 0;
+  for (let j = 0; j < k; j++) before += (widths[c.widthsBase + e * 4 + (j >> 2)] >>> ((j & 3) * 8)) & 0xff;
+  const w = (widths[c.widthsBase + e * 4 + (k >> 2)] >>> ((k & 3) * 8)) & 0xff;
+  return { at: bases[c.basesBase + e] + 2 * before, w };
+}
+
+/** Value j (< 64) of a block of width w whose words start at data[at]. */
+export function blockValue(data: Uint32Array, at: number, w: number, j: number): number {
+  if (w === 0) return 0;
+  const bit = j * w;
+  const i = at + (bit >>> 5);
+  const sh = bit & 31;
+  let v = data[i] >>> sh;
+  if (sh + w > 32) v |= data[i + 1] << (32 - sh);
+  return w === 32 ? v >>> 0 : (v & ((1 << w) - 1)) >>> 0;
+}
+
+/** Twin of `pack`: every block's values at its width into `data` from word `dataBase` (offsets from the scan). */
+export function packedPack(
+  values: Uint32Array,
+  pixels: number,
+  frames: number,
+  widths: Uint32Array,
+  bases: Uint32Array,
+  c: { groups: number; widthsBase: number; basesBase: number },
+  data: Uint32Array,
+  dataBase: number,
+): void {
+  for (let p = 0; p < pixels; p++) {
+    for (let b = 0; b < c.groups * GROUP; b++) {
+      const { at, w } = blockAt(widths, bases, c, p, b);
+      if (w === 0) continue;
+      // As pack_main: `acc` holds `bits` (< 32) bits not yet written.
+      let acc = 0;
+      let bits = 0;
+      let out = dataBase + at;
+      for (let j = 0; j < BLOCK; j++) {
+        const f = b * BLOCK + j;
+        const v = f < frames ? values[f * pixels + p] : 0;
+        if (bits + w >= 32) {
+          data[out++] = acc | (v << bits);
+          const used = 32 - bits;
+          acc = used < 32 ? v >>> used : 0;
+          bits = bits + w - 32;
+        } else {
+          acc |= v << bits;
+          bits += w;
+        }
+      }
+    }
+  }
+}
+
+/** Mask list entries: pixel in the low 30 bits, accumulator bits (1 = A, 2 = B) above. */
+export const LIST_PIXEL = 0x3fffffff;
+export const listEntry = (pixel: number, bits: number): number => (pixel | (bits << 30)) >>> 0;
+
+/**
+ * Twin of packed-query.wgsl: for every frame of a chunk, the sums of the listed pixels' values into accumulator A
+ * or B (`a`, `b` at frameBase + frame), from the chunk's data at `data[dataBase..]`.
+ */
+export function packedQuery(
+  data: Uint32Array,
+  dataBase: number,
+  widths: Uint32Array,
+  bases: Uint32Array,
+  c: { frames: number; groups: number; widthsBase: number; basesBase: number },
+  list: Uint32Array,
+  a: Float64Array,
+  b: Float64Array,
+  frameBase: number,
+): void {
+  for (const e of list) {
+    const p = e & LIST_PIXEL;
+    const bits = e >>> 30;
+    for (let blk = 0; blk * BLOCK < c.frames; blk++) {
+      const { at, w } = blockAt(widths, bases, c, p, blk);
+      if (w === 0) continue;
+      for (let j = 0; j < BLOCK && blk * BLOCK + j < c.frames; j++) {
+        const v = blockValue(data, dataBase + at, w, j);
+        const f = frameBase + blk * BLOCK + j;
+        if (bits & 1) a[f] += v;
+        if (bits & 2) b[f] += v;
+      }
+    }
+  }
+}
+
+/**
+ * An acquisition's index built on the CPU from its counts (frame-major, `frames` x `pixels`): the reference the
+ * GPU build must equal word for word.
+ */
+export function buildPackedIndex(
+  counts: Uint32Array,
+  geometry: IndexGeometry,
+): { widths: Uint32Array; bases: Uint32Array; data: Uint32Array[]; totals: number[] } {
+  const { pixels } = geometry;
+  const widths = new Uint32Array(geometry.widthsWords);
+  const bases = new Uint32Array(geometry.basesWords);
+  const data: Uint32Array[] = [];
+  const totals: number[] = [];
+  for (const c of geometry.chunks) {
+    const values = counts.subarray(c.first * pixels, (c.first + c.frames) * pixels);
+    packedWidths(values, pixels, c.frames, widths, bases, c);
+    const total = packedScan(bases, pixels, c);
+    const words = new Uint32Array(total);
+    packedPack(values, pixels, c.frames, widths, bases, c, words, 0);
+    data.push(words);
+    totals.push(total);
+  }
+  return { widths, bases, data, totals };
+}
+
+/**
+ * The pixels a query reads: the full mask (bit 1 = accumulator A), or, from the previous mask, the pixels a delta
+ * adds (A) and removes (B), whichever lists fewer (`mode` may force either); flagged pixels are never listed.
+ */
+export function chooseIndexList(
+  mask: Uint8Array,
+  previous: Uint8Array | null,
+  flagged: Uint8Array,
+  mode: 'auto' | 'full' | 'delta',
+): { list: Uint32Array; mode: 'full' | 'delta' } {
+  const full: number[] = [];
+  const delta: number[] = [];
+  for (let p = 0; p < mask.length; p++) {
+    if (flagged[p]) continue;
+    const now = mask[p] !== 0;
+    if (now) full.push(listEntry(p, 1));
+    if (previous) {
+      const before = previous[p] !== 0;
+      if (now !== before) delta.push(listEntry(p, now ? 1 : 2));
+    }
+  }
+  const useDelta = previous !== null && mode !== 'full' && (mode === 'delta' || delta.length < full.length);
+  return { list: Uint32Array.from(useDelta ? delta : full), mode: useDelta ? 'delta' : 'full' };
+}
