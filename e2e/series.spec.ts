@@ -59,6 +59,8 @@ test('series panel: exact images of every acquisition from the GPU-resident arch
   expect(await page.evaluate(() => window.__stemflowSeries!.state().acquisitions)).toBe(2);
   // Every file's SHA-256 was checked in the hash threads (nested workers), not in the series worker.
   expect(await page.evaluate(() => window.__stemflowSeries!.state().hashThreads)).toBeGreaterThan(0);
+  // The exact index fits the default budget: every query below reads it (the GPU tests compare it with the lanes).
+  await expect(page.getByTestId('series-index')).toContainText('exact index built');
 
   const settled = async () => {
     await page.waitForFunction(
@@ -149,6 +151,8 @@ test('series panel: a budget that holds one of two acquisitions loads the first 
   expect([one.acquisitions, one.asked]).toEqual([1, 2]);
   expect(one.gpuBytes).toBeLessThanOrEqual(0.75 * both.gpuBytes);
   await expect(page.getByTestId('series-summary')).toContainText('1 of 2 acquisitions (the budget holds 1)');
+  // The budget left no room for the exact index: it says why; queries read the encoded lanes.
+  await expect(page.getByTestId('series-index')).toContainText('exact index not built: the index needs');
   await page.evaluate(() => window.__stemflowSeries!.setPreset('all'));
   await expect
     .poll(

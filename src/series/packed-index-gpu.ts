@@ -82,7 +82,11 @@ export async function buildSeriesIndex(
   const first = archive.acquisitions[plan.acquisitions[0]];
   const pixels = first.geometry.pixels;
   const scratchCap = Math.min(options.scratchBytes ?? INDEX_SCRATCH_BYTES, maxBinding);
-  const chunkFrames = chunkFramesFor(pixels, scratchCap);
+  // No larger than the longest record needs (chunks never span records).
+  const longest = Math.max(
+    ...plan.acquisitions.flatMap((a) => archive.acquisitions[a].records.map((r) => r.frames)),
+  );
+  const chunkFrames = Math.min(chunkFramesFor(pixels, scratchCap), Math.ceil(longest / 1024) * 1024);
   const scratchBytes = chunkFrames * pixels * 4;
   const geometries = new Map<number, IndexGeometry>();
   let metadataBytes = 0;

@@ -106,11 +106,12 @@ export async function loadSeries(
     /** Lane invocations per query dispatch (a power of two, 2^14..2^22; default 2^18). */
     lanesPerDispatch?: number;
     /**
-     * Build the exact index (src/series/packed-index.ts) after loading, within this many more bytes; queries
+     * Build the exact index (src/series/packed-index.ts) after loading, within this many more bytes (default:
+     * what the series leaves of `budgetBytes`); queries
      * then read the index. An index that does not fit is not built (`Series.index.refused` says why) and the
      * series answers from the encoded lanes.
      */
-    index?: { budgetBytes: number; scratchBytes?: number };
+    index?: { budgetBytes?: number; scratchBytes?: number };
     signal?: AbortSignal;
     onProgress?: (done: number, total: number) => void;
   },
@@ -159,7 +160,9 @@ export async function loadSeries(
   if (options.index) {
     try {
       const built = await buildSeriesIndex(device, archive, plan, buffers, {
-        ...options.index,
+        // By default, what the series leaves of its budget.
+        budgetBytes: options.index.budgetBytes ?? options.budgetBytes - plan.totalBytes,
+        scratchBytes: options.index.scratchBytes,
         signal: options.signal,
       });
       if ('refused' in built)

@@ -15,6 +15,8 @@ export interface SeriesSummary {
   /** Acquisitions asked for (all of the archive's unless a subset was chosen); more than loaded when they did not fit. */
   asked: number;
   gpuBytes: number;
+  /** The exact index (asked for with `index`): built, or why not; its GPU bytes are in gpuBytes. */
+  index: { built: boolean; line: string } | null;
   /** Threads that checked the files' SHA-256 (0: the series worker itself). */
   hashThreads: number;
   /** Milliseconds to check every file and to load the encoded data onto the GPU. */
@@ -40,6 +42,8 @@ export interface SeriesApi {
     options: {
       budgetBytes: number;
       acquisitions?: number[];
+      /** Build the exact index in what the series leaves of the budget (queries then read only the mask's pixels). */
+      index?: boolean;
       /** With files: each file's path, 'folder/sub/name' (else its webkitRelativePath, else its name). */
       paths?: string[];
     },
@@ -50,7 +54,7 @@ export interface SeriesApi {
    * or `refused` with the numbers (or why) while the loaded ones stay; without it, as many as fit.
    */
   reload(
-    options: { budgetBytes: number; acquisitions?: number[] },
+    options: { budgetBytes: number; acquisitions?: number[]; index?: boolean },
     onProgress?: (p: { stage: string; done: number; total: number }) => void,
   ): Promise<SeriesSummary | { refused: string }>;
   /** Exact virtual images of a binary detector mask for every loaded acquisition (or `order`). */

@@ -42,7 +42,7 @@ const need = () => {
  * series is released, when it does not fit), or by default as many as fit, in archive order.
  */
 async function loadChosen(
-  options: { budgetBytes: number; acquisitions?: number[] },
+  options: { budgetBytes: number; acquisitions?: number[]; index?: boolean },
   openMs: number,
   onProgress?: (p: { stage: string; done: number; total: number }) => void,
 ): Promise<SeriesSummary> {
@@ -58,6 +58,7 @@ async function loadChosen(
   series = await loadSeries(device, opened, {
     budgetBytes: options.budgetBytes,
     acquisitions: chosen,
+    index: options.index ? {} : undefined,
     onProgress: (done, total) => onProgress?.({ stage: 'load', done, total }),
   });
   return {
@@ -72,7 +73,8 @@ async function loadChosen(
     hashThreads: hashPool.used,
     plan: series.plan.lines,
     asked: asked.length,
-    gpuBytes: series.plan.totalBytes,
+    gpuBytes: series.plan.totalBytes + (series.index?.bytes ?? 0),
+    index: series.index ? { built: series.index.built, line: series.index.lines.join(' ') } : null,
     openMs,
     loadMs: performance.now() - t1,
   };

@@ -11,6 +11,8 @@ export function SeriesHeader({
   progress,
   budgetGiB,
   setBudgetGiB,
+  indexOn,
+  setIndexOn,
   summary,
 }: {
   onOpen: (folder: FileSystemDirectoryHandle | File[]) => void;
@@ -18,6 +20,9 @@ export function SeriesHeader({
   progress: string;
   budgetGiB: number;
   setBudgetGiB: (gib: number) => void;
+  /** Whether the next load builds the exact index. */
+  indexOn: boolean;
+  setIndexOn: (on: boolean) => void;
   summary: SeriesSummary | null;
 }) {
   const input = useRef<HTMLInputElement>(null);
@@ -63,6 +68,15 @@ export function SeriesHeader({
         />{' '}
         GiB
       </label>
+      <label title="Keeps every count a second time on the GPU, bit-packed by detector pixel (exact): a mask then reads only its own pixels, a change only the pixels it changes. Built when the next load fits it in the budget.">
+        <input
+          type="checkbox"
+          checked={indexOn}
+          data-testid="series-index-toggle"
+          onChange={(e) => setIndexOn(e.currentTarget.checked)}
+        />{' '}
+        exact index
+      </label>
       {opening ? <span data-testid="series-progress">{progress || 'opening…'}</span> : null}
       {summary ? (
         <span className="muted" title={summary.plan.join('\n')} data-testid="series-summary">
@@ -74,6 +88,11 @@ export function SeriesHeader({
             ? ` by ${summary.hashThreads} thread${summary.hashThreads > 1 ? 's' : ''}`
             : ''}
           , loaded in {formatMs(summary.loadMs)})
+          {summary.index ? (
+            <span data-testid="series-index" title={summary.index.line}>
+              {summary.index.built ? '; exact index built' : `; ${summary.index.line}`}
+            </span>
+          ) : null}
         </span>
       ) : null}
     </header>

@@ -35,6 +35,8 @@ export function SeriesPanel() {
   const [progress, setProgress] = useState('');
   const [summary, setSummary] = useState<SeriesSummary | null>(null);
   const [budgetGiB, setBudgetGiB] = useState(4);
+  // The exact index: built in what the series leaves of the budget; queries then read only the mask's pixels.
+  const [indexOn, setIndexOn] = useState(true);
   const [pattern, setPattern] = useState<Float64Array | null>(null);
   const [detector, setDetector] = useState<SeriesDetector | null>(null);
   const [query, setQuery] = useState<SeriesQuery | null>(null);
@@ -110,6 +112,7 @@ export function SeriesPanel() {
     setDetector(null);
     const options = {
       budgetBytes: budgetGiB * 2 ** 30,
+      index: indexOn,
       paths: Array.isArray(folder) ? (paths ?? folder.map(relativePathOf)) : undefined,
     };
     return loading(() => seriesClient().open(folder, options, showProgress));
@@ -118,7 +121,10 @@ export function SeriesPanel() {
   /** Loads the chosen acquisitions of the open archive (a refusal keeps the loaded ones). */
   function reloadChosen(list: number[]) {
     return loading(() =>
-      seriesClient().reload({ budgetBytes: budgetGiB * 2 ** 30, acquisitions: list }, showProgress),
+      seriesClient().reload(
+        { budgetBytes: budgetGiB * 2 ** 30, acquisitions: list, index: indexOn },
+        showProgress,
+      ),
     );
   }
 
@@ -301,6 +307,8 @@ export function SeriesPanel() {
             progress={progress}
             budgetGiB={budgetGiB}
             setBudgetGiB={setBudgetGiB}
+            indexOn={indexOn}
+            setIndexOn={setIndexOn}
             summary={summary}
           />
           {phase === 'idle' ? (
