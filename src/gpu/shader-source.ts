@@ -13,11 +13,14 @@ import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
 import bslz4DecodeMulti from '../shaders/bslz4-decode-multi.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
 import fft from '../shaders/fft.wgsl?raw';
+import packedIndex from '../shaders/packed-index.wgsl?raw';
+import packedQuery from '../shaders/packed-query.wgsl?raw';
 import residentVirtualImage from '../shaders/resident-virtual-image.wgsl?raw';
 import tansCompare from '../shaders/tans-compare.wgsl?raw';
 import tansEncode from '../shaders/tans-encode.wgsl?raw';
 import tansQuery from '../shaders/tans-query.wgsl?raw';
 import tansStats from '../shaders/tans-stats.wgsl?raw';
+import tansValues from '../shaders/tans-values.wgsl?raw';
 import tcbfGather from '../shaders/tcbf-gather.wgsl?raw';
 import tcbfPeak from '../shaders/tcbf-peak.wgsl?raw';
 import tcbfPhaseFlip from '../shaders/tcbf-phase-flip.wgsl?raw';
@@ -35,6 +38,9 @@ export const shaderSource = {
   'tans-query': tansQuery,
   'tans-encode': tansEncode,
   'tans-stats': tansStats,
+  'tans-values': tansValues,
+  'packed-index': packedIndex,
+  'packed-query': packedQuery,
   'virtual-detector': virtualDetector,
   fft,
   'tcbf-gather': tcbfGather,

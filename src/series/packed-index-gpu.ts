@@ -14,6 +14,7 @@
 
 import { DTYPE_BITS } from '../archive/lanes';
 import type { Archive } from '../archive/reader';
+import { readBuffer } from '../compute/readback';
 import { StemflowError } from '../errors';
 import { type DispatchChunk, encodeChunks } from '../gpu/chunked-dispatch';
 import { structLayout } from '../gpu/uniform-layout';
@@ -29,7 +30,7 @@ const indexLayout = structLayout(indexSource, 'Params');
 const queryLayout = structLayout(querySource, 'Params');
 
 /** u32 words of a chunk entry (`struct Chunk` in packed-query.wgsl). */
-export const CHUNK_WORDS = 12;
+export const CHUNK_WORDS = 8;
 /** Decoded counts of one chunk (u32 each) while building: at most this many bytes (and the binding limit). */
 export const INDEX_SCRATCH_BYTES = 1 << 30;
 const QUERY_WORKGROUP = 64;
@@ -46,8 +47,10 @@ export interface IndexedAcquisition {
   /** Per chunk: its data buffer and word offset there. */
   chunkBuffer: number[];
   chunkBase: number[];
-  /** Accumulator A (lo, hi per frame), then B: the query's output for this acquisition. */
-  sums: GPUBuffer;
+  /** The image of the last mask queried, (lo, hi) u32 per frame: deltas add to it on the GPU. */
+  image: GPUBuffer;
+  /** The readback of a query: the image's low words, then a flag set when any high word is not 0. */
+  out: GPUBuffer;
 }
 
 export interface SeriesIndex {
@@ -86,15 +89,17 @@ export async function buildSeriesIndex(
   const longest = Math.max(
     ...plan.acquisitions.flatMap((a) => archive.acquisitions[a].records.map((r) => r.frames)),
   );
-  const chunkFrames = Math.min(chunkFramesFor(pixels, scratchCap), Math.ceil(longest / 1024) * 1024);
-  const scratchBytes = chunkFrames * pixels * 4;
+  const dtypeBits = DTYPE_BITS[first.info.dtype];
+  const { virtualPixels } = indexGeometry([], first.info.detector, 1024, dtypeBits);
+  const chunkFrames = Math.min(chunkFramesFor(virtualPixels, scratchCap), Math.ceil(longest / 1024) * 1024);
+  const scratchBytes = chunkFrames * virtualPixels * 4;
   const geometries = new Map<number, IndexGeometry>();
   let metadataBytes = 0;
   let chunkCount = 0;
   let frames = 0;
   for (const a of plan.acquisitions) {
     const acq = archive.acquisitions[a];
-    const g = indexGeometry(acq.records, pixels, chunkFrames);
+    const g = indexGeometry(acq.records, acq.info.detector, chunkFrames, DTYPE_BITS[acq.info.dtype]);
     geometries.set(a, g);
     metadataBytes += 4 * (g.widthsWords + g.basesWords);
     chunkCount += g.chunks.length;
@@ -104,7 +109,10 @@ export async function buildSeriesIndex(
         refused: `the index's block widths of ${acq.info.name} take ${fmt(g.widthsWords * 4)}; this GPU binds at most ${fmt(maxBinding)}`,
       };
   }
-  const queryScratch = frames * 16 + plan.acquisitions.length * pixels * 4 + chunkCount * CHUNK_WORDS * 4;
+  // Per frame an image (8 B) and its readback words (4 B); a list has at most one entry a pixel (an entry covers a
+  // pixel or a tile of them).
+  const queryScratch =
+    frames * 12 + plan.acquisitions.length * (pixels * 4 + 16) + chunkCount * CHUNK_WORDS * 4;
   const before = metadataBytes + scratchBytes + queryScratch;
   if (scratchBytes > maxBinding || before > options.budgetBytes)
     return {
@@ -138,13 +146,15 @@ export async function buildSeriesIndex(
       GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
     );
     temporary.push(scratch, totals, readback);
-    const perAcq = new Map<number, { widths: GPUBuffer; bases: GPUBuffer; sums: GPUBuffer }>();
+    type PerAcquisition = { widths: GPUBuffer; bases: GPUBuffer; image: GPUBuffer; out: GPUBuffer };
+    const perAcq = new Map<number, PerAcquisition>();
     for (const a of plan.acquisitions) {
       const g = geometries.get(a) as IndexGeometry;
       perAcq.set(a, {
         widths: make(`widths ${a}`, g.widthsWords * 4, RW),
         bases: make(`offsets ${a}`, g.basesWords * 4, RW),
-        sums: make(`sums ${a}`, g.frames * 16, RW),
+        image: make(`image ${a}`, g.frames * 8, RW),
+        out: make(`readback words ${a}`, g.frames * 4 + 4, RW),
       });
     }
     const list = make(
@@ -207,6 +217,7 @@ export async function buildSeriesIndex(
                 class_base: placement.classBase,
                 data_words: rec.dataWords,
                 cols: acq.info.detector[1],
+                stride: virtualPixels,
               },
               workgroups: Math.ceil(slicesLanes / 64),
             },
@@ -218,16 +229,62 @@ export async function buildSeriesIndex(
       for (const p of params) p.destroy();
     };
     const chunkParams = (c: IndexGeometry['chunks'][number], chunk: number, dataBase: number) => ({
-      pixels,
+      pixels: virtualPixels,
       frames: c.frames,
       groups: c.groups,
       widths_base: c.widthsBase,
       bases_base: c.basesBase,
       data_base: dataBase,
       chunk,
-      pad: 0,
+      frame_first: 0,
+      det_cols: 0,
+      det_rows: 0,
+      side: 0,
+      tile_cols: 0,
+      tiles: 0,
+      level_base: 0,
     });
-    const groupsOf = (c: IndexGeometry['chunks'][number]) => Math.ceil((pixels * c.groups) / 64);
+    const groupsOf = (c: IndexGeometry['chunks'][number]) => Math.ceil((virtualPixels * c.groups) / 64);
+    // The tile levels' sums after each frame's pixels: dispatches of at most 2^22 (frame, tile) invocations.
+    const encodeTiles = (
+      e: GPUCommandEncoder,
+      g: IndexGeometry,
+      c: IndexGeometry['chunks'][number],
+      at: number,
+    ) =>
+      g.tiles.map((t) => {
+        const tiles = t.rows * t.cols;
+        const framesPer = Math.max(1, Math.floor(2 ** 22 / tiles));
+        const parts: DispatchChunk[] = [];
+        for (let f = 0; f < c.frames; f += framesPer) {
+          const frames = Math.min(framesPer, c.frames - f);
+          parts.push({
+            params: {
+              ...chunkParams(c, at, 0),
+              frames,
+              frame_first: f,
+              det_cols: g.detector[1],
+              det_rows: g.detector[0],
+              side: t.side,
+              tile_cols: t.cols,
+              tiles,
+              level_base: t.base,
+            },
+            workgroups: Math.ceil((frames * tiles) / 64),
+          });
+        }
+        return encodeChunks(
+          e,
+          {
+            device,
+            pipeline: pipes.tiles,
+            layout: indexLayout,
+            label: 'packed-index tiles',
+            bindings: [{ binding: 1, resource: { buffer: scratch } }],
+          },
+          parts,
+        );
+      });
 
     // Phase 1: widths and offsets of every chunk, the totals read back once.
     device.pushErrorScope('out-of-memory');
@@ -238,6 +295,7 @@ export async function buildSeriesIndex(
       for (const c of g.chunks) {
         const at = chunk++;
         encodeChunk(a, c, (e) => [
+          ...encodeTiles(e, g, c, at),
           encodeChunks(
             e,
             {
@@ -323,7 +381,7 @@ export async function buildSeriesIndex(
     const acquisitions = new Map<number, IndexedAcquisition>();
     for (const a of plan.acquisitions) {
       const p = placed.get(a) as { sizes: number[]; chunkBuffer: number[]; chunkBase: number[] };
-      const m = perAcq.get(a) as { widths: GPUBuffer; bases: GPUBuffer; sums: GPUBuffer };
+      const m = perAcq.get(a) as PerAcquisition;
       acquisitions.set(a, {
         geometry: geometries.get(a) as IndexGeometry,
         ...m,
@@ -349,6 +407,7 @@ export async function buildSeriesIndex(
       ix.geometry.chunks.forEach((c, i) => {
         const at = chunk++;
         encodeChunk(a, c, (e) => [
+          ...encodeTiles(e, ix.geometry, c, at),
           encodeChunks(
             e,
             {
@@ -384,7 +443,12 @@ export async function buildSeriesIndex(
       scratchBytes: queryScratch,
       buildMs,
       lines: [
-        `exact index: packed counts ${fmt(dataBytes)} (${((8 * dataBytes) / (frames * pixels)).toFixed(2)} bits a count), block widths and offsets ${fmt(metadataBytes)}, query scratch ${fmt(queryScratch)}; built in ${buildMs.toFixed(0)} ms`,
+        `exact index: packed counts ${fmt(dataBytes)} (${((8 * dataBytes) / (frames * pixels)).toFixed(2)} bits a count, tiles of ${
+          geometries
+            .get(plan.acquisitions[0])
+            ?.tiles.map((t) => `${t.side} x ${t.side}`)
+            .join(' and ') || 'none'
+        } included), block widths and offsets ${fmt(metadataBytes)}, query scratch ${fmt(queryScratch)}; built in ${buildMs.toFixed(0)} ms`,
       ],
       list,
       chunkTable,
@@ -405,7 +469,12 @@ function indexPipelines(device: GPUDevice) {
       layout: 'auto',
       compute: { module, entryPoint },
     });
-  return { widths: make('widths_main'), scan: make('scan_main'), pack: make('pack_main') };
+  return {
+    tiles: make('tiles_main'),
+    widths: make('widths_main'),
+    scan: make('scan_main'),
+    pack: make('pack_main'),
+  };
 }
 
 function valuesPipelines(device: GPUDevice) {
@@ -430,7 +499,7 @@ function valuesPipelines(device: GPUDevice) {
   };
 }
 
-function queryPipeline(device: GPUDevice): GPUComputePipeline {
+export function queryPipeline(device: GPUDevice): GPUComputePipeline {
   const module = device.createShaderModule({ label: 'packed-query.wgsl', code: querySource });
   return device.createComputePipeline({
     label: 'packed-query',
@@ -441,9 +510,9 @@ function queryPipeline(device: GPUDevice): GPUComputePipeline {
 
 /**
  * Encodes an index query: the lists (one per asked-for acquisition, in `order`) are written, every chunk of those
- * acquisitions runs (one dispatch group per data buffer), and each acquisition's sums (A, and B for a delta) are
- * copied into `staging` at `stagingOffsets` (the tANS path's layout). Returns the parameter buffers (destroy after
- * submit).
+ * acquisitions runs (one dispatch group per acquisition and data buffer; an empty list too, so the resident image
+ * always follows the mask), and each acquisition's low words and flag are copied into `staging` at
+ * `stagingOffsets` (frames + 1 words each). Returns the parameter buffers (destroy after submit).
  */
 export function encodeIndexQuery(
   device: GPUDevice,
@@ -459,41 +528,35 @@ export function encodeIndexQuery(
   const chunkCount = [...index.acquisitions.values()].reduce((n, ix) => n + ix.geometry.chunks.length, 0);
   const table = new Uint32Array(Math.max(1, chunkCount) * CHUNK_WORDS);
   const listWords = new Uint32Array(Math.max(1, order.length * pixels));
-  const groups: { ix: IndexedAcquisition; buffer: number; first: number; count: number; threads: number }[] =
-    [];
+  // One dispatch group per (acquisition, data buffer): its chunks share the acquisition's list.
+  const groups: {
+    ix: IndexedAcquisition;
+    buffer: number;
+    first: number;
+    count: number;
+    threads: number;
+    list: number;
+  }[] = [];
   let entries = 0;
   order.forEach((a, i) => {
     const ix = index.acquisitions.get(a) as IndexedAcquisition;
     listWords.set(lists[i], i * pixels);
-    if (lists[i].length === 0) return;
-    const n = ix.geometry.frames;
     ix.geometry.chunks.forEach((c, k) => {
       let group = groups.at(-1);
       if (!group || group.ix !== ix || group.buffer !== ix.chunkBuffer[k]) {
-        group = { ix, buffer: ix.chunkBuffer[k], first: entries, count: 0, threads: 0 };
+        group = { ix, buffer: ix.chunkBuffer[k], first: entries, count: 0, threads: 0, list: i };
         groups.push(group);
       }
       table.set(
-        [
-          group.threads,
-          c.frames,
-          c.groups,
-          ix.chunkBase[k],
-          c.widthsBase,
-          c.basesBase,
-          i * pixels,
-          lists[i].length,
-          2 * c.first,
-          2 * n,
-          0,
-          0,
-        ],
+        [group.threads, c.frames, c.groups, ix.chunkBase[k], c.widthsBase / 4, c.basesBase, c.first, 0],
         entries * CHUNK_WORDS,
       );
       group.threads += c.frames;
       group.count++;
       entries++;
     });
+    // The flag is set by the query when a value needs its high word.
+    encoder.clearBuffer(ix.out, ix.geometry.frames * 4, 4);
   });
   device.queue.writeBuffer(index.list, 0, listWords);
   device.queue.writeBuffer(index.chunkTable, 0, table, 0, Math.max(1, entries) * CHUNK_WORDS);
@@ -503,7 +566,16 @@ export function encodeIndexQuery(
     for (let first = 0; first < g.threads; first += QUERY_THREADS_PER_DISPATCH) {
       const count = Math.min(QUERY_THREADS_PER_DISPATCH, g.threads - first);
       chunks.push({
-        params: { thread_first: first, thread_count: count, chunk_first: g.first, chunk_count: g.count },
+        params: {
+          thread_first: first,
+          thread_count: count,
+          chunk_first: g.first,
+          chunk_count: g.count,
+          list_base: g.list * pixels,
+          list_count: lists[g.list].length,
+          delta: modes[g.list] === 'delta' ? 1 : 0,
+          frames: g.ix.geometry.frames,
+        },
         workgroups: Math.ceil(count / QUERY_WORKGROUP),
       });
     }
@@ -520,8 +592,9 @@ export function encodeIndexQuery(
             { binding: 2, resource: { buffer: g.ix.widths } },
             { binding: 3, resource: { buffer: g.ix.bases } },
             { binding: 4, resource: { buffer: index.list } },
-            { binding: 5, resource: { buffer: g.ix.sums } },
+            { binding: 5, resource: { buffer: g.ix.image } },
             { binding: 6, resource: { buffer: index.chunkTable } },
+            { binding: 7, resource: { buffer: g.ix.out } },
           ],
         },
         chunks,
@@ -530,11 +603,30 @@ export function encodeIndexQuery(
   }
   order.forEach((a, i) => {
     const ix = index.acquisitions.get(a) as IndexedAcquisition;
-    const bytes = ix.geometry.frames * 8;
-    const planes = modes[i] === 'delta' ? 2 : 1;
-    // An empty list runs nothing: its sums are zero.
-    if (lists[i].length === 0) encoder.clearBuffer(staging, stagingOffsets[i], planes * bytes);
-    else encoder.copyBufferToBuffer(ix.sums, 0, staging, stagingOffsets[i], planes * bytes);
+    encoder.copyBufferToBuffer(ix.out, 0, staging, stagingOffsets[i], ix.geometry.frames * 4 + 4);
   });
   return params;
+}
+
+/**
+ * The exact images of an index query from the mapped readback: each acquisition's low words converted at once,
+ * or, when its flag says a value needs its high word, null (read the resident image: `readIndexImage`).
+ */
+export function indexImages(
+  words: Uint32Array,
+  frames: number[],
+  stagingOffsets: number[],
+): (Float64Array | null)[] {
+  return frames.map((n, i) => {
+    const at = stagingOffsets[i] / 4;
+    return words[at + n] === 0 ? new Float64Array(words.subarray(at, at + n)) : null;
+  });
+}
+
+/** The resident image of an acquisition, (lo, hi) per frame, read back whole (values of 2^32 and more). */
+export async function readIndexImage(device: GPUDevice, ix: IndexedAcquisition): Promise<Float64Array> {
+  const n = ix.geometry.frames;
+  const bytes = await readBuffer(device, ix.image, 0, n * 8);
+  const words = new Uint32Array(bytes.buffer, bytes.byteOffset, 2 * n);
+  return Float64Array.from({ length: n }, (_, f) => words[2 * f] + words[2 * f + 1] * 2 ** 32);
 }

@@ -5,13 +5,21 @@ import { describe, expect } from 'vitest';
 import { convertArchive } from '../archive/convert';
 import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
 import { openArchive } from '../archive/reader';
-import { generateSynthetic } from '../bench/synthetic';
+import { generateSynthetic, prng } from '../bench/synthetic';
 import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
 import { isStemflowError } from '../errors';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
-import { buildPackedIndex, indexGeometry } from './packed-index';
-import { buildSeriesIndex, type SeriesIndex } from './packed-index-gpu';
+import { buildPackedIndex, chooseIndexList, indexGeometry, packedQuery } from './packed-index';
+import {
+  buildSeriesIndex,
+  encodeIndexQuery,
+  type IndexedAcquisition,
+  indexImages,
+  queryPipeline,
+  readIndexImage,
+  type SeriesIndex,
+} from './packed-index-gpu';
 import { loadSeries } from './series';
 import { reference, seriesArchive } from './series.test-support';
 import { createSeriesBuffers } from './series-load';
@@ -55,7 +63,7 @@ describe('series index on the GPU', () => {
         if (!ix) throw new Error('no index');
         expect(ix.geometry.chunks.map((c) => c.frames)).toEqual([1024, 1024, 256]);
         const counts = Uint32Array.from(await acq.readFrames(0, 2304));
-        const cpu = buildPackedIndex(counts, indexGeometry(acq.records, pixels, 1024));
+        const cpu = buildPackedIndex(counts, indexGeometry(acq.records, acq.info.detector, 1024, 16));
         expect(await readBack(ix.widths, Uint32Array, cpu.widths.byteLength)).toEqual(cpu.widths);
         expect(await readBack(ix.bases, Uint32Array, cpu.bases.byteLength)).toEqual(cpu.bases);
         for (const [i, words] of cpu.data.entries()) {
@@ -113,9 +121,12 @@ describe('series index on the GPU', () => {
         const nudged = circle(cols / 2 + 1, rows / 2, rows / 6);
         const n = await check(nudged);
         expect(n.modes).toEqual(['delta', 'delta', 'delta']);
-        // Pixels read per frame: the delta's, far fewer than the disk's.
-        expect(n.decodedPixels[0]).toBeLessThan(first.decodedPixels[0] / 4);
-        await check(ring(cols / 2, rows / 2, rows / 5, rows / 2.5), [2, 0]);
+        // Entries read per frame: the delta's, fewer than the disk's (whole tiles and its edge pixels).
+        expect(n.decodedPixels[0]).toBeLessThan(first.decodedPixels[0]);
+        // More entries than the kernel's list tile (256), and not a multiple of its 4 entries a step.
+        const wide = await check(ring(cols / 2, rows / 2, rows / 5, rows / 2.5), [2, 0], 'full');
+        expect(wide.decodedPixels[0]).toBeGreaterThan(256);
+        expect(wide.decodedPixels.some((n) => n % 4 !== 0)).toBe(true);
         await check(ring(cols / 2, rows / 2, rows / 5, rows / 2), [2, 0], 'delta');
         await check(new Uint8Array(rows * cols).fill(1), [1, 2, 0]);
         await check(new Uint8Array(rows * cols));
@@ -129,8 +140,8 @@ describe('series index on the GPU', () => {
       }
       expect(tracked.alive()).toBe(0);
       // Sized after its first phase, one byte short: refused, and what the first phase made is freed.
-      const pixels = archive.acquisitions[0].geometry.pixels;
-      const scratchBytes = 1024 * pixels * 4;
+      const { virtualPixels } = indexGeometry([], archive.acquisitions[0].info.detector, 1024, 16);
+      const scratchBytes = 1024 * virtualPixels * 4;
       const short = await loadSeries(device, archive, {
         budgetBytes: 1 << 30,
         index: { budgetBytes: (series.index?.bytes ?? 0) + scratchBytes - 1, scratchBytes },
@@ -157,5 +168,99 @@ describe('series index on the GPU', () => {
       await archive.close();
     },
     240_000,
+  );
+});
+
+describe('packed-query.wgsl against its CPU twin', () => {
+  withGpu(
+    'same sums on 32-bit counts (widths up to 32), images of 2^32 and more read from the resident image',
+    async ({ device, upload, createBuffer }) => {
+      const [rows, cols] = [6, 7];
+      const pixels = rows * cols;
+      const frames = 1100;
+      const g = indexGeometry([{ firstFrame: 0, frames }], [rows, cols], 1024, 32);
+      expect(g.tiles).toEqual([]);
+      const rand = prng(11);
+      const counts = Uint32Array.from({ length: frames * pixels }, (_, i) => {
+        const r = rand();
+        // Frame 5 holds counts near 2^32 in every pixel: its sums need the high word.
+        if (Math.floor(i / pixels) === 5) return 0xffffff00 + (i % 200);
+        return r < 0.5 ? 0 : r < 0.98 ? Math.floor(rand() * 20) : Math.floor(rand() * 0xffffffff);
+      });
+      const cpu = buildPackedIndex(counts, g);
+      const data = new Uint32Array(cpu.totals.reduce((a, b) => a + b, 0));
+      const chunkBase: number[] = [];
+      let at = 0;
+      for (const words of cpu.data) {
+        chunkBase.push(at);
+        data.set(words, at);
+        at += words.length;
+      }
+      const ix: IndexedAcquisition = {
+        geometry: g,
+        widths: upload(cpu.widths),
+        bases: upload(cpu.bases),
+        data: [upload(data.length ? data : new Uint32Array(1))],
+        chunkBuffer: g.chunks.map(() => 0),
+        chunkBase,
+        image: createBuffer({ size: frames * 8, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC }),
+        out: createBuffer({
+          size: frames * 4 + 4,
+          usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
+        }),
+      };
+      const index = {
+        acquisitions: new Map([[0, ix]]),
+        list: createBuffer({ size: pixels * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST }),
+        chunkTable: createBuffer({ size: 4096, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST }),
+        pipeline: queryPipeline(device),
+      } as unknown as SeriesIndex;
+      const staging = createBuffer({
+        size: frames * 4 + 16,
+        usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
+      });
+      const query = async (list: Uint32Array, mode: 'full' | 'delta') => {
+        const encoder = device.createCommandEncoder();
+        const params = encodeIndexQuery(device, encoder, index, [0], [list], [mode], staging, [0], pixels);
+        device.queue.submit([encoder.finish()]);
+        for (const p of params) p.destroy();
+        await staging.mapAsync(GPUMapMode.READ);
+        const words = new Uint32Array(staging.getMappedRange().slice(0));
+        staging.unmap();
+        return { low: indexImages(words, [frames], [0])[0], image: await readIndexImage(device, ix) };
+      };
+      const twin = (list: Uint32Array) => {
+        const a = new Float64Array(frames);
+        const b = new Float64Array(frames);
+        g.chunks.forEach((c, i) => {
+          packedQuery(cpu.data[i], 0, cpu.widths, cpu.bases, c, list, a, b, c.first);
+        });
+        return { a, b };
+      };
+      const flagged = new Uint8Array(pixels);
+      const maskA = Uint8Array.from({ length: pixels }, (_, p) => (p % 3 === 0 ? 1 : 0));
+      const full = chooseIndexList(maskA, null, flagged, 'full', g);
+      const first = await query(full.list, 'full');
+      const expected = twin(full.list).a;
+      expect(first.image).toEqual(expected);
+      expect(expected[5]).toBeGreaterThan(2 ** 32);
+      // A value of 2^32 or more: the low words are not enough, so the readback says so.
+      expect(first.low).toBeNull();
+      // A delta on the resident image: added pixels in A, removed in B.
+      const maskB = Uint8Array.from({ length: pixels }, (_, p) => (p % 3 === 1 || p === 0 ? 1 : 0));
+      const delta = chooseIndexList(maskB, maskA, flagged, 'delta', g);
+      const { a, b } = twin(delta.list);
+      const second = await query(delta.list, 'delta');
+      expect(second.image).toEqual(expected.map((v, f) => v + a[f] - b[f]));
+      expect(second.image).toEqual(twin(chooseIndexList(maskB, null, flagged, 'full', g).list).a);
+      // One pixel without the big frame's values fits 32 bits: the low words are the image.
+      const one = new Uint8Array(pixels);
+      one[4] = 1;
+      const counts4 = Float64Array.from({ length: frames }, (_, f) => (f === 5 ? 0 : counts[f * pixels + 4]));
+      const small = await query(chooseIndexList(one, null, flagged, 'full', g).list, 'full');
+      expect(small.image[5]).toBe(counts[5 * pixels + 4]);
+      expect(small.image.filter((_, f) => f !== 5)).toEqual(counts4.filter((_, f) => f !== 5));
+      expect(small.low).toEqual(small.image);
+    },
   );
 });

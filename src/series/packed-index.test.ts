@@ -6,34 +6,45 @@ import {
   buildPackedIndex,
   chooseIndexList,
   chunkFramesFor,
+  type IndexGeometry,
   indexGeometry,
+  LIST_PIXEL,
   listEntry,
   packedQuery,
 } from './packed-index';
 
-/** Counts like a detector's: mostly 0 and small, some blocks all zero, rare large values up to the u32 maximum. */
-function counts(frames: number, pixels: number, seed: number): Uint32Array {
+/** Counts like a detector's: mostly 0 and small, some pixels never counting, rare large values up to `max`. */
+function counts(frames: number, pixels: number, seed: number, max = 0xffffffff): Uint32Array {
   const rand = prng(seed);
   const out = new Uint32Array(frames * pixels);
   for (let f = 0; f < frames; f++) {
     for (let p = 0; p < pixels; p++) {
-      if (p % 7 === 3) continue; // pixels that never count (width 0 everywhere)
+      if (p % 7 === 3) continue; // width 0 everywhere
       const r = rand();
       out[f * pixels + p] =
-        r < 0.6
-          ? 0
-          : r < 0.95
-            ? Math.floor(rand() * 12)
-            : r < 0.999
-              ? Math.floor(rand() * 70000)
-              : 0xffffffff - p;
+        r < 0.6 ? 0 : r < 0.95 ? Math.floor(rand() * 12) : r < 0.999 ? Math.floor(rand() * 60000) : max - p;
     }
   }
   return out;
 }
 
+/** The pixels an entry covers. */
+function pixelsOf(entry: number, g: IndexGeometry): number[] {
+  const v = entry & LIST_PIXEL;
+  if (v < g.pixels) return [v];
+  const [rows, cols] = g.detector;
+  const t = [...g.tiles].reverse().find((l) => v >= l.base) as IndexGeometry['tiles'][number];
+  const i = v - t.base;
+  const out: number[] = [];
+  const r0 = Math.floor(i / t.cols) * t.side;
+  const c0 = (i % t.cols) * t.side;
+  for (let r = r0; r < Math.min(rows, r0 + t.side); r++)
+    for (let c = c0; c < Math.min(cols, c0 + t.side); c++) out.push(r * cols + c);
+  return out;
+}
+
 describe('packed index (CPU twin)', () => {
-  it('cuts chunks inside records, in multiples of 1024 frames', () => {
+  it('cuts chunks inside records, in multiples of 1024 frames; tile levels only where their sums fit 32 bits', () => {
     expect(chunkFramesFor(36864, 1 << 30)).toBe(7168);
     expect(chunkFramesFor(1 << 20, 1 << 20)).toBe(1024);
     const g = indexGeometry(
@@ -41,9 +52,11 @@ describe('packed index (CPU twin)', () => {
         { firstFrame: 0, frames: 2500 },
         { firstFrame: 2500, frames: 100 },
       ],
-      10,
+      [2, 5],
       1024,
+      32,
     );
+    expect(g.tiles).toEqual([]);
     expect(g.chunks.map((c) => [c.record, c.first, c.frames, c.recordFrame, c.groups])).toEqual([
       [0, 0, 1024, 0, 1],
       [0, 1024, 1024, 1024, 1],
@@ -53,7 +66,17 @@ describe('packed index (CPU twin)', () => {
     expect(g.frames).toBe(2600);
     expect(g.basesWords).toBe(40);
     expect(g.widthsWords).toBe(160);
-    expect(() => indexGeometry([{ firstFrame: 0, frames: 10 }], 4, 1000)).toThrow(/multiple of 1024/);
+    // 16-bit counts: 8 x 8 and 2 x 2 tiles (edge tiles partial); 13 x 10 pixels.
+    const t = indexGeometry([{ firstFrame: 0, frames: 64 }], [13, 10], 1024, 16);
+    expect(t.tiles).toEqual([
+      { side: 8, rows: 2, cols: 2, base: 130 },
+      { side: 2, rows: 7, cols: 5, base: 134 },
+    ]);
+    expect(t.virtualPixels).toBe(169);
+    expect(indexGeometry([], [192, 192], 1024, 16).virtualPixels).toBe(36864 + 576 + 9216);
+    expect(() => indexGeometry([{ firstFrame: 0, frames: 10 }], [2, 2], 1000, 16)).toThrow(
+      /multiple of 1024/,
+    );
   });
 
   it('keeps every value exactly (widths 0 to 32, partial blocks and groups)', () => {
@@ -62,7 +85,7 @@ describe('packed index (CPU twin)', () => {
       { firstFrame: 0, frames: 2100 },
       { firstFrame: 2100, frames: 77 },
     ];
-    const g = indexGeometry(records, pixels, 1024);
+    const g = indexGeometry(records, [1, 13], 1024, 32);
     const values = counts(2177, pixels, 5);
     const ix = buildPackedIndex(values, g);
     const widthsSeen = new Set<number>();
@@ -82,45 +105,78 @@ describe('packed index (CPU twin)', () => {
     });
     expect(widthsSeen.has(0)).toBe(true);
     expect(widthsSeen.has(32)).toBe(true);
-    expect(widthsSeen.has(17)).toBe(true);
+    expect(widthsSeen.has(16)).toBe(true);
   });
 
-  it('answers masks and deltas exactly', () => {
-    const pixels = 20;
-    const g = indexGeometry([{ firstFrame: 0, frames: 1500 }], pixels, 1024);
-    const values = counts(1500, pixels, 9);
+  it('stores each tile as the exact sum of its pixels', () => {
+    const [rows, cols] = [13, 10];
+    const g = indexGeometry([{ firstFrame: 0, frames: 100 }], [rows, cols], 1024, 16);
+    const values = counts(100, rows * cols, 3, 65535);
     const ix = buildPackedIndex(values, g);
-    const mask = Uint8Array.from({ length: pixels }, (_, p) => (p % 3 === 0 ? 1 : 0));
+    const c = g.chunks[0];
+    for (let v = g.pixels; v < g.virtualPixels; v++) {
+      const covered = pixelsOf(v, g);
+      for (let f = 0; f < 100; f++) {
+        const { at, w } = blockAt(ix.widths, ix.bases, c, v, f >> 6);
+        const sum = covered.reduce((s, p) => s + values[f * rows * cols + p], 0);
+        expect(blockValue(ix.data[0], at, w, f & 63)).toBe(sum);
+      }
+    }
+  });
+
+  it('answers masks and deltas exactly, with whole tiles where a mask covers them', () => {
+    const [rows, cols] = [20, 18];
+    const pixels = rows * cols;
+    const frames = 1500;
+    const g = indexGeometry([{ firstFrame: 0, frames }], [rows, cols], 1024, 16);
+    const values = counts(frames, pixels, 9, 65535);
+    const ix = buildPackedIndex(values, g);
     const flagged = new Uint8Array(pixels);
-    flagged[6] = 1;
+    flagged[3 * cols + 3] = 1; // inside the first 8 x 8 tile: that tile is never used
     const sums = (m: Uint8Array) =>
-      Float64Array.from({ length: 1500 }, (_, f) => {
+      Float64Array.from({ length: frames }, (_, f) => {
         let s = 0;
         for (let p = 0; p < pixels; p++) if (m[p] && !flagged[p]) s += values[f * pixels + p];
         return s;
       });
     const run = (list: Uint32Array) => {
-      const a = new Float64Array(1500);
-      const b = new Float64Array(1500);
+      const a = new Float64Array(frames);
+      const b = new Float64Array(frames);
       g.chunks.forEach((c, i) => {
         packedQuery(ix.data[i], 0, ix.widths, ix.bases, c, list, a, b, c.first);
       });
       return { a, b };
     };
-    const full = chooseIndexList(mask, null, flagged, 'auto');
+    const covers = (list: Uint32Array, bits: number) =>
+      [...list].filter((e) => e >>> 30 === bits).flatMap((e) => pixelsOf(e, g));
+    // A disk: whole tiles inside it, single pixels at its edge, the flagged pixel left out.
+    const disk = Uint8Array.from({ length: pixels }, (_, p) =>
+      (Math.floor(p / cols) - 9.5) ** 2 + ((p % cols) - 8.5) ** 2 < 60 ? 1 : 0,
+    );
+    const full = chooseIndexList(disk, null, flagged, 'auto', g);
     expect(full.mode).toBe('full');
-    expect([...full.list]).not.toContain(listEntry(6, 1));
-    const first = run(full.list).a;
-    expect(first).toEqual(sums(mask));
-    // A nudge: one pixel added, one removed, by delta.
-    const next = mask.slice();
-    next[0] = 0;
-    next[1] = 1;
-    const delta = chooseIndexList(next, mask, flagged, 'auto');
+    const covered = covers(full.list, 1);
+    expect(new Set(covered).size).toBe(covered.length); // no pixel twice
+    expect(covered.sort((x, y) => x - y)).toEqual(
+      [...disk.keys()].filter((p) => disk[p] && !flagged[p]).sort((x, y) => x - y),
+    );
+    expect(full.list.length).toBeLessThan(covered.length / 2);
+    expect(run(full.list).a).toEqual(sums(disk));
+    // Everything: the first 8 x 8 tile is not used (flagged pixel), the other whole ones are.
+    const all = new Uint8Array(pixels).fill(1);
+    const everything = chooseIndexList(all, null, flagged, 'full', g);
+    expect([...everything.list]).not.toContain(listEntry(g.tiles[0].base, 1));
+    expect([...everything.list]).toContain(listEntry(g.tiles[0].base + 1, 1));
+    expect(run(everything.list).a).toEqual(sums(all));
+    // A nudge by delta: added pixels in A, removed in B.
+    const moved = Uint8Array.from({ length: pixels }, (_, p) =>
+      (Math.floor(p / cols) - 9.5) ** 2 + ((p % cols) - 9.5) ** 2 < 60 ? 1 : 0,
+    );
+    const delta = chooseIndexList(moved, disk, flagged, 'auto', g);
     expect(delta.mode).toBe('delta');
-    expect([...delta.list]).toEqual([listEntry(0, 2), listEntry(1, 1)]);
     const { a, b } = run(delta.list);
-    expect(first.map((v, f) => v + a[f] - b[f])).toEqual(sums(next));
-    expect(chooseIndexList(next, mask, flagged, 'full').mode).toBe('full');
+    const first = run(full.list).a;
+    expect(first.map((v, f) => v + a[f] - b[f])).toEqual(sums(moved));
+    expect(chooseIndexList(moved, disk, flagged, 'full', g).mode).toBe('full');
   });
 });

@@ -11,7 +11,13 @@
  * offset in its chunk's data; a block's words start at that offset plus 2 x the widths before it in the group.
  * Chunk data is pixel-major: pixel p's groups, then pixel p + 1's. Nothing is approximated: a count up to the
  * dtype's maximum keeps all its bits (w up to 32), and a flagged pixel is stored like any other (masks leave it
- * out).
+ * out). Nothing is approximated.
+ *
+ * Tile levels: besides the detector's pixels, the index stores, as further "virtual pixels" packed the same way,
+ * the exact sums of aligned 8 x 8 and 2 x 2 pixel tiles (`TILE_SIDES`; tiles at the detector's edge hold the
+ * pixels that exist). A mask is answered with the largest tiles it covers whole (none of whose pixels is
+ * flagged), then single pixels, so an ADF annulus reads far fewer entries a frame than it has pixels. Tiles are
+ * kept only where their sums provably fit 32 bits (counts of at most 16 bits at these sides).
  */
 import { StemflowError } from '../errors';
 
@@ -21,6 +27,18 @@ export const BLOCK = 64;
 export const GROUP = 16;
 /** Frames of a full group. */
 export const GROUP_FRAMES = BLOCK * GROUP;
+
+/** Sides of the tile levels, largest first (each a multiple of the next, so tiles nest). */
+export const TILE_SIDES = [8, 2] as const;
+
+export interface TileLevel {
+  side: number;
+  /** Tiles per detector row and column. */
+  rows: number;
+  cols: number;
+  /** Virtual pixel of the level's first tile (tile (r, c) is base + r * cols + c). */
+  base: number;
+}
 
 export interface IndexChunk {
   /** Record of the acquisition the chunk's frames come from. */
@@ -38,6 +56,10 @@ export interface IndexChunk {
 
 export interface IndexGeometry {
   pixels: number;
+  detector: [number, number];
+  tiles: TileLevel[];
+  /** Pixels and tiles: the values per frame the index stores. */
+  virtualPixels: number;
   frames: number;
   chunkFrames: number;
   chunks: IndexChunk[];
@@ -53,9 +75,22 @@ export function chunkFramesFor(pixels: number, scratchBytes: number): number {
 /** Chunks of an acquisition's records (in frame order) and where their metadata goes. */
 export function indexGeometry(
   records: readonly { firstFrame: number; frames: number }[],
-  pixels: number,
+  detector: [number, number],
   chunkFrames: number,
+  /** Bits of a count: tile levels only when their sums fit 32 bits. */
+  dtypeBits: number,
+  sides: readonly number[] = TILE_SIDES,
 ): IndexGeometry {
+  const [rows, cols] = detector;
+  const pixels = rows * cols;
+  const tiles: TileLevel[] = [];
+  let virtualPixels = pixels;
+  for (const side of sides) {
+    if (dtypeBits + Math.ceil(Math.log2(side * side)) > 32 || side > Math.min(rows, cols)) continue;
+    const level = { side, rows: Math.ceil(rows / side), cols: Math.ceil(cols / side), base: virtualPixels };
+    tiles.push(level);
+    virtualPixels += level.rows * level.cols;
+  }
   if (!Number.isInteger(chunkFrames) || chunkFrames < GROUP_FRAMES || chunkFrames % GROUP_FRAMES !== 0)
     throw new StemflowError('invalid', `Index chunks of ${chunkFrames} frames: give a multiple of 1024.`);
   const chunks: IndexChunk[] = [];
@@ -75,12 +110,12 @@ export function indexGeometry(
         widthsBase: widthsWords,
         basesBase: basesWords,
       });
-      widthsWords += pixels * groups * 4;
-      basesWords += pixels * groups;
+      widthsWords += virtualPixels * groups * 4;
+      basesWords += virtualPixels * groups;
     }
     frames = Math.max(frames, r.firstFrame + r.frames);
   });
-  return { pixels, frames, chunkFrames, chunks, widthsWords, basesWords };
+  return { pixels, detector, tiles, virtualPixels, frames, chunkFrames, chunks, widthsWords, basesWords };
 }
 
 /** Bit width of a value set from the OR of its values (0 for all zeros). */
@@ -233,6 +268,29 @@ export function packedQuery(
 }
 
 /**
+ * Twin of `tiles_main`: each tile's exact sum, for every frame of a chunk, written after the pixels of the frame
+ * (`values` holds frames of `virtualPixels` values; the pixels' are filled).
+ */
+export function packedTiles(values: Uint32Array, frames: number, g: IndexGeometry): void {
+  const [rows, cols] = g.detector;
+  const stride = g.virtualPixels;
+  for (let f = 0; f < frames; f++) {
+    const at = f * stride;
+    for (const t of g.tiles) {
+      for (let tr = 0; tr < t.rows; tr++) {
+        for (let tc = 0; tc < t.cols; tc++) {
+          let sum = 0;
+          for (let r = tr * t.side; r < Math.min(rows, (tr + 1) * t.side); r++)
+            for (let c = tc * t.side; c < Math.min(cols, (tc + 1) * t.side); c++)
+              sum += values[at + r * cols + c];
+          values[at + t.base + tr * t.cols + tc] = sum;
+        }
+      }
+    }
+  }
+}
+
+/**
  * An acquisition's index built on the CPU from its counts (frame-major, `frames` x `pixels`): the reference the
  * GPU build must equal word for word.
  */
@@ -240,17 +298,20 @@ export function buildPackedIndex(
   counts: Uint32Array,
   geometry: IndexGeometry,
 ): { widths: Uint32Array; bases: Uint32Array; data: Uint32Array[]; totals: number[] } {
-  const { pixels } = geometry;
+  const { pixels, virtualPixels } = geometry;
   const widths = new Uint32Array(geometry.widthsWords);
   const bases = new Uint32Array(geometry.basesWords);
   const data: Uint32Array[] = [];
   const totals: number[] = [];
   for (const c of geometry.chunks) {
-    const values = counts.subarray(c.first * pixels, (c.first + c.frames) * pixels);
-    packedWidths(values, pixels, c.frames, widths, bases, c);
-    const total = packedScan(bases, pixels, c);
+    const values = new Uint32Array(c.frames * virtualPixels);
+    for (let f = 0; f < c.frames; f++)
+      values.set(counts.subarray((c.first + f) * pixels, (c.first + f + 1) * pixels), f * virtualPixels);
+    packedTiles(values, c.frames, geometry);
+    packedWidths(values, virtualPixels, c.frames, widths, bases, c);
+    const total = packedScan(bases, virtualPixels, c);
     const words = new Uint32Array(total);
-    packedPack(values, pixels, c.frames, widths, bases, c, words, 0);
+    packedPack(values, virtualPixels, c.frames, widths, bases, c, words, 0);
     data.push(words);
     totals.push(total);
   }
@@ -258,26 +319,60 @@ export function buildPackedIndex(
 }
 
 /**
- * The pixels a query reads: the full mask (bit 1 = accumulator A), or, from the previous mask, the pixels a delta
- * adds (A) and removes (B), whichever lists fewer (`mode` may force either); flagged pixels are never listed.
+ * The entries that sum a set of pixels exactly: the largest tiles whose every pixel is in the set (flagged pixels
+ * are never in it), then smaller tiles, then single pixels; each entry with accumulator bits `bits`.
+ */
+export function decompose(set: Uint8Array, g: IndexGeometry, bits: number, out: number[]): void {
+  const [rows, cols] = g.detector;
+  const left = set.slice();
+  for (const t of g.tiles) {
+    for (let tr = 0; tr < t.rows; tr++) {
+      for (let tc = 0; tc < t.cols; tc++) {
+        const r1 = Math.min(rows, (tr + 1) * t.side);
+        const c1 = Math.min(cols, (tc + 1) * t.side);
+        let whole = true;
+        for (let r = tr * t.side; r < r1 && whole; r++)
+          for (let c = tc * t.side; c < c1; c++)
+            if (!left[r * cols + c]) {
+              whole = false;
+              break;
+            }
+        if (!whole) continue;
+        for (let r = tr * t.side; r < r1; r++) left.fill(0, r * cols + tc * t.side, r * cols + c1);
+        out.push(listEntry(t.base + tr * t.cols + tc, bits));
+      }
+    }
+  }
+  for (let p = 0; p < left.length; p++) if (left[p]) out.push(listEntry(p, bits));
+}
+
+/**
+ * The entries a query reads: the full mask (accumulator A), or, from the previous mask, the pixels a delta adds
+ * (A) and removes (B), whichever needs fewer entries (`mode` may force either); flagged pixels are never included.
  */
 export function chooseIndexList(
   mask: Uint8Array,
   previous: Uint8Array | null,
   flagged: Uint8Array,
   mode: 'auto' | 'full' | 'delta',
+  g: IndexGeometry,
 ): { list: Uint32Array; mode: 'full' | 'delta' } {
+  const n = mask.length;
+  const now = new Uint8Array(n);
+  for (let p = 0; p < n; p++) now[p] = mask[p] && !flagged[p] ? 1 : 0;
   const full: number[] = [];
-  const delta: number[] = [];
-  for (let p = 0; p < mask.length; p++) {
-    if (flagged[p]) continue;
-    const now = mask[p] !== 0;
-    if (now) full.push(listEntry(p, 1));
-    if (previous) {
-      const before = previous[p] !== 0;
-      if (now !== before) delta.push(listEntry(p, now ? 1 : 2));
-    }
+  decompose(now, g, 1, full);
+  if (!previous || mode === 'full') return { list: Uint32Array.from(full), mode: 'full' };
+  const added = new Uint8Array(n);
+  const removed = new Uint8Array(n);
+  for (let p = 0; p < n; p++) {
+    const before = previous[p] && !flagged[p] ? 1 : 0;
+    added[p] = now[p] & (before ^ 1);
+    removed[p] = before & (now[p] ^ 1);
   }
-  const useDelta = previous !== null && mode !== 'full' && (mode === 'delta' || delta.length < full.length);
+  const delta: number[] = [];
+  decompose(added, g, 1, delta);
+  decompose(removed, g, 2, delta);
+  const useDelta = mode === 'delta' || delta.length < full.length;
   return { list: Uint32Array.from(useDelta ? delta : full), mode: useDelta ? 'delta' : 'full' };
 }

@@ -17,7 +17,14 @@ import { StemflowError } from '../errors';
 import { checkBindable } from '../gpu/chunked-dispatch';
 import type { GpuTimer } from '../gpu/gpu-timer';
 import { chooseIndexList } from './packed-index';
-import { buildSeriesIndex, encodeIndexQuery, type SeriesIndex } from './packed-index-gpu';
+import {
+  buildSeriesIndex,
+  encodeIndexQuery,
+  type IndexedAcquisition,
+  indexImages,
+  readIndexImage,
+  type SeriesIndex,
+} from './packed-index-gpu';
 import { combineImages } from './series-host';
 import { createSeriesBuffers } from './series-load';
 import { queryLaunch, queryPipelines } from './series-pipeline';
@@ -201,6 +208,8 @@ export async function loadSeries(
   let lastMask: Uint8Array | null = null;
   let lastOrder: number[] = [];
   const lastImages = new Map<number, Float64Array>();
+  // Acquisitions whose image (the host's copy for the lanes, the resident one for the index) is the last mask's.
+  const fresh = new Set<number>();
 
   // The query from the encoded lanes (tans-query.wgsl): mask bits and needs, dispatches, readback copies.
   const encodeFromLanes = (
@@ -260,14 +269,21 @@ export async function loadSeries(
     let stagingBytes = 0;
     for (const a of order) {
       const s = slot.get(a) as SeriesSlot;
-      const previous = mode !== 'full' && lastMask && lastImages.has(a) ? lastMask : null;
-      const q = chooseIndexList(mask, previous, s.flagged, mode);
+      // The resident image of `a` is the last mask's when `a` was asked for since that mask was set.
+      const previous = mode !== 'full' && lastMask && fresh.has(a) ? lastMask : null;
+      const q = chooseIndexList(
+        mask,
+        previous,
+        s.flagged,
+        mode,
+        (ix.acquisitions.get(a) as IndexedAcquisition).geometry,
+      );
       lists.push(q.list);
       modes.push(q.mode);
       decodedPixels.push(q.list.length);
       stagingOffsets.push(stagingBytes);
       const acq = archive.acquisitions[a];
-      stagingBytes += acq.info.scan[0] * acq.info.scan[1] * (q.mode === 'delta' ? 16 : 8);
+      stagingBytes += acq.info.scan[0] * acq.info.scan[1] * 4 + 4;
     }
     timer?.mark(encoder, 'query');
     const params = encodeIndexQuery(
@@ -317,30 +333,49 @@ export async function loadSeries(
       );
     }
     const tMapped = performance.now();
-    // The exact images, straight from the mapped words (u64 sums as (lo, hi); every image fits 2^53).
-    let images: Float64Array[];
+    // The exact images, straight from the mapped words: the index's final images as low words (converted at
+    // once; an acquisition with values of 2^32 or more reads its resident image), or the lanes' u64 sums as
+    // (lo, hi) combined with the images before (every image fits 2^53).
+    const frames = order.map(
+      (a) => archive.acquisitions[a].info.scan[0] * archive.acquisitions[a].info.scan[1],
+    );
+    let images: (Float64Array | null)[];
     try {
-      images = combineImages(
-        new Uint32Array(staging.getMappedRange(0, mapped)),
-        order.map((a, i) => ({
-          frames: archive.acquisitions[a].info.scan[0] * archive.acquisitions[a].info.scan[1],
-          wordOffset: stagingOffsets[i] / 4,
-          before: modes[i] === 'delta' ? (lastImages.get(a) as Float64Array) : null,
-        })),
-      );
+      const words = new Uint32Array(staging.getMappedRange(0, mapped));
+      images = index
+        ? indexImages(words, frames, stagingOffsets)
+        : combineImages(
+            words,
+            order.map((a, i) => ({
+              frames: frames[i],
+              wordOffset: stagingOffsets[i] / 4,
+              before: modes[i] === 'delta' ? (lastImages.get(a) as Float64Array) : null,
+            })),
+          );
     } finally {
       staging.unmap();
     }
+    for (const [i, a] of order.entries()) {
+      if (!images[i] && index)
+        images[i] = await readIndexImage(device, index.acquisitions.get(a) as IndexedAcquisition);
+    }
+    const done = images as Float64Array[];
     // Deltas build on these images; acquisitions not asked for keep an image of an older mask: drop them.
     if (!lastMask || !sameMask(lastMask, mask)) {
-      for (const a of [...lastImages.keys()]) if (!order.includes(a)) lastImages.delete(a);
+      for (const a of [...fresh]) {
+        if (order.includes(a)) continue;
+        fresh.delete(a);
+        lastImages.delete(a);
+      }
     }
     lastMask = mask.slice();
     lastOrder = order.slice();
-    order.forEach((a, i) => {
-      lastImages.set(a, images[i]);
-    });
-    const out = images.map((im) => im.slice());
+    for (const [i, a] of order.entries()) {
+      fresh.add(a);
+      // The lanes build deltas on the host's copy; the index on its resident image.
+      if (!index) lastImages.set(a, done[i]);
+    }
+    const out = index ? done : done.map((im) => im.slice());
     const tEnd = performance.now();
     return {
       order,

@@ -1,10 +1,12 @@
 // Build of the exact series index (src/series/packed-index.ts describes the layout) from one chunk of decoded
-// counts (tans-values.wgsl's frame-major scratch): `widths` finds each block's bit width and each group's words,
+// counts (tans-values.wgsl's frame-major scratch): `tiles_main` adds each tile level's exact sums after the
+// pixels of every frame (the index's virtual pixels), `widths` finds each block's bit width and each group's words,
 // `scan` turns the groups' words into offsets (one workgroup per chunk) and writes the chunk's total, `pack`
-// writes every block's values at its width. CPU twins: packedWidths, packedScan, packedPack
+// writes every block's values at its width. CPU twins: packedTiles, packedWidths, packedScan, packedPack
 // (src/series/packed-index.ts), which must give the same words.
 
 struct Params {
+  // Values per frame in the scratch: the detector's pixels, then the tiles of every level.
   pixels: u32,
   frames: u32,
   groups: u32,
@@ -13,11 +15,19 @@ struct Params {
   // Word offset of the chunk's data in `data` (pack) and the chunk's slot in `totals` (scan).
   data_base: u32,
   chunk: u32,
-  pad: u32,
+  // tiles_main: frames [frame_first, frame_first + frames) of the chunk; the detector's columns and rows; the
+  // level's side, tiles per row, tiles, and first virtual pixel.
+  frame_first: u32,
+  det_cols: u32,
+  det_rows: u32,
+  side: u32,
+  tile_cols: u32,
+  tiles: u32,
+  level_base: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> values: array<u32>;
+@group(0) @binding(1) var<storage, read_write> values: array<u32>;
 @group(0) @binding(2) var<storage, read_write> widths: array<u32>;
 @group(0) @binding(3) var<storage, read_write> bases: array<u32>;
 @group(0) @binding(4) var<storage, read_write> data: array<u32>;
@@ -32,6 +42,26 @@ fn block_or(p: u32, b: u32) -> u32 {
     or |= values[f * params.pixels + p];
   }
   return or;
+}
+
+// One invocation per (frame, tile) of a level: the exact sum of the tile's pixels (those inside the detector).
+@compute @workgroup_size(64)
+fn tiles_main(@builtin(global_invocation_id) id: vec3<u32>) {
+  if (id.x >= params.frames * params.tiles) {
+    return;
+  }
+  let f = params.frame_first + id.x / params.tiles;
+  let i = id.x % params.tiles;
+  let r0 = (i / params.tile_cols) * params.side;
+  let c0 = (i % params.tile_cols) * params.side;
+  let at = f * params.pixels;
+  var sum = 0u;
+  for (var r = r0; r < min(params.det_rows, r0 + params.side); r++) {
+    for (var c = c0; c < min(params.det_cols, c0 + params.side); c++) {
+      sum += values[at + r * params.det_cols + c];
+    }
+  }
+  values[at + params.level_base + i] = sum;
 }
 
 // One invocation per (pixel, group); consecutive invocations take consecutive pixels (coalesced reads of the

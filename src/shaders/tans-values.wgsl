@@ -1,5 +1,6 @@
 // The counts of a run of frames of one archive record, decoded from its tANS lanes (docs/archive-format.md) into
-// a frame-major scratch (frame f of the run, pixel p at f * pixels + p, one u32 each): the input of the series
+// a frame-major scratch (frame f of the run, pixel p at f * stride + p, one u32 each; the index's tile sums
+// follow the pixels): the input of the series
 // index build (packed-index.wgsl). One invocation per lane of the run's frames; a lane that lies counts in
 // `errors[0]` (the build then fails: nothing it wrote is used). CPU twin: decodeLane (src/archive/tans-decode.ts),
 // as used by src/series/packed-index-build.ts.
@@ -22,6 +23,8 @@ struct Params {
   class_base: u32,
   data_words: u32,
   cols: u32,
+  // Values per frame in the scratch.
+  stride: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -59,7 +62,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
   let lane = (params.frame_first + f) * params.slices + slice;
   let first = slice * params.slice_pixels;
   let count = min(params.slice_pixels, params.pixels - first);
-  out_base = f * params.pixels + first;
+  out_base = f * params.stride + first;
   let walk = LaneWalk(
     params.data_base,
     params.cells_base,

@@ -89,7 +89,11 @@ describe('WGSL validation (Tint, null backend)', () => {
 });
 
 /** Passes that share another pass's CPU twin, with the twin's name. */
-const SHARED_TWINS: Record<string, string> = { 'bslz4-decode-multi': 'bslz4-decode' };
+const SHARED_TWINS: Record<string, string> = {
+  'bslz4-decode-multi': 'bslz4-decode',
+  'packed-query': 'packed-index',
+  'tans-values': 'tans-decode',
+};
 
 describe('CPU twins', () => {
   const src = join(root, '..');
@@ -148,11 +152,16 @@ describe('WGSL includes (scripts/wgsl-include.mjs)', () => {
 });
 
 describe('pass pipelines (null backend, default overrides)', () => {
-  it.each(Object.keys(shaderSource))('%s builds a compute pipeline', async (name) => {
-    device.pushErrorScope('validation');
-    const module = device.createShaderModule({ code: shaderSource[name as keyof typeof shaderSource] });
-    await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint: 'main' } });
-    const error = await device.popErrorScope();
-    expect(error?.message).toBeUndefined();
+  it.each(Object.keys(shaderSource))('%s builds a compute pipeline for each entry point', async (name) => {
+    const code = shaderSource[name as keyof typeof shaderSource];
+    const entryPoints = [...code.matchAll(/@compute[^\n]*\n\s*fn\s+(\w+)/g)].map((m) => m[1]);
+    expect(entryPoints.length).toBeGreaterThan(0);
+    const module = device.createShaderModule({ code });
+    for (const entryPoint of entryPoints) {
+      device.pushErrorScope('validation');
+      await device.createComputePipelineAsync({ layout: 'auto', compute: { module, entryPoint } });
+      const error = await device.popErrorScope();
+      expect(error?.message, entryPoint).toBeUndefined();
+    }
   });
 });
