@@ -523,11 +523,9 @@ export function encodeIndexQuery(
   modes: ('full' | 'delta')[],
   staging: GPUBuffer,
   stagingOffsets: number[],
-  pixels: number,
 ): GPUBuffer[] {
   const chunkCount = [...index.acquisitions.values()].reduce((n, ix) => n + ix.geometry.chunks.length, 0);
   const table = new Uint32Array(Math.max(1, chunkCount) * CHUNK_WORDS);
-  const listWords = new Uint32Array(Math.max(1, order.length * pixels));
   // One dispatch group per (acquisition, data buffer): its chunks share the acquisition's list.
   const groups: {
     ix: IndexedAcquisition;
@@ -538,9 +536,22 @@ export function encodeIndexQuery(
     list: number;
   }[] = [];
   let entries = 0;
+  // The lists back to back, a list shared by several acquisitions once (each at most `pixels` entries).
+  const listAt = new Map<Uint32Array, number>();
+  let listEnd = 0;
+  const listBase = lists.map((list) => {
+    let at = listAt.get(list);
+    if (at === undefined) {
+      at = listEnd;
+      listAt.set(list, at);
+      listEnd += list.length;
+    }
+    return at;
+  });
+  const listWords = new Uint32Array(Math.max(4, listEnd));
+  for (const [list, at] of listAt) listWords.set(list, at);
   order.forEach((a, i) => {
     const ix = index.acquisitions.get(a) as IndexedAcquisition;
-    listWords.set(lists[i], i * pixels);
     ix.geometry.chunks.forEach((c, k) => {
       let group = groups.at(-1);
       if (!group || group.ix !== ix || group.buffer !== ix.chunkBuffer[k]) {
@@ -561,7 +572,10 @@ export function encodeIndexQuery(
   device.queue.writeBuffer(index.list, 0, listWords);
   device.queue.writeBuffer(index.chunkTable, 0, table, 0, Math.max(1, entries) * CHUNK_WORDS);
   const params: GPUBuffer[] = [];
-  for (const g of groups) {
+  // Every acquisition's first data buffer, then every second one: the dispatches of one acquisition write its
+  // image, so each must wait for the one before; dispatches of different acquisitions need not.
+  const rounds = [...groups].sort((x, y) => x.buffer - y.buffer);
+  for (const g of rounds) {
     const chunks: DispatchChunk[] = [];
     for (let first = 0; first < g.threads; first += QUERY_THREADS_PER_DISPATCH) {
       const count = Math.min(QUERY_THREADS_PER_DISPATCH, g.threads - first);
@@ -571,7 +585,7 @@ export function encodeIndexQuery(
           thread_count: count,
           chunk_first: g.first,
           chunk_count: g.count,
-          list_base: g.list * pixels,
+          list_base: listBase[g.list],
           list_count: lists[g.list].length,
           delta: modes[g.list] === 'delta' ? 1 : 0,
           frames: g.ix.geometry.frames,

@@ -221,7 +221,7 @@ describe('packed-query.wgsl against its CPU twin', () => {
       });
       const query = async (list: Uint32Array, mode: 'full' | 'delta') => {
         const encoder = device.createCommandEncoder();
-        const params = encodeIndexQuery(device, encoder, index, [0], [list], [mode], staging, [0], pixels);
+        const params = encodeIndexQuery(device, encoder, index, [0], [list], [mode], staging, [0]);
         device.queue.submit([encoder.finish()]);
         for (const p of params) p.destroy();
         await staging.mapAsync(GPUMapMode.READ);

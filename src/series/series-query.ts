@@ -23,6 +23,8 @@ export interface SeriesSlot {
   needBase: number;
   frameBase: number;
   flagged: Uint8Array;
+  /** The flagged pixels' indices, joined: acquisitions with the same key share query lists. */
+  flaggedKey: string;
 }
 
 /** The slot of each chosen acquisition, in the order they were loaded. */
@@ -35,7 +37,8 @@ export function seriesSlots(archive: Archive, chosen: number[], pixels: number):
     const acq = archive.acquisitions[a];
     const flagged = new Uint8Array(pixels);
     if (acq.pixelMask) for (let i = 0; i < pixels; i++) flagged[i] = acq.pixelMask[i] !== 0 ? 1 : 0;
-    slot.set(a, { bitsBase, needBase, frameBase, flagged });
+    const flaggedKey = [...flagged.keys()].filter((p) => flagged[p]).join(',');
+    slot.set(a, { bitsBase, needBase, frameBase, flagged, flaggedKey });
     bitsBase += pixels;
     needBase += 2 * acq.geometry.slices;
     frameBase += acq.info.scan[0] * acq.info.scan[1];

@@ -267,17 +267,19 @@ export async function loadSeries(
     const decodedPixels: number[] = [];
     const stagingOffsets: number[] = [];
     let stagingBytes = 0;
+    // Acquisitions with the same flagged pixels and tiles, and the same previous mask or none, share a list.
+    const shared = new Map<string, ReturnType<typeof chooseIndexList>>();
     for (const a of order) {
       const s = slot.get(a) as SeriesSlot;
+      const geometry = (ix.acquisitions.get(a) as IndexedAcquisition).geometry;
       // The resident image of `a` is the last mask's when `a` was asked for since that mask was set.
       const previous = mode !== 'full' && lastMask && fresh.has(a) ? lastMask : null;
-      const q = chooseIndexList(
-        mask,
-        previous,
-        s.flagged,
-        mode,
-        (ix.acquisitions.get(a) as IndexedAcquisition).geometry,
-      );
+      const key = `${previous ? 1 : 0}|${geometry.tiles.map((t) => t.side).join()}|${s.flaggedKey}`;
+      let q = shared.get(key);
+      if (!q) {
+        q = chooseIndexList(mask, previous, s.flagged, mode, geometry);
+        shared.set(key, q);
+      }
       lists.push(q.list);
       modes.push(q.mode);
       decodedPixels.push(q.list.length);
@@ -286,17 +288,7 @@ export async function loadSeries(
       stagingBytes += acq.info.scan[0] * acq.info.scan[1] * 4 + 4;
     }
     timer?.mark(encoder, 'query');
-    const params = encodeIndexQuery(
-      device,
-      encoder,
-      ix,
-      order,
-      lists,
-      modes,
-      staging,
-      stagingOffsets,
-      pixels,
-    );
+    const params = encodeIndexQuery(device, encoder, ix, order, lists, modes, staging, stagingOffsets);
     timer?.mark(encoder, 'copy');
     return { modes, decodedPixels, stagingOffsets, stagingBytes, params };
   };
