@@ -41,6 +41,8 @@ export interface BenchSeriesOptions {
    * time the gestures on it.
    */
   index?: boolean;
+  /** With --index: frames an index query invocation sums, each timed in turn per gesture (default: 1). */
+  indexFrames?: number[];
   /** Query launch shapes to compare instead of the gestures (bench-series-tune.ts). */
   tune?: TuneConfig[];
   json?: string;
@@ -165,46 +167,61 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
     // Warm-up (pipelines, first bind groups).
     await s.virtualImages(masks.bf, { mode: 'full' });
     const results: Record<string, unknown>[] = [];
+    const variants = o.index && o.indexFrames?.length ? o.indexFrames : [undefined];
+    const shapeImages = new Map<string, Float64Array[]>();
+    let shapesIdentical = true;
     for (const g of gestures) {
-      const times: number[] = [];
-      const gpu: number[] = [];
-      const stages = {
-        prepareMs: [] as number[],
-        gpuAndReadbackMs: [] as number[],
-        combineMs: [] as number[],
-      };
-      let modes: string[] = [];
-      let decoded = 0;
-      for (let k = 0; k < o.repeat; k++) {
-        await s.virtualImages(g.from, { mode: 'full' });
-        const timer = createGpuTimer(ctx, 3);
-        const q = await s.virtualImages(g.to, { mode: g.mode, timer: timer ?? undefined });
-        if (timer) {
-          const marks = await timer.read();
-          gpu.push(marks[1].ms - marks[0].ms);
-          timer.destroy();
+      for (const variant of variants) {
+        const times: number[] = [];
+        const gpu: number[] = [];
+        const stages = {
+          prepareMs: [] as number[],
+          gpuAndReadbackMs: [] as number[],
+          combineMs: [] as number[],
+        };
+        let modes: string[] = [];
+        let decoded = 0;
+        for (let k = 0; k < o.repeat; k++) {
+          await s.virtualImages(g.from, { mode: 'full', indexFrames: variant });
+          const timer = createGpuTimer(ctx, 3);
+          const q = await s.virtualImages(g.to, {
+            mode: g.mode,
+            timer: timer ?? undefined,
+            indexFrames: variant,
+          });
+          if (timer) {
+            const marks = await timer.read();
+            gpu.push(marks[1].ms - marks[0].ms);
+            timer.destroy();
+          }
+          times.push(q.ms);
+          // Every launch shape gives the images of the first.
+          const key = `${g.name}|${k}`;
+          const seen = shapeImages.get(key);
+          if (!seen) shapeImages.set(key, q.images);
+          else shapesIdentical &&= q.images.every((im, i) => im.every((v, f) => v === seen[i][f]));
+          for (const key of Object.keys(stages) as (keyof typeof stages)[]) stages[key].push(q.stages[key]);
+          modes = [...new Set(q.modes)];
+          decoded = q.decodedPixels[0];
         }
-        times.push(q.ms);
-        for (const key of Object.keys(stages) as (keyof typeof stages)[]) stages[key].push(q.stages[key]);
-        modes = [...new Set(q.modes)];
-        decoded = q.decodedPixels[0];
+        const st = stats(times);
+        const median = (xs: number[]) => (xs.length ? stats(xs).median : Number.NaN);
+        results.push({
+          gesture: g.name,
+          indexFrames: variant,
+          modes,
+          decodedPixelsPerFrame: decoded,
+          ms: st,
+          perAcquisitionMs: st.median / count,
+          gpuPassesMs: median(gpu),
+          prepareMs: median(stages.prepareMs),
+          gpuAndReadbackMs: median(stages.gpuAndReadbackMs),
+          combineMs: median(stages.combineMs),
+        });
+        log(
+          `${g.name}${variant ? ` [${variant} frames an invocation]` : ''}: median ${st.median.toFixed(1)} ms, p95 ${st.p95.toFixed(1)} ms for ${count} acquisitions (${(st.median / count).toFixed(2)} ms each; ${modes.join('/')}, ${decoded} pixels decoded per frame); median stages: host ${median(stages.prepareMs).toFixed(1)} ms, GPU passes ${median(gpu).toFixed(1)} ms (timestamps), submit to mapped ${median(stages.gpuAndReadbackMs).toFixed(1)} ms, combine ${median(stages.combineMs).toFixed(1)} ms`,
+        );
       }
-      const st = stats(times);
-      const median = (xs: number[]) => (xs.length ? stats(xs).median : Number.NaN);
-      results.push({
-        gesture: g.name,
-        modes,
-        decodedPixelsPerFrame: decoded,
-        ms: st,
-        perAcquisitionMs: st.median / count,
-        gpuPassesMs: median(gpu),
-        prepareMs: median(stages.prepareMs),
-        gpuAndReadbackMs: median(stages.gpuAndReadbackMs),
-        combineMs: median(stages.combineMs),
-      });
-      log(
-        `${g.name}: median ${st.median.toFixed(1)} ms, p95 ${st.p95.toFixed(1)} ms for ${count} acquisitions (${(st.median / count).toFixed(2)} ms each; ${modes.join('/')}, ${decoded} pixels decoded per frame); median stages: host ${median(stages.prepareMs).toFixed(1)} ms, GPU passes ${median(gpu).toFixed(1)} ms (timestamps), submit to mapped ${median(stages.gpuAndReadbackMs).toFixed(1)} ms, combine ${median(stages.combineMs).toFixed(1)} ms`,
-      );
     }
 
     // Exactness: every copy equal; 64 sampled frames against the CPU twin's decode.
@@ -222,7 +239,7 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
       sampled++;
     }
     log(
-      `exact: ${exact && same ? 'yes' : 'NO'} (${sampled} sampled frames against the CPU decode; ${count} copies identical: ${same})`,
+      `exact: ${exact && same && shapesIdentical ? 'yes' : 'NO'} (${sampled} sampled frames against the CPU decode; ${count} copies identical: ${same}${variants.length > 1 ? `; launch shapes identical: ${shapesIdentical}` : ''})`,
     );
     Object.assign(report, {
       frames: acq.frames,
@@ -237,12 +254,12 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
       plan: s.plan.lines,
       index: s.index,
       gestures: results,
-      exact: exact && same,
+      exact: exact && same && shapesIdentical,
     });
     await s.release();
     await archive.close();
     if (o.json) await writeFile(o.json, `${JSON.stringify(report, null, 2)}\n`);
-    return exact && same ? 0 : 1;
+    return exact && same && shapesIdentical ? 0 : 1;
   } finally {
     await source.close();
     ctx.destroy();

@@ -34,6 +34,8 @@ export const CHUNK_WORDS = 8;
 /** Decoded counts of one chunk (u32 each) while building: at most this many bytes (and the binding limit). */
 export const INDEX_SCRATCH_BYTES = 1 << 30;
 const QUERY_WORKGROUP = 64;
+/** Frames an index query invocation sums unless asked otherwise. */
+export const INDEX_QUERY_FRAMES = 1;
 const QUERY_THREADS_PER_DISPATCH = 1 << 20;
 
 const MiB = 1024 * 1024;
@@ -63,7 +65,8 @@ export interface SeriesIndex {
   lines: string[];
   list: GPUBuffer;
   chunkTable: GPUBuffer;
-  pipeline: GPUComputePipeline;
+  /** The query pipeline for FRAMES frames an invocation (1, 2, 4 or 8). */
+  pipelineFor(frames: number): GPUComputePipeline;
   destroy(): void;
 }
 
@@ -452,7 +455,7 @@ export async function buildSeriesIndex(
       ],
       list,
       chunkTable,
-      pipeline: queryPipeline(device),
+      pipelineFor: queryPipelines(device),
       destroy,
     };
   } catch (e) {
@@ -499,13 +502,28 @@ function valuesPipelines(device: GPUDevice) {
   };
 }
 
-export function queryPipeline(device: GPUDevice): GPUComputePipeline {
+/** The query pipelines, one per frames-an-invocation (made when first asked for). */
+export function queryPipelines(device: GPUDevice): (frames: number) => GPUComputePipeline {
   const module = device.createShaderModule({ label: 'packed-query.wgsl', code: querySource });
-  return device.createComputePipeline({
-    label: 'packed-query',
-    layout: 'auto',
-    compute: { module, entryPoint: 'main', constants: { WORKGROUP_SIZE: QUERY_WORKGROUP } },
-  });
+  const pipelines = new Map<number, GPUComputePipeline>();
+  return (frames) => {
+    if (![1, 2, 4, 8].includes(frames))
+      throw new StemflowError('invalid', `${frames} frames an invocation: give 1, 2, 4 or 8.`);
+    let p = pipelines.get(frames);
+    if (!p) {
+      p = device.createComputePipeline({
+        label: `packed-query x${frames}`,
+        layout: 'auto',
+        compute: {
+          module,
+          entryPoint: 'main',
+          constants: { WORKGROUP_SIZE: QUERY_WORKGROUP, FRAMES: frames },
+        },
+      });
+      pipelines.set(frames, p);
+    }
+    return p;
+  };
 }
 
 /**
@@ -523,7 +541,11 @@ export function encodeIndexQuery(
   modes: ('full' | 'delta')[],
   staging: GPUBuffer,
   stagingOffsets: number[],
+  /** Frames an invocation sums (the query pipeline's FRAMES). */
+  framesPerInvocation = INDEX_QUERY_FRAMES,
 ): GPUBuffer[] {
+  const F = framesPerInvocation;
+  const pipeline = index.pipelineFor(F);
   const chunkCount = [...index.acquisitions.values()].reduce((n, ix) => n + ix.geometry.chunks.length, 0);
   const table = new Uint32Array(Math.max(1, chunkCount) * CHUNK_WORDS);
   // One dispatch group per (acquisition, data buffer): its chunks share the acquisition's list.
@@ -562,7 +584,7 @@ export function encodeIndexQuery(
         [group.threads, c.frames, c.groups, ix.chunkBase[k], c.widthsBase / 4, c.basesBase, c.first, 0],
         entries * CHUNK_WORDS,
       );
-      group.threads += c.frames;
+      group.threads += Math.ceil(c.frames / F);
       group.count++;
       entries++;
     });
@@ -598,7 +620,7 @@ export function encodeIndexQuery(
         encoder,
         {
           device,
-          pipeline: index.pipeline,
+          pipeline,
           layout: queryLayout,
           label: 'packed-query',
           bindings: [

@@ -16,7 +16,7 @@ import {
   encodeIndexQuery,
   type IndexedAcquisition,
   indexImages,
-  queryPipeline,
+  queryPipelines,
   readIndexImage,
   type SeriesIndex,
 } from './packed-index-gpu';
@@ -131,6 +131,13 @@ describe('series index on the GPU', () => {
         await check(new Uint8Array(rows * cols).fill(1), [1, 2, 0]);
         await check(new Uint8Array(rows * cols));
         await check(nudged, [0, 1, 2], 'full');
+        // Eight frames an invocation (records of 16 frames: two invocations a chunk), then a delta on it with two.
+        const r8 = await series.virtualImages(bf, { mode: 'full', indexFrames: 8 });
+        const r2 = await series.virtualImages(nudged, { mode: 'delta', indexFrames: 2 });
+        for (const a of [0, 1, 2]) {
+          expect(r8.images[a]).toEqual(await reference(archive.acquisitions[a], bf));
+          expect(r2.images[a]).toEqual(await reference(archive.acquisitions[a], nudged));
+        }
         const before = await series.virtualImages(circle(cols / 2 + 2, rows / 2 - 1, rows / 6));
         const rebased = await series.rebase();
         expect(rebased.modes).toEqual(['full', 'full', 'full']);
@@ -213,15 +220,16 @@ describe('packed-query.wgsl against its CPU twin', () => {
         acquisitions: new Map([[0, ix]]),
         list: createBuffer({ size: pixels * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST }),
         chunkTable: createBuffer({ size: 4096, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST }),
-        pipeline: queryPipeline(device),
+        pipelineFor: queryPipelines(device),
       } as unknown as SeriesIndex;
       const staging = createBuffer({
         size: frames * 4 + 16,
         usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
       });
+      let framesPer = 1;
       const query = async (list: Uint32Array, mode: 'full' | 'delta') => {
         const encoder = device.createCommandEncoder();
-        const params = encodeIndexQuery(device, encoder, index, [0], [list], [mode], staging, [0]);
+        const params = encodeIndexQuery(device, encoder, index, [0], [list], [mode], staging, [0], framesPer);
         device.queue.submit([encoder.finish()]);
         for (const p of params) p.destroy();
         await staging.mapAsync(GPUMapMode.READ);
@@ -238,29 +246,42 @@ describe('packed-query.wgsl against its CPU twin', () => {
         return { a, b };
       };
       const flagged = new Uint8Array(pixels);
-      const maskA = Uint8Array.from({ length: pixels }, (_, p) => (p % 3 === 0 ? 1 : 0));
-      const full = chooseIndexList(maskA, null, flagged, 'full', g);
-      const first = await query(full.list, 'full');
-      const expected = twin(full.list).a;
-      expect(first.image).toEqual(expected);
-      expect(expected[5]).toBeGreaterThan(2 ** 32);
-      // A value of 2^32 or more: the low words are not enough, so the readback says so.
-      expect(first.low).toBeNull();
-      // A delta on the resident image: added pixels in A, removed in B.
-      const maskB = Uint8Array.from({ length: pixels }, (_, p) => (p % 3 === 1 || p === 0 ? 1 : 0));
-      const delta = chooseIndexList(maskB, maskA, flagged, 'delta', g);
-      const { a, b } = twin(delta.list);
-      const second = await query(delta.list, 'delta');
-      expect(second.image).toEqual(expected.map((v, f) => v + a[f] - b[f]));
-      expect(second.image).toEqual(twin(chooseIndexList(maskB, null, flagged, 'full', g).list).a);
-      // One pixel without the big frame's values fits 32 bits: the low words are the image.
-      const one = new Uint8Array(pixels);
-      one[4] = 1;
-      const counts4 = Float64Array.from({ length: frames }, (_, f) => (f === 5 ? 0 : counts[f * pixels + 4]));
-      const small = await query(chooseIndexList(one, null, flagged, 'full', g).list, 'full');
-      expect(small.image[5]).toBe(counts[5 * pixels + 4]);
-      expect(small.image.filter((_, f) => f !== 5)).toEqual(counts4.filter((_, f) => f !== 5));
-      expect(small.low).toEqual(small.image);
+      // Each launch shape: 1, 2, 4 or 8 consecutive frames an invocation; 1,100 frames end in a partial group.
+      for (framesPer of [1, 2, 4, 8]) {
+        const maskA = Uint8Array.from({ length: pixels }, (_, p) => (p % 3 === 0 ? 1 : 0));
+        const full = chooseIndexList(maskA, null, flagged, 'full', g);
+        const first = await query(full.list, 'full');
+        const expected = twin(full.list).a;
+        expect(first.image).toEqual(expected);
+        expect(expected[5]).toBeGreaterThan(2 ** 32);
+        // A value of 2^32 or more: the low words are not enough, so the readback says so.
+        expect(first.low).toBeNull();
+        // A delta on the resident image: added pixels in A, removed in B.
+        const maskB = Uint8Array.from({ length: pixels }, (_, p) => (p % 3 === 1 || p === 0 ? 1 : 0));
+        const delta = chooseIndexList(maskB, maskA, flagged, 'delta', g);
+        const { a, b } = twin(delta.list);
+        const second = await query(delta.list, 'delta');
+        expect(second.image).toEqual(expected.map((v, f) => v + a[f] - b[f]));
+        expect(second.image).toEqual(twin(chooseIndexList(maskB, null, flagged, 'full', g).list).a);
+        // One pixel without the big frame's values fits 32 bits: the low words are the image.
+        const one = new Uint8Array(pixels);
+        one[4] = 1;
+        const counts4 = Float64Array.from({ length: frames }, (_, f) =>
+          f === 5 ? 0 : counts[f * pixels + 4],
+        );
+        const small = await query(chooseIndexList(one, null, flagged, 'full', g).list, 'full');
+        expect(small.image[5]).toBe(counts[5 * pixels + 4]);
+        expect(small.image.filter((_, f) => f !== 5)).toEqual(counts4.filter((_, f) => f !== 5));
+        expect(small.low).toEqual(small.image);
+      }
+      const bad = (() => {
+        try {
+          return index.pipelineFor(3);
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(isStemflowError(bad, 'invalid') && bad.message).toMatch(/3 frames an invocation/);
     },
   );
 });

@@ -82,6 +82,8 @@ export interface Series {
       mode?: 'auto' | 'full' | 'delta';
       /** GPU timestamps: marks 'query' (before the passes), 'copy' (before the readback copies) and 'end'. */
       timer?: GpuTimer;
+      /** With the index: frames each query invocation sums (1, 2, 4 or 8; a tuning knob, same images). */
+      indexFrames?: number;
     },
   ): Promise<SeriesImages>;
   /** Recomputes the last mask's images from scratch (must equal what the deltas gave). */
@@ -261,6 +263,7 @@ export async function loadSeries(
     mode: 'auto' | 'full' | 'delta',
     encoder: GPUCommandEncoder,
     timer?: GpuTimer,
+    indexFrames?: number,
   ) => {
     const lists: Uint32Array[] = [];
     const modes: ('full' | 'delta')[] = [];
@@ -288,7 +291,17 @@ export async function loadSeries(
       stagingBytes += acq.info.scan[0] * acq.info.scan[1] * 4 + 4;
     }
     timer?.mark(encoder, 'query');
-    const params = encodeIndexQuery(device, encoder, ix, order, lists, modes, staging, stagingOffsets);
+    const params = encodeIndexQuery(
+      device,
+      encoder,
+      ix,
+      order,
+      lists,
+      modes,
+      staging,
+      stagingOffsets,
+      indexFrames,
+    );
     timer?.mark(encoder, 'copy');
     return { modes, decodedPixels, stagingOffsets, stagingBytes, params };
   };
@@ -298,6 +311,7 @@ export async function loadSeries(
     order: number[],
     mode: 'auto' | 'full' | 'delta',
     timer?: GpuTimer,
+    indexFrames?: number,
   ): Promise<SeriesImages> => {
     const t0 = performance.now();
     if (mask.length !== pixels)
@@ -308,7 +322,7 @@ export async function loadSeries(
       throw new StemflowError('invalid', `The order ${order.join(', ')} names an acquisition twice.`);
     const encoder = device.createCommandEncoder({ label: 'series query' });
     const { modes, decodedPixels, stagingOffsets, stagingBytes, params } = index
-      ? encodeFromIndex(index, mask, order, mode, encoder, timer)
+      ? encodeFromIndex(index, mask, order, mode, encoder, timer, indexFrames)
       : encodeFromLanes(mask, order, mode, encoder, timer);
     timer?.mark(encoder, 'end');
     device.queue.submit([encoder.finish()]);
@@ -388,7 +402,7 @@ export async function loadSeries(
     index: indexState,
     acquisitions: chosen.map((a) => archive.acquisitions[a]),
     virtualImages: (mask, o = {}) =>
-      serial(() => run(mask.slice(), o.order ?? chosen, o.mode ?? 'auto', o.timer)),
+      serial(() => run(mask.slice(), o.order ?? chosen, o.mode ?? 'auto', o.timer, o.indexFrames)),
     rebase: () =>
       serial(() => {
         if (!lastMask) throw new StemflowError('invalid', 'No mask has been queried yet.');

@@ -1,13 +1,16 @@
 // Masked sums from the exact series index (src/series/packed-index.ts describes the layout): one invocation per
 // frame reads, for every listed pixel, its value from the pixel's block (64 frames of one width), so a warp reads
 // one block's few words together, and adds it to accumulator A or B as the list entry says (full mask: A; delta:
-// added pixels A, removed B). Nothing is decoded that the mask does not cover. Each invocation owns its frame:
+// added pixels A, removed B; FRAMES consecutive frames an invocation). Nothing is decoded that the mask does not cover. Each invocation owns its frame:
 // it writes the frame's new image value, exact in (lo, hi) u32, into the acquisition's resident image (a full
 // mask: A; a delta: the image before + A - B) and its low word into `out`, the readback, with a flag word after
 // the frames set when any value needs its high word. One dispatch covers the chunks of one acquisition in one
 // data buffer (a chunk table maps invocations to chunks). CPU twin: packedQuery (src/series/packed-index.ts).
 
 override WORKGROUP_SIZE: u32 = 64u;
+// Consecutive frames of one block an invocation sums (1, 2, 4 or 8): the entry's width and offset are found once
+// for all of them.
+override FRAMES: u32 = 1u;
 
 struct Params {
   thread_first: u32,
@@ -61,16 +64,16 @@ fn byte_sum(x: u32) -> u32 {
   return (s & 0xffffu) + (s >> 16u);
 }
 
-// This invocation's frame: its chunk, and its place in the chunk's blocks.
+// This invocation's frames: their chunk, and their place in the chunk's blocks (all in one block).
 var<private> c: Chunk;
-var<private> j: u32;
+var<private> j0: u32;
 var<private> g: u32;
 var<private> kw: u32;
 var<private> kb: u32;
 var<private> below: u32;
 
-// The value of list entry `entry` (a pixel or a tile) at this invocation's frame.
-fn value_of(entry: u32) -> u32 {
+// Where list entry `entry` (a pixel or a tile) has this invocation's block: its first word and its width.
+fn block_of(entry: u32) -> vec2<u32> {
   let e = (entry & 0x3fffffffu) * c.groups + g;
   let m = widths[c.widths_base + e];
   let base = bases[c.bases_base + e];
@@ -85,16 +88,20 @@ fn value_of(entry: u32) -> u32 {
   if (kw > 2u) {
     before += byte_sum(m.z);
   }
-  let w = (m[kw] >> kb) & 0xffu;
+  return vec2<u32>(c.data_base + base + 2u * before, (m[kw] >> kb) & 0xffu);
+}
+
+// Value j of the block of width w whose words start at `at`.
+fn value_at(at: u32, w: u32, j: u32) -> u32 {
   if (w == 0u) {
     return 0u;
   }
   let bit = j * w;
-  let at = c.data_base + base + 2u * before + (bit >> 5u);
+  let i = at + (bit >> 5u);
   let sh = bit & 31u;
-  var v = data[at] >> sh;
+  var v = data[i] >> sh;
   if (sh + w > 32u) {
-    v |= data[at + 1u] << (32u - sh);
+    v |= data[i + 1u] << (32u - sh);
   }
   if (w < 32u) {
     v &= (1u << w) - 1u;
@@ -102,21 +109,28 @@ fn value_of(entry: u32) -> u32 {
   return v;
 }
 
-var<private> a_lo: u32;
-var<private> a_hi: u32;
-var<private> b_lo: u32;
-var<private> b_hi: u32;
+// Per frame of the invocation: (A lo, A hi, B lo, B hi).
+var<private> acc: array<vec4<u32>, 8>;
 
-fn accumulate(entry: u32, v: u32) {
+fn accumulate(q: u32, entry: u32, v: u32) {
+  var r = acc[q];
   if ((entry & 0x40000000u) != 0u) {
-    let s = a_lo + v;
-    a_hi += select(0u, 1u, s < v);
-    a_lo = s;
+    let s = r.x + v;
+    r.y += select(0u, 1u, s < v);
+    r.x = s;
   }
   if ((entry & 0x80000000u) != 0u) {
-    let s = b_lo + v;
-    b_hi += select(0u, 1u, s < v);
-    b_lo = s;
+    let s = r.z + v;
+    r.w += select(0u, 1u, s < v);
+    r.z = s;
+  }
+  acc[q] = r;
+}
+
+// The entry's values at the invocation's frames, added to their accumulators.
+fn add_entry(entry: u32, block: vec2<u32>) {
+  for (var q = 0u; q < FRAMES; q++) {
+    accumulate(q, entry, value_at(block.x, block.y, j0 + q));
   }
 }
 
@@ -136,18 +150,18 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
     }
   }
   c = chunks[lo];
-  let f = min(t - c.thread_start, c.frames - 1u);
-  let b = f >> 6u;
-  j = f & 63u;
+  // The first of the invocation's frames (FRAMES divides 64: they share a block).
+  let f0 = min((t - c.thread_start) * FRAMES, ((c.frames - 1u) / FRAMES) * FRAMES);
+  let b = f0 >> 6u;
+  j0 = f0 & 63u;
   g = b >> 4u;
   let k = b & 15u;
   kw = k >> 2u;
   kb = (k & 3u) * 8u;
   below = select(0u, 0xffffffffu >> (32u - kb), kb > 0u);
-  a_lo = 0u;
-  a_hi = 0u;
-  b_lo = 0u;
-  b_hi = 0u;
+  for (var q = 0u; q < FRAMES; q++) {
+    acc[q] = vec4<u32>(0u);
+  }
   for (var first = 0u; first < params.list_count; first += LIST_TILE) {
     let n = min(LIST_TILE, params.list_count - first);
     workgroupBarrier();
@@ -162,34 +176,41 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
       let e1 = tile[i + 1u];
       let e2 = tile[i + 2u];
       let e3 = tile[i + 3u];
-      let v0 = value_of(e0);
-      let v1 = value_of(e1);
-      let v2 = value_of(e2);
-      let v3 = value_of(e3);
-      accumulate(e0, v0);
-      accumulate(e1, v1);
-      accumulate(e2, v2);
-      accumulate(e3, v3);
+      let k0 = block_of(e0);
+      let k1 = block_of(e1);
+      let k2 = block_of(e2);
+      let k3 = block_of(e3);
+      add_entry(e0, k0);
+      add_entry(e1, k1);
+      add_entry(e2, k2);
+      add_entry(e3, k3);
     }
   }
-  if (id.x >= params.thread_count || t - c.thread_start >= c.frames) {
+  if (id.x >= params.thread_count || (t - c.thread_start) * FRAMES >= c.frames) {
     return;
   }
-  let frame = c.frame_base + f;
-  var v_lo = a_lo;
-  var v_hi = a_hi;
-  if (params.delta != 0u) {
-    let s = image[2u * frame] + v_lo;
-    v_hi += image[2u * frame + 1u] + select(0u, 1u, s < v_lo);
-    v_lo = s;
-    // Minus B (the image of the new mask is never negative).
-    v_hi -= b_hi + select(0u, 1u, v_lo < b_lo);
-    v_lo -= b_lo;
-  }
-  image[2u * frame] = v_lo;
-  image[2u * frame + 1u] = v_hi;
-  out[frame] = v_lo;
-  if (v_hi != 0u) {
-    out[params.frames] = 1u;
+  for (var q = 0u; q < FRAMES; q++) {
+    let f = f0 + q;
+    if (f >= c.frames) {
+      break;
+    }
+    let frame = c.frame_base + f;
+    let r = acc[q];
+    var v_lo = r.x;
+    var v_hi = r.y;
+    if (params.delta != 0u) {
+      let s = image[2u * frame] + v_lo;
+      v_hi += image[2u * frame + 1u] + select(0u, 1u, s < v_lo);
+      v_lo = s;
+      // Minus B (the image of the new mask is never negative).
+      v_hi -= r.w + select(0u, 1u, v_lo < r.z);
+      v_lo -= r.z;
+    }
+    image[2u * frame] = v_lo;
+    image[2u * frame + 1u] = v_hi;
+    out[frame] = v_lo;
+    if (v_hi != 0u) {
+      out[params.frames] = 1u;
+    }
   }
 }
