@@ -73,66 +73,42 @@ var<private> kb: u32;
 var<private> below: u32;
 
 // Where list entry `entry` (a pixel or a tile) has this invocation's block: its first word and its width.
-fn block_of(entry: u32) -> vec2<u32> {
-  let e = (entry & 0x3fffffffu) * c.groups + g;
-  let m = widths[c.widths_base + e];
-  let base = bases[c.bases_base + e];
-  // Words of the blocks before this one in the group: 2 x their widths.
-  var before = byte_sum(m[kw] & below);
-  if (kw > 0u) {
-    before += byte_sum(m.x);
-  }
-  if (kw > 1u) {
-    before += byte_sum(m.y);
-  }
-  if (kw > 2u) {
-    before += byte_sum(m.z);
-  }
+fn block_of(entry: u32, m: vec4<u32>, base: u32) -> vec2<u32> {
+  // Words of the blocks before this one in the group: 2 x their widths (no branch: the loads of several
+  // entries stay in flight together).
+  let before = byte_sum(m[kw] & below) + select(0u, byte_sum(m.x), kw > 0u) + select(0u, byte_sum(m.y), kw > 1u) +
+    select(0u, byte_sum(m.z), kw > 2u);
   return vec2<u32>(c.data_base + base + 2u * before, (m[kw] >> kb) & 0xffu);
 }
 
-// Value j of the block of width w whose words start at `at`.
+// Value j of the block of width w whose words start at `at` (0 for width 0); both words are always read, so no
+// branch stands between the loads of different entries.
 fn value_at(at: u32, w: u32, j: u32) -> u32 {
-  if (w == 0u) {
-    return 0u;
-  }
   let bit = j * w;
   let i = at + (bit >> 5u);
   let sh = bit & 31u;
-  var v = data[i] >> sh;
-  if (sh + w > 32u) {
-    v |= data[i + 1u] << (32u - sh);
-  }
-  if (w < 32u) {
-    v &= (1u << w) - 1u;
-  }
-  return v;
+  let lo = data[i];
+  let hi = data[i + 1u];
+  let v = (lo >> sh) | select(0u, hi << (32u - sh), sh != 0u);
+  return v & select(0u, 0xffffffffu >> (32u - w), w != 0u);
 }
 
 // Per frame of the invocation: (A lo, A hi, B lo, B hi).
 var<private> acc: array<vec4<u32>, 8>;
 
+// Adds v to accumulator A and/or B of frame q as the entry's bits say (exact: carries into the high words).
 fn accumulate(q: u32, entry: u32, v: u32) {
+  let va = select(0u, v, (entry & 0x40000000u) != 0u);
+  let vb = select(0u, v, (entry & 0x80000000u) != 0u);
   var r = acc[q];
-  if ((entry & 0x40000000u) != 0u) {
-    let s = r.x + v;
-    r.y += select(0u, 1u, s < v);
-    r.x = s;
-  }
-  if ((entry & 0x80000000u) != 0u) {
-    let s = r.z + v;
-    r.w += select(0u, 1u, s < v);
-    r.z = s;
-  }
+  let sa = r.x + va;
+  let sb = r.z + vb;
+  r = vec4<u32>(sa, r.y + select(0u, 1u, sa < va), sb, r.w + select(0u, 1u, sb < vb));
   acc[q] = r;
 }
 
-// The entry's values at the invocation's frames, added to their accumulators.
-fn add_entry(entry: u32, block: vec2<u32>) {
-  for (var q = 0u; q < FRAMES; q++) {
-    accumulate(q, entry, value_at(block.x, block.y, j0 + q));
-  }
-}
+// Entries a step reads together (their metadata loads, then their data loads, in flight at once).
+const STEP: u32 = 8u;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) local: u32) {
@@ -170,20 +146,23 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
       tile[i] = select(0u, list[params.list_base + first + i], i < n);
     }
     workgroupBarrier();
-    // Four entries at a time, their loads issued together.
-    for (var i = 0u; i < n; i += 4u) {
-      let e0 = tile[i];
-      let e1 = tile[i + 1u];
-      let e2 = tile[i + 2u];
-      let e3 = tile[i + 3u];
-      let k0 = block_of(e0);
-      let k1 = block_of(e1);
-      let k2 = block_of(e2);
-      let k3 = block_of(e3);
-      add_entry(e0, k0);
-      add_entry(e1, k1);
-      add_entry(e2, k2);
-      add_entry(e3, k3);
+    // STEP entries at a time: every load of a step is issued before any of its values is used.
+    for (var i = 0u; i < n; i += STEP) {
+      var e: array<u32, STEP>;
+      var m: array<vec4<u32>, STEP>;
+      var base: array<u32, STEP>;
+      for (var u = 0u; u < STEP; u++) {
+        e[u] = tile[i + u];
+        let at = (e[u] & 0x3fffffffu) * c.groups + g;
+        m[u] = widths[c.widths_base + at];
+        base[u] = bases[c.bases_base + at];
+      }
+      for (var u = 0u; u < STEP; u++) {
+        let k = block_of(e[u], m[u], base[u]);
+        for (var q = 0u; q < FRAMES; q++) {
+          accumulate(q, e[u], value_at(k.x, k.y, j0 + q));
+        }
+      }
     }
   }
   if (id.x >= params.thread_count || (t - c.thread_start) * FRAMES >= c.frames) {
