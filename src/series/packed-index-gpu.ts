@@ -3,13 +3,13 @@
  * encoded records, then queried by packed-query.wgsl instead of decoding tANS lanes.
  *
  * Build, for every chunk of every acquisition, in two phases with one wait between them:
- * 1. sizes: decode the chunk's lanes into a scratch (tans-values.wgsl), find the blocks' widths and the groups'
- *    offsets (packed-index.wgsl `widths_main`, `scan_main`); the chunks' totals are read back once;
+ * 1. sizes: decode the chunk's lanes into a scratch (tans-values.wgsl), find the blocks' widths and offsets and the groups'
+ *    offsets (packed-index.wgsl `blocks_main`, `scan_main`); the chunks' totals are read back once;
  * 2. the data buffers are sized exactly from those totals and checked against the budget (an index that does not
  *    fit is refused with the numbers and the series answers from the encoded data as before), then each chunk is
  *    decoded again and packed (`pack_main`).
  * The lanes are decoded twice so that no buffer has to be sized for the worst case (16 bits a count); the
- * metadata (widths, offsets) is kept from the first phase. A lane that lies fails the build (typed).
+ * metadata (block tables, group offsets) is kept from the first phase. A lane that lies fails the build (typed).
  */
 
 import { DTYPE_BITS } from '../archive/lanes';
@@ -43,7 +43,7 @@ const fmt = (b: number) => `${(b / MiB).toFixed(1)} MiB`;
 
 export interface IndexedAcquisition {
   geometry: IndexGeometry;
-  widths: GPUBuffer;
+  blocks: GPUBuffer;
   bases: GPUBuffer;
   data: GPUBuffer[];
   /** Per chunk: its data buffer and word offset there. */
@@ -104,12 +104,12 @@ export async function buildSeriesIndex(
     const acq = archive.acquisitions[a];
     const g = indexGeometry(acq.records, acq.info.detector, chunkFrames, DTYPE_BITS[acq.info.dtype]);
     geometries.set(a, g);
-    metadataBytes += 4 * (g.widthsWords + g.basesWords);
+    metadataBytes += 4 * (g.blocksWords + g.basesWords);
     chunkCount += g.chunks.length;
     frames += g.frames;
-    if (g.widthsWords * 4 > maxBinding)
+    if (g.blocksWords * 4 > maxBinding)
       return {
-        refused: `the index's block widths of ${acq.info.name} take ${fmt(g.widthsWords * 4)}; this GPU binds at most ${fmt(maxBinding)}`,
+        refused: `the index's block table of ${acq.info.name} take ${fmt(g.blocksWords * 4)}; this GPU binds at most ${fmt(maxBinding)}`,
       };
   }
   // Per frame an image (8 B) and its readback words (4 B); a list has at most one entry a pixel (an entry covers a
@@ -119,7 +119,7 @@ export async function buildSeriesIndex(
   const before = metadataBytes + scratchBytes + queryScratch;
   if (scratchBytes > maxBinding || before > options.budgetBytes)
     return {
-      refused: `the index needs ${fmt(before)} before its data (block widths and offsets ${fmt(metadataBytes)}, build scratch ${fmt(scratchBytes)}, query scratch ${fmt(queryScratch)}); its budget is ${fmt(options.budgetBytes)}`,
+      refused: `the index needs ${fmt(before)} before its data (block tables and group offsets ${fmt(metadataBytes)}, build scratch ${fmt(scratchBytes)}, query scratch ${fmt(queryScratch)}); its budget is ${fmt(options.budgetBytes)}`,
     };
 
   const owned: GPUBuffer[] = [];
@@ -149,12 +149,12 @@ export async function buildSeriesIndex(
       GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
     );
     temporary.push(scratch, totals, readback);
-    type PerAcquisition = { widths: GPUBuffer; bases: GPUBuffer; image: GPUBuffer; out: GPUBuffer };
+    type PerAcquisition = { blocks: GPUBuffer; bases: GPUBuffer; image: GPUBuffer; out: GPUBuffer };
     const perAcq = new Map<number, PerAcquisition>();
     for (const a of plan.acquisitions) {
       const g = geometries.get(a) as IndexGeometry;
       perAcq.set(a, {
-        widths: make(`widths ${a}`, g.widthsWords * 4, RW),
+        blocks: make(`blocks ${a}`, g.blocksWords * 4, RW),
         bases: make(`offsets ${a}`, g.basesWords * 4, RW),
         image: make(`image ${a}`, g.frames * 8, RW),
         out: make(`readback words ${a}`, g.frames * 4 + 4, RW),
@@ -235,7 +235,7 @@ export async function buildSeriesIndex(
       pixels: virtualPixels,
       frames: c.frames,
       groups: c.groups,
-      widths_base: c.widthsBase,
+      blocks_base: c.blocksBase,
       bases_base: c.basesBase,
       data_base: dataBase,
       chunk,
@@ -289,12 +289,12 @@ export async function buildSeriesIndex(
         );
       });
 
-    // Phase 1: widths and offsets of every chunk, the totals read back once.
+    // Phase 1: block tables and group offsets of every chunk, the totals read back once.
     device.pushErrorScope('out-of-memory');
     let chunk = 0;
     for (const a of plan.acquisitions) {
       const g = geometries.get(a) as IndexGeometry;
-      const { widths, bases } = perAcq.get(a) as { widths: GPUBuffer; bases: GPUBuffer };
+      const { blocks, bases } = perAcq.get(a) as { blocks: GPUBuffer; bases: GPUBuffer };
       for (const c of g.chunks) {
         const at = chunk++;
         encodeChunk(a, c, (e) => [
@@ -303,12 +303,12 @@ export async function buildSeriesIndex(
             e,
             {
               device,
-              pipeline: pipes.widths,
+              pipeline: pipes.blocks,
               layout: indexLayout,
-              label: 'packed-index widths',
+              label: 'packed-index blocks',
               bindings: [
                 { binding: 1, resource: { buffer: scratch } },
-                { binding: 2, resource: { buffer: widths } },
+                { binding: 2, resource: { buffer: blocks } },
                 { binding: 3, resource: { buffer: bases } },
               ],
             },
@@ -376,7 +376,7 @@ export async function buildSeriesIndex(
     if (total > options.budgetBytes) {
       destroy();
       return {
-        refused: `the index needs ${fmt(dataBytes + metadataBytes + queryScratch)} (packed counts ${fmt(dataBytes)}, block widths and offsets ${fmt(metadataBytes)}, query scratch ${fmt(queryScratch)}) and ${fmt(scratchBytes)} while it is built; its budget is ${fmt(options.budgetBytes)}`,
+        refused: `the index needs ${fmt(dataBytes + metadataBytes + queryScratch)} (packed counts ${fmt(dataBytes)}, block tables and group offsets ${fmt(metadataBytes)}, query scratch ${fmt(queryScratch)}) and ${fmt(scratchBytes)} while it is built; its budget is ${fmt(options.budgetBytes)}`,
       };
     }
 
@@ -420,7 +420,7 @@ export async function buildSeriesIndex(
               label: 'packed-index pack',
               bindings: [
                 { binding: 1, resource: { buffer: scratch } },
-                { binding: 2, resource: { buffer: ix.widths } },
+                { binding: 2, resource: { buffer: ix.blocks } },
                 { binding: 3, resource: { buffer: ix.bases } },
                 { binding: 4, resource: { buffer: ix.data[ix.chunkBuffer[i]] } },
               ],
@@ -451,7 +451,7 @@ export async function buildSeriesIndex(
             .get(plan.acquisitions[0])
             ?.tiles.map((t) => `${t.side} x ${t.side}`)
             .join(' and ') || 'none'
-        } included), block widths and offsets ${fmt(metadataBytes)}, query scratch ${fmt(queryScratch)}; built in ${buildMs.toFixed(0)} ms`,
+        } included), block tables and group offsets ${fmt(metadataBytes)}, query scratch ${fmt(queryScratch)}; built in ${buildMs.toFixed(0)} ms`,
       ],
       list,
       chunkTable,
@@ -474,7 +474,7 @@ function indexPipelines(device: GPUDevice) {
     });
   return {
     tiles: make('tiles_main'),
-    widths: make('widths_main'),
+    blocks: make('blocks_main'),
     scan: make('scan_main'),
     pack: make('pack_main'),
   };
@@ -581,7 +581,7 @@ export function encodeIndexQuery(
         groups.push(group);
       }
       table.set(
-        [group.threads, c.frames, c.groups, ix.chunkBase[k], c.widthsBase / 4, c.basesBase, c.first, 0],
+        [group.threads, c.frames, c.groups, ix.chunkBase[k], c.blocksBase, c.basesBase, c.first, 0],
         entries * CHUNK_WORDS,
       );
       group.threads += Math.ceil(c.frames / F);
@@ -625,7 +625,7 @@ export function encodeIndexQuery(
           label: 'packed-query',
           bindings: [
             { binding: 1, resource: { buffer: g.ix.data[g.buffer] } },
-            { binding: 2, resource: { buffer: g.ix.widths } },
+            { binding: 2, resource: { buffer: g.ix.blocks } },
             { binding: 3, resource: { buffer: g.ix.bases } },
             { binding: 4, resource: { buffer: index.list } },
             { binding: 5, resource: { buffer: g.ix.image } },

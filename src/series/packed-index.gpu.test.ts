@@ -64,7 +64,7 @@ describe('series index on the GPU', () => {
         expect(ix.geometry.chunks.map((c) => c.frames)).toEqual([1024, 1024, 256]);
         const counts = Uint32Array.from(await acq.readFrames(0, 2304));
         const cpu = buildPackedIndex(counts, indexGeometry(acq.records, acq.info.detector, 1024, 16));
-        expect(await readBack(ix.widths, Uint32Array, cpu.widths.byteLength)).toEqual(cpu.widths);
+        expect(await readBack(ix.blocks, Uint32Array, cpu.blocks.byteLength)).toEqual(cpu.blocks);
         expect(await readBack(ix.bases, Uint32Array, cpu.bases.byteLength)).toEqual(cpu.bases);
         for (const [i, words] of cpu.data.entries()) {
           const all = await readBack(ix.data[ix.chunkBuffer[i]], Uint32Array);
@@ -205,7 +205,7 @@ describe('packed-query.wgsl against its CPU twin', () => {
       }
       const ix: IndexedAcquisition = {
         geometry: g,
-        widths: upload(cpu.widths),
+        blocks: upload(cpu.blocks),
         bases: upload(cpu.bases),
         data: [upload(data.length ? data : new Uint32Array(1))],
         chunkBuffer: g.chunks.map(() => 0),
@@ -241,7 +241,7 @@ describe('packed-query.wgsl against its CPU twin', () => {
         const a = new Float64Array(frames);
         const b = new Float64Array(frames);
         g.chunks.forEach((c, i) => {
-          packedQuery(cpu.data[i], 0, cpu.widths, cpu.bases, c, list, a, b, c.first);
+          packedQuery(cpu.data[i], 0, cpu.blocks, cpu.bases, c, list, a, b, c.first);
         });
         return { a, b };
       };

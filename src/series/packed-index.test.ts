@@ -65,15 +65,17 @@ describe('packed index (CPU twin)', () => {
     ]);
     expect(g.frames).toBe(2600);
     expect(g.basesWords).toBe(40);
-    expect(g.widthsWords).toBe(160);
-    // 16-bit counts: 8 x 8 and 2 x 2 tiles (edge tiles partial); 13 x 10 pixels.
+    expect(g.blocksWords).toBe(320);
+    // 16-bit counts on 13 x 10 pixels: 8 x 8, 4 x 4 and 2 x 2 tiles (edge tiles partial; 16 x 16 is larger than
+    // the detector).
     const t = indexGeometry([{ firstFrame: 0, frames: 64 }], [13, 10], 1024, 16);
     expect(t.tiles).toEqual([
       { side: 8, rows: 2, cols: 2, base: 130 },
-      { side: 2, rows: 7, cols: 5, base: 134 },
+      { side: 4, rows: 4, cols: 3, base: 134 },
+      { side: 2, rows: 7, cols: 5, base: 146 },
     ]);
-    expect(t.virtualPixels).toBe(169);
-    expect(indexGeometry([], [192, 192], 1024, 16).virtualPixels).toBe(36864 + 576 + 9216);
+    expect(t.virtualPixels).toBe(181);
+    expect(indexGeometry([], [192, 192], 1024, 16).virtualPixels).toBe(36864 + 144 + 576 + 2304 + 9216);
     expect(() => indexGeometry([{ firstFrame: 0, frames: 10 }], [2, 2], 1000, 16)).toThrow(
       /multiple of 1024/,
     );
@@ -92,7 +94,7 @@ describe('packed index (CPU twin)', () => {
     g.chunks.forEach((c, i) => {
       for (let p = 0; p < pixels; p++) {
         for (let f = 0; f < c.frames; f++) {
-          const { at, w } = blockAt(ix.widths, ix.bases, c, p, f >> 6);
+          const { at, w } = blockAt(ix.blocks, ix.bases, c, p, f >> 6);
           widthsSeen.add(w);
           expect(blockValue(ix.data[i], at, w, f & 63)).toBe(values[(c.first + f) * pixels + p]);
         }
@@ -100,7 +102,7 @@ describe('packed index (CPU twin)', () => {
       // Exactly the words the widths say: 2 w per block.
       let words = 0;
       for (let p = 0; p < pixels; p++)
-        for (let b = 0; b < c.groups * 16; b++) words += 2 * blockAt(ix.widths, ix.bases, c, p, b).w;
+        for (let b = 0; b < c.groups * 16; b++) words += 2 * blockAt(ix.blocks, ix.bases, c, p, b).w;
       expect(ix.totals[i]).toBe(words);
     });
     expect(widthsSeen.has(0)).toBe(true);
@@ -117,7 +119,7 @@ describe('packed index (CPU twin)', () => {
     for (let v = g.pixels; v < g.virtualPixels; v++) {
       const covered = pixelsOf(v, g);
       for (let f = 0; f < 100; f++) {
-        const { at, w } = blockAt(ix.widths, ix.bases, c, v, f >> 6);
+        const { at, w } = blockAt(ix.blocks, ix.bases, c, v, f >> 6);
         const sum = covered.reduce((s, p) => s + values[f * rows * cols + p], 0);
         expect(blockValue(ix.data[0], at, w, f & 63)).toBe(sum);
       }
@@ -143,7 +145,7 @@ describe('packed index (CPU twin)', () => {
       const a = new Float64Array(frames);
       const b = new Float64Array(frames);
       g.chunks.forEach((c, i) => {
-        packedQuery(ix.data[i], 0, ix.widths, ix.bases, c, list, a, b, c.first);
+        packedQuery(ix.data[i], 0, ix.blocks, ix.bases, c, list, a, b, c.first);
       });
       return { a, b };
     };

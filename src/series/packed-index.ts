@@ -1,20 +1,21 @@
 /**
  * The exact series index: every count of an acquisition, detector-major and bit-packed, so a mask's image reads
  * only the pixels it covers (a delta only the pixels it changes) and every value is a shift and a mask away.
- * CPU twin of src/shaders/packed-index.wgsl (build: `packedWidths`, `packedScan`, `packedPack`) and
+ * CPU twin of src/shaders/packed-index.wgsl (build: `packedBlocks`, `packedScan`, `packedPack`) and
  * src/shaders/packed-query.wgsl (`packedQuery`); docs/archive-format.md ("The series index") describes it.
  *
  * Layout, per acquisition: frames are cut into chunks (never across a record; `chunkFrames` a multiple of
  * 1,024); in a chunk, each pixel's values of 64 consecutive frames form a block, stored with the bit width of
  * the largest (w = bits of the OR of the 64 values; 0 when all are 0) as 64 values of w bits, LSB first, in 2w
- * u32 words. Metadata per (pixel, group of 16 blocks): the 16 widths as bytes in 4 words, and the group's word
- * offset in its chunk's data; a block's words start at that offset plus 2 x the widths before it in the group.
+ * u32 words. Metadata per (pixel, group of 16 blocks): the block table, 16 bits a block in 8 words (the block's
+ * word offset from the group's first word, at most 15 x 64 in 10 bits, | its width << 10), and the group's word
+ * offset in its chunk's data.
  * Chunk data is pixel-major: pixel p's groups, then pixel p + 1's. Nothing is approximated: a count up to the
  * dtype's maximum keeps all its bits (w up to 32), and a flagged pixel is stored like any other (masks leave it
  * out). Nothing is approximated.
  *
  * Tile levels: besides the detector's pixels, the index stores, as further "virtual pixels" packed the same way,
- * the exact sums of aligned 8 x 8 and 2 x 2 pixel tiles (`TILE_SIDES`; tiles at the detector's edge hold the
+ * the exact sums of aligned 16 x 16, 8 x 8, 4 x 4 and 2 x 2 pixel tiles (`TILE_SIDES`; tiles at the detector's edge hold the
  * pixels that exist). A mask is answered with the largest tiles it covers whole (none of whose pixels is
  * flagged), then single pixels, so an ADF annulus reads far fewer entries a frame than it has pixels. Tiles are
  * kept only where their sums provably fit 32 bits (counts of at most 16 bits at these sides).
@@ -23,13 +24,13 @@ import { StemflowError } from '../errors';
 
 /** Frames of a block (one bit width). */
 export const BLOCK = 64;
-/** Blocks of a group (one stored offset, 16 widths in 4 words). */
+/** Blocks of a group (one stored offset, 16 block entries in 8 words). */
 export const GROUP = 16;
 /** Frames of a full group. */
 export const GROUP_FRAMES = BLOCK * GROUP;
 
 /** Sides of the tile levels, largest first (each a multiple of the next, so tiles nest). */
-export const TILE_SIDES = [8, 2] as const;
+export const TILE_SIDES = [16, 8, 4, 2] as const;
 
 export interface TileLevel {
   side: number;
@@ -49,8 +50,8 @@ export interface IndexChunk {
   /** Frame of the chunk's first frame within its record. */
   recordFrame: number;
   groups: number;
-  /** Word offsets of the chunk's widths (4 words per (pixel, group)) and group offsets (1 word each). */
-  widthsBase: number;
+  /** Word offsets of the chunk's block table (8 words per (pixel, group)) and group offsets (1 word each). */
+  blocksBase: number;
   basesBase: number;
 }
 
@@ -63,7 +64,7 @@ export interface IndexGeometry {
   frames: number;
   chunkFrames: number;
   chunks: IndexChunk[];
-  widthsWords: number;
+  blocksWords: number;
   basesWords: number;
 }
 
@@ -94,7 +95,7 @@ export function indexGeometry(
   if (!Number.isInteger(chunkFrames) || chunkFrames < GROUP_FRAMES || chunkFrames % GROUP_FRAMES !== 0)
     throw new StemflowError('invalid', `Index chunks of ${chunkFrames} frames: give a multiple of 1024.`);
   const chunks: IndexChunk[] = [];
-  let widthsWords = 0;
+  let blocksWords = 0;
   let basesWords = 0;
   let frames = 0;
   records.forEach((r, record) => {
@@ -107,47 +108,48 @@ export function indexGeometry(
         frames: n,
         recordFrame: at,
         groups,
-        widthsBase: widthsWords,
+        blocksBase: blocksWords,
         basesBase: basesWords,
       });
-      widthsWords += virtualPixels * groups * 4;
+      blocksWords += virtualPixels * groups * 8;
       basesWords += virtualPixels * groups;
     }
     frames = Math.max(frames, r.firstFrame + r.frames);
   });
-  return { pixels, detector, tiles, virtualPixels, frames, chunkFrames, chunks, widthsWords, basesWords };
+  return { pixels, detector, tiles, virtualPixels, frames, chunkFrames, chunks, blocksWords, basesWords };
 }
 
 /** Bit width of a value set from the OR of its values (0 for all zeros). */
 export const widthOf = (or: number): number => 32 - Math.clz32(or);
 
 /**
- * Twin of `widths`: per (pixel, group) of a chunk, the blocks' widths (bytes, 4 words) and the group's data words
- * (2 x the sum of its widths), written where `packedScan` turns them into offsets. `values`: the chunk's counts,
- * frame-major (frame f, pixel p at f * pixels + p).
+ * Twin of `blocks_main`: per (pixel, group) of a chunk, the block table (each block's offset from the group's first
+ * word | its width << 10, 16 bits a block, 8 words) and the group's data words (2 x the sum of its widths), written
+ * where `packedScan` turns them into offsets. `values`: the chunk's counts, frame-major (frame f, pixel p at
+ * f * pixels + p).
  */
-export function packedWidths(
+export function packedBlocks(
   values: Uint32Array,
   pixels: number,
   frames: number,
-  widths: Uint32Array,
+  blocks: Uint32Array,
   bases: Uint32Array,
-  c: { groups: number; widthsBase: number; basesBase: number },
+  c: { groups: number; blocksBase: number; basesBase: number },
 ): void {
   for (let g = 0; g < c.groups; g++) {
     for (let p = 0; p < pixels; p++) {
-      const words = [0, 0, 0, 0];
+      const words = new Uint32Array(8);
       let sum = 0;
       for (let k = 0; k < GROUP; k++) {
         const f0 = (g * GROUP + k) * BLOCK;
         let or = 0;
         for (let f = f0; f < Math.min(frames, f0 + BLOCK); f++) or |= values[f * pixels + p];
         const w = widthOf(or);
-        words[k >> 2] |= w << ((k & 3) * 8);
+        words[k >> 1] |= (sum | (w << 10)) << ((k & 1) * 16);
         sum += 2 * w;
       }
       const e = p * c.groups + g;
-      widths.set(words, c.widthsBase + e * 4);
+      blocks.set(words, c.blocksBase + e * 8);
       bases[c.basesBase + e] = sum;
     }
   }
@@ -170,19 +172,17 @@ export function packedScan(
 
 /** Word offset (in the chunk's data) and width of block `b` of pixel `p`. */
 export function blockAt(
-  widths: Uint32Array,
+  blocks: Uint32Array,
   bases: Uint32Array,
-  c: { groups: number; widthsBase: number; basesBase: number },
+  c: { groups: number; blocksBase: number; basesBase: number },
   p: number,
   b: number,
 ): { at: number; w: number } {
   const g = b >> 4;
   const k = b & 15;
   const e = p * c.groups + g;
-  let before = 0;
-  for (let j = 0; j < k; j++) before += (widths[c.widthsBase + e * 4 + (j >> 2)] >>> ((j & 3) * 8)) & 0xff;
-  const w = (widths[c.widthsBase + e * 4 + (k >> 2)] >>> ((k & 3) * 8)) & 0xff;
-  return { at: bases[c.basesBase + e] + 2 * before, w };
+  const h = (blocks[c.blocksBase + e * 8 + (k >> 1)] >>> ((k & 1) * 16)) & 0xffff;
+  return { at: bases[c.basesBase + e] + (h & 0x3ff), w: h >>> 10 };
 }
 
 /** Value j (< 64) of a block of width w whose words start at data[at]. */
@@ -201,15 +201,15 @@ export function packedPack(
   values: Uint32Array,
   pixels: number,
   frames: number,
-  widths: Uint32Array,
+  blocks: Uint32Array,
   bases: Uint32Array,
-  c: { groups: number; widthsBase: number; basesBase: number },
+  c: { groups: number; blocksBase: number; basesBase: number },
   data: Uint32Array,
   dataBase: number,
 ): void {
   for (let p = 0; p < pixels; p++) {
     for (let b = 0; b < c.groups * GROUP; b++) {
-      const { at, w } = blockAt(widths, bases, c, p, b);
+      const { at, w } = blockAt(blocks, bases, c, p, b);
       if (w === 0) continue;
       // As pack_main: `acc` holds `bits` (< 32) bits not yet written.
       let acc = 0;
@@ -243,9 +243,9 @@ export const listEntry = (pixel: number, bits: number): number => (pixel | (bits
 export function packedQuery(
   data: Uint32Array,
   dataBase: number,
-  widths: Uint32Array,
+  blocks: Uint32Array,
   bases: Uint32Array,
-  c: { frames: number; groups: number; widthsBase: number; basesBase: number },
+  c: { frames: number; groups: number; blocksBase: number; basesBase: number },
   list: Uint32Array,
   a: Float64Array,
   b: Float64Array,
@@ -255,7 +255,7 @@ export function packedQuery(
     const p = e & LIST_PIXEL;
     const bits = e >>> 30;
     for (let blk = 0; blk * BLOCK < c.frames; blk++) {
-      const { at, w } = blockAt(widths, bases, c, p, blk);
+      const { at, w } = blockAt(blocks, bases, c, p, blk);
       if (w === 0) continue;
       for (let j = 0; j < BLOCK && blk * BLOCK + j < c.frames; j++) {
         const v = blockValue(data, dataBase + at, w, j);
@@ -297,9 +297,9 @@ export function packedTiles(values: Uint32Array, frames: number, g: IndexGeometr
 export function buildPackedIndex(
   counts: Uint32Array,
   geometry: IndexGeometry,
-): { widths: Uint32Array; bases: Uint32Array; data: Uint32Array[]; totals: number[] } {
+): { blocks: Uint32Array; bases: Uint32Array; data: Uint32Array[]; totals: number[] } {
   const { pixels, virtualPixels } = geometry;
-  const widths = new Uint32Array(geometry.widthsWords);
+  const blocks = new Uint32Array(geometry.blocksWords);
   const bases = new Uint32Array(geometry.basesWords);
   const data: Uint32Array[] = [];
   const totals: number[] = [];
@@ -308,14 +308,14 @@ export function buildPackedIndex(
     for (let f = 0; f < c.frames; f++)
       values.set(counts.subarray((c.first + f) * pixels, (c.first + f + 1) * pixels), f * virtualPixels);
     packedTiles(values, c.frames, geometry);
-    packedWidths(values, virtualPixels, c.frames, widths, bases, c);
+    packedBlocks(values, virtualPixels, c.frames, blocks, bases, c);
     const total = packedScan(bases, virtualPixels, c);
     const words = new Uint32Array(total);
-    packedPack(values, virtualPixels, c.frames, widths, bases, c, words, 0);
+    packedPack(values, virtualPixels, c.frames, blocks, bases, c, words, 0);
     data.push(words);
     totals.push(total);
   }
-  return { widths, bases, data, totals };
+  return { blocks, bases, data, totals };
 }
 
 /**

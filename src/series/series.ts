@@ -62,7 +62,7 @@ export interface SeriesImages {
 export interface SeriesIndexState {
   built: boolean;
   lines: string[];
-  /** GPU bytes the built index keeps: packed counts, block widths and offsets, query scratch. */
+  /** GPU bytes the built index keeps: packed counts, block tables and group offsets, query scratch. */
   bytes?: number;
   dataBytes?: number;
   metadataBytes?: number;

@@ -1,8 +1,8 @@
 // Build of the exact series index (src/series/packed-index.ts describes the layout) from one chunk of decoded
 // counts (tans-values.wgsl's frame-major scratch): `tiles_main` adds each tile level's exact sums after the
-// pixels of every frame (the index's virtual pixels), `widths` finds each block's bit width and each group's words,
+// pixels of every frame (the index's virtual pixels), `blocks_main` finds each block's bit width and offset and each group's words,
 // `scan` turns the groups' words into offsets (one workgroup per chunk) and writes the chunk's total, `pack`
-// writes every block's values at its width. CPU twins: packedTiles, packedWidths, packedScan, packedPack
+// writes every block's values at its width. CPU twins: packedTiles, packedBlocks, packedScan, packedPack
 // (src/series/packed-index.ts), which must give the same words.
 
 struct Params {
@@ -10,7 +10,7 @@ struct Params {
   pixels: u32,
   frames: u32,
   groups: u32,
-  widths_base: u32,
+  blocks_base: u32,
   bases_base: u32,
   // Word offset of the chunk's data in `data` (pack) and the chunk's slot in `totals` (scan).
   data_base: u32,
@@ -28,7 +28,7 @@ struct Params {
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read_write> values: array<u32>;
-@group(0) @binding(2) var<storage, read_write> widths: array<u32>;
+@group(0) @binding(2) var<storage, read_write> blocks: array<u32>;
 @group(0) @binding(3) var<storage, read_write> bases: array<u32>;
 @group(0) @binding(4) var<storage, read_write> data: array<u32>;
 @group(0) @binding(5) var<storage, read_write> totals: array<u32>;
@@ -67,22 +67,24 @@ fn tiles_main(@builtin(global_invocation_id) id: vec3<u32>) {
 // One invocation per (pixel, group); consecutive invocations take consecutive pixels (coalesced reads of the
 // frame-major values).
 @compute @workgroup_size(64)
-fn widths_main(@builtin(global_invocation_id) id: vec3<u32>) {
+fn blocks_main(@builtin(global_invocation_id) id: vec3<u32>) {
   if (id.x >= params.pixels * params.groups) {
     return;
   }
   let p = id.x % params.pixels;
   let g = id.x / params.pixels;
-  var words = array<u32, 4>(0u, 0u, 0u, 0u);
+  // Block k: its words' offset from the group's first word (10 bits: at most 15 x 64) | its width << 10, two
+  // blocks a word.
+  var words = array<u32, 8>(0u, 0u, 0u, 0u, 0u, 0u, 0u, 0u);
   var sum = 0u;
   for (var k = 0u; k < 16u; k++) {
     let w = 32u - countLeadingZeros(block_or(p, g * 16u + k));
-    words[k >> 2u] |= w << ((k & 3u) * 8u);
+    words[k >> 1u] |= (sum | (w << 10u)) << ((k & 1u) * 16u);
     sum += 2u * w;
   }
   let e = p * params.groups + g;
-  for (var j = 0u; j < 4u; j++) {
-    widths[params.widths_base + e * 4u + j] = words[j];
+  for (var j = 0u; j < 8u; j++) {
+    blocks[params.blocks_base + e * 8u + j] = words[j];
   }
   bases[params.bases_base + e] = sum;
 }
@@ -124,7 +126,7 @@ fn scan_main(@builtin(local_invocation_index) t: u32) {
   }
 }
 
-// One invocation per (pixel, group), as widths_main: the group's blocks at their widths, 64 values of w bits in
+// One invocation per (pixel, group), as blocks_main: the group's blocks at their widths, 64 values of w bits in
 // 2 w words each, LSB first.
 @compute @workgroup_size(64)
 fn pack_main(@builtin(global_invocation_id) id: vec3<u32>) {
@@ -136,7 +138,7 @@ fn pack_main(@builtin(global_invocation_id) id: vec3<u32>) {
   let e = p * params.groups + g;
   var out = params.data_base + bases[params.bases_base + e];
   for (var k = 0u; k < 16u; k++) {
-    let w = (widths[params.widths_base + e * 4u + (k >> 2u)] >> ((k & 3u) * 8u)) & 0xffu;
+    let w = (blocks[params.blocks_base + e * 8u + (k >> 1u)] >> ((k & 1u) * 16u + 10u)) & 0x3fu;
     if (w == 0u) {
       continue;
     }

@@ -32,9 +32,9 @@ struct Chunk {
   thread_start: u32,
   frames: u32,
   groups: u32,
-  // Word offset of the chunk's data in `data`; its widths (in vec4 units) and group offsets.
+  // Word offsets of the chunk's data in `data`, its block table and its group offsets.
   data_base: u32,
-  widths_base: u32,
+  blocks_base: u32,
   bases_base: u32,
   // The chunk's first frame in the acquisition.
   frame_base: u32,
@@ -43,8 +43,9 @@ struct Chunk {
 
 @group(0) @binding(0) var<uniform> params: Params;
 @group(0) @binding(1) var<storage, read> data: array<u32>;
-// The 16 widths of a (pixel, group), one byte each.
-@group(0) @binding(2) var<storage, read> widths: array<vec4<u32>>;
+// The block table: per (pixel, group) 8 words, block k's offset from the group's first word | width << 10 in the
+// 16 bits at word k >> 1, shift (k & 1) * 16.
+@group(0) @binding(2) var<storage, read> blocks: array<u32>;
 @group(0) @binding(3) var<storage, read> bases: array<u32>;
 // Pixel in the low 30 bits, accumulator bits (1 = A, 2 = B) above.
 @group(0) @binding(4) var<storage, read> list: array<u32>;
@@ -58,27 +59,19 @@ struct Chunk {
 const LIST_TILE: u32 = 256u;
 var<workgroup> tile: array<u32, LIST_TILE>;
 
-// Sum of the four bytes of a word.
-fn byte_sum(x: u32) -> u32 {
-  let s = (x & 0x00ff00ffu) + ((x >> 8u) & 0x00ff00ffu);
-  return (s & 0xffffu) + (s >> 16u);
-}
-
 // This invocation's frames: their chunk, and their place in the chunk's blocks (all in one block).
 var<private> c: Chunk;
 var<private> j0: u32;
 var<private> g: u32;
+// The word of the block table holding this block's entry, and the entry's shift in it.
 var<private> kw: u32;
-var<private> kb: u32;
-var<private> below: u32;
+var<private> ks: u32;
 
-// Where list entry `entry` (a pixel or a tile) has this invocation's block: its first word and its width.
-fn block_of(entry: u32, m: vec4<u32>, base: u32) -> vec2<u32> {
-  // Words of the blocks before this one in the group: 2 x their widths (no branch: the loads of several
-  // entries stay in flight together).
-  let before = byte_sum(m[kw] & below) + select(0u, byte_sum(m.x), kw > 0u) + select(0u, byte_sum(m.y), kw > 1u) +
-    select(0u, byte_sum(m.z), kw > 2u);
-  return vec2<u32>(c.data_base + base + 2u * before, (m[kw] >> kb) & 0xffu);
+// Where list entry `entry` has this invocation's block: its first word and its width, from the block table's
+// word for it (offset from the group's first word | width << 10) and the group's first word.
+fn block_of(word: u32, base: u32) -> vec2<u32> {
+  let h = (word >> ks) & 0xffffu;
+  return vec2<u32>(c.data_base + base + (h & 0x3ffu), h >> 10u);
 }
 
 // Value j of the block of width w whose words start at `at` (0 for width 0); both words are always read, so no
@@ -132,9 +125,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
   j0 = f0 & 63u;
   g = b >> 4u;
   let k = b & 15u;
-  kw = k >> 2u;
-  kb = (k & 3u) * 8u;
-  below = select(0u, 0xffffffffu >> (32u - kb), kb > 0u);
+  kw = k >> 1u;
+  ks = (k & 1u) * 16u;
   for (var q = 0u; q < FRAMES; q++) {
     acc[q] = vec4<u32>(0u);
   }
@@ -149,16 +141,16 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
     // STEP entries at a time: every load of a step is issued before any of its values is used.
     for (var i = 0u; i < n; i += STEP) {
       var e: array<u32, STEP>;
-      var m: array<vec4<u32>, STEP>;
+      var m: array<u32, STEP>;
       var base: array<u32, STEP>;
       for (var u = 0u; u < STEP; u++) {
         e[u] = tile[i + u];
         let at = (e[u] & 0x3fffffffu) * c.groups + g;
-        m[u] = widths[c.widths_base + at];
+        m[u] = blocks[c.blocks_base + at * 8u + kw];
         base[u] = bases[c.bases_base + at];
       }
       for (var u = 0u; u < STEP; u++) {
-        let k = block_of(e[u], m[u], base[u]);
+        let k = block_of(m[u], base[u]);
         for (var q = 0u; q < FRAMES; q++) {
           accumulate(q, e[u], value_at(k.x, k.y, j0 + q));
         }
