@@ -22,6 +22,7 @@ import { acquireDevice } from '../gpu/device';
 import { createGpuTimer } from '../gpu/gpu-timer';
 import { nodeGpu } from '../gpu/node-gpu';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
+import type { IndexLaunch } from '../series/packed-index-gpu';
 import { loadSeries, planSeries } from '../series/series';
 import { type TuneConfig, tuneSeriesQuery } from './bench-series-tune';
 
@@ -41,8 +42,8 @@ export interface BenchSeriesOptions {
    * time the gestures on it.
    */
   index?: boolean;
-  /** With --index: frames an index query invocation sums, each timed in turn per gesture (default: 1). */
-  indexFrames?: number[];
+  /** With --index: launch shapes of the index query, each timed in turn per gesture. */
+  indexLaunch?: IndexLaunch[];
   /** Query launch shapes to compare instead of the gestures (bench-series-tune.ts). */
   tune?: TuneConfig[];
   json?: string;
@@ -167,7 +168,7 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
     // Warm-up (pipelines, first bind groups).
     await s.virtualImages(masks.bf, { mode: 'full' });
     const results: Record<string, unknown>[] = [];
-    const variants = o.index && o.indexFrames?.length ? o.indexFrames : [undefined];
+    const variants = o.index && o.indexLaunch?.length ? o.indexLaunch : [undefined];
     const shapeImages = new Map<string, Float64Array[]>();
     let shapesIdentical = true;
     for (const g of gestures) {
@@ -182,12 +183,12 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
         let modes: string[] = [];
         let decoded = 0;
         for (let k = 0; k < o.repeat; k++) {
-          await s.virtualImages(g.from, { mode: 'full', indexFrames: variant });
+          await s.virtualImages(g.from, { mode: 'full', indexLaunch: variant });
           const timer = createGpuTimer(ctx, 3);
           const q = await s.virtualImages(g.to, {
             mode: g.mode,
             timer: timer ?? undefined,
-            indexFrames: variant,
+            indexLaunch: variant,
           });
           if (timer) {
             const marks = await timer.read();
@@ -208,7 +209,7 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
         const median = (xs: number[]) => (xs.length ? stats(xs).median : Number.NaN);
         results.push({
           gesture: g.name,
-          indexFrames: variant,
+          indexLaunch: variant,
           modes,
           decodedPixelsPerFrame: decoded,
           ms: st,
@@ -219,7 +220,7 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
           combineMs: median(stages.combineMs),
         });
         log(
-          `${g.name}${variant ? ` [${variant} frames an invocation]` : ''}: median ${st.median.toFixed(1)} ms, p95 ${st.p95.toFixed(1)} ms for ${count} acquisitions (${(st.median / count).toFixed(2)} ms each; ${modes.join('/')}, ${decoded} pixels decoded per frame); median stages: host ${median(stages.prepareMs).toFixed(1)} ms, GPU passes ${median(gpu).toFixed(1)} ms (timestamps), submit to mapped ${median(stages.gpuAndReadbackMs).toFixed(1)} ms, combine ${median(stages.combineMs).toFixed(1)} ms`,
+          `${g.name}${variant ? ` [${variant.frames} frames an invocation, workgroups of ${variant.workgroup}]` : ''}: median ${st.median.toFixed(1)} ms, p95 ${st.p95.toFixed(1)} ms for ${count} acquisitions (${(st.median / count).toFixed(2)} ms each; ${modes.join('/')}, ${decoded} pixels decoded per frame); median stages: host ${median(stages.prepareMs).toFixed(1)} ms, GPU passes ${median(gpu).toFixed(1)} ms (timestamps), submit to mapped ${median(stages.gpuAndReadbackMs).toFixed(1)} ms, combine ${median(stages.combineMs).toFixed(1)} ms`,
         );
       }
     }

@@ -31,7 +31,7 @@ Usage:
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
   stemflow bench series [--scan 512] [--det 192] [--count N] [--budget GIB] [--lanes N] [--repeat 3] [--json FILE]
-                      [--tune WORKGROUP:LANES,...] [--index [--index-frames 1,2,4,8]]
+                      [--tune WORKGROUP:LANES,...] [--index [--index-launch 1x64,2x64,1x256,...]]
       Converts a synthetic acquisition into an archive, loads it encoded onto the GPU as N acquisitions of a
       series (as many as the budget admits) and times mask gestures over all of them (median, p95); with
       --index, builds the exact index in the budget left and times the gestures on it.
@@ -228,7 +228,7 @@ export async function main(argv: string[]): Promise<number> {
           lend: { type: 'string' },
           writes: { type: 'string' },
           index: { type: 'boolean' },
-          'index-frames': { type: 'string' },
+          'index-launch': { type: 'string' },
         },
       });
       if (what === 'decode') {
@@ -259,7 +259,10 @@ export async function main(argv: string[]): Promise<number> {
           repeat: n(values.repeat)!,
           tune: values.tune === undefined ? undefined : parseTune(values.tune),
           index: values.index,
-          indexFrames: values['index-frames']?.split(',').map((v) => Number.parseInt(v, 10)),
+          indexLaunch: values['index-launch']?.split(',').map((v) => {
+            const [frames, workgroup = '64'] = v.split('x');
+            return { frames: Number.parseInt(frames, 10), workgroup: Number.parseInt(workgroup, 10) };
+          }),
           json: values.json,
         });
       }

@@ -33,13 +33,20 @@ const queryLayout = structLayout(querySource, 'Params');
 export const CHUNK_WORDS = 8;
 /** Decoded counts of one chunk (u32 each) while building: at most this many bytes (and the binding limit). */
 export const INDEX_SCRATCH_BYTES = 1 << 30;
-const QUERY_WORKGROUP = 64;
+/** Invocations of an index query workgroup unless asked otherwise. */
+export const INDEX_QUERY_WORKGROUP = 64;
 /** Frames an index query invocation sums unless asked otherwise. */
 export const INDEX_QUERY_FRAMES = 1;
 const QUERY_THREADS_PER_DISPATCH = 1 << 20;
 
 const MiB = 1024 * 1024;
 const fmt = (b: number) => `${(b / MiB).toFixed(1)} MiB`;
+
+/** The launch shape of an index query: frames an invocation sums (1, 2, 4, 8), invocations a workgroup (64, 128, 256). */
+export interface IndexLaunch {
+  frames: number;
+  workgroup: number;
+}
 
 export interface IndexedAcquisition {
   geometry: IndexGeometry;
@@ -65,8 +72,8 @@ export interface SeriesIndex {
   lines: string[];
   list: GPUBuffer;
   chunkTable: GPUBuffer;
-  /** The query pipeline for FRAMES frames an invocation (1, 2, 4 or 8). */
-  pipelineFor(frames: number): GPUComputePipeline;
+  /** The query pipeline of a launch shape (src/shaders/packed-query.wgsl FRAMES, WORKGROUP_SIZE). */
+  pipelineFor(launch: IndexLaunch): GPUComputePipeline;
   destroy(): void;
 }
 
@@ -502,25 +509,24 @@ function valuesPipelines(device: GPUDevice) {
   };
 }
 
-/** The query pipelines, one per frames-an-invocation (made when first asked for). */
-export function queryPipelines(device: GPUDevice): (frames: number) => GPUComputePipeline {
+/** The query pipelines, one per launch shape (made when first asked for). */
+export function queryPipelines(device: GPUDevice): (launch: IndexLaunch) => GPUComputePipeline {
   const module = device.createShaderModule({ label: 'packed-query.wgsl', code: querySource });
-  const pipelines = new Map<number, GPUComputePipeline>();
-  return (frames) => {
+  const pipelines = new Map<string, GPUComputePipeline>();
+  return ({ frames, workgroup }) => {
     if (![1, 2, 4, 8].includes(frames))
       throw new StemflowError('invalid', `${frames} frames an invocation: give 1, 2, 4 or 8.`);
-    let p = pipelines.get(frames);
+    if (![64, 128, 256].includes(workgroup) || workgroup > device.limits.maxComputeInvocationsPerWorkgroup)
+      throw new StemflowError('invalid', `A query workgroup of ${workgroup}: give 64, 128 or 256.`);
+    const key = `${frames}x${workgroup}`;
+    let p = pipelines.get(key);
     if (!p) {
       p = device.createComputePipeline({
-        label: `packed-query x${frames}`,
+        label: `packed-query ${key}`,
         layout: 'auto',
-        compute: {
-          module,
-          entryPoint: 'main',
-          constants: { WORKGROUP_SIZE: QUERY_WORKGROUP, FRAMES: frames },
-        },
+        compute: { module, entryPoint: 'main', constants: { WORKGROUP_SIZE: workgroup, FRAMES: frames } },
       });
-      pipelines.set(frames, p);
+      pipelines.set(key, p);
     }
     return p;
   };
@@ -541,11 +547,10 @@ export function encodeIndexQuery(
   modes: ('full' | 'delta')[],
   staging: GPUBuffer,
   stagingOffsets: number[],
-  /** Frames an invocation sums (the query pipeline's FRAMES). */
-  framesPerInvocation = INDEX_QUERY_FRAMES,
+  launch: IndexLaunch = { frames: INDEX_QUERY_FRAMES, workgroup: INDEX_QUERY_WORKGROUP },
 ): GPUBuffer[] {
-  const F = framesPerInvocation;
-  const pipeline = index.pipelineFor(F);
+  const F = launch.frames;
+  const pipeline = index.pipelineFor(launch);
   const chunkCount = [...index.acquisitions.values()].reduce((n, ix) => n + ix.geometry.chunks.length, 0);
   const table = new Uint32Array(Math.max(1, chunkCount) * CHUNK_WORDS);
   // One dispatch group per (acquisition, data buffer): its chunks share the acquisition's list.
@@ -612,7 +617,7 @@ export function encodeIndexQuery(
           delta: modes[g.list] === 'delta' ? 1 : 0,
           frames: g.ix.geometry.frames,
         },
-        workgroups: Math.ceil(count / QUERY_WORKGROUP),
+        workgroups: Math.ceil(count / launch.workgroup),
       });
     }
     params.push(

@@ -131,9 +131,16 @@ describe('series index on the GPU', () => {
         await check(new Uint8Array(rows * cols).fill(1), [1, 2, 0]);
         await check(new Uint8Array(rows * cols));
         await check(nudged, [0, 1, 2], 'full');
-        // Eight frames an invocation (records of 16 frames: two invocations a chunk), then a delta on it with two.
-        const r8 = await series.virtualImages(bf, { mode: 'full', indexFrames: 8 });
-        const r2 = await series.virtualImages(nudged, { mode: 'delta', indexFrames: 2 });
+        // Eight frames an invocation (records of 16 frames: two invocations a chunk) in workgroups of 256, then a
+        // delta on it with two in workgroups of 128.
+        const r8 = await series.virtualImages(bf, {
+          mode: 'full',
+          indexLaunch: { frames: 8, workgroup: 256 },
+        });
+        const r2 = await series.virtualImages(nudged, {
+          mode: 'delta',
+          indexLaunch: { frames: 2, workgroup: 128 },
+        });
         for (const a of [0, 1, 2]) {
           expect(r8.images[a]).toEqual(await reference(archive.acquisitions[a], bf));
           expect(r2.images[a]).toEqual(await reference(archive.acquisitions[a], nudged));
@@ -226,10 +233,10 @@ describe('packed-query.wgsl against its CPU twin', () => {
         size: frames * 4 + 16,
         usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
       });
-      let framesPer = 1;
+      let launch = { frames: 1, workgroup: 64 };
       const query = async (list: Uint32Array, mode: 'full' | 'delta') => {
         const encoder = device.createCommandEncoder();
-        const params = encodeIndexQuery(device, encoder, index, [0], [list], [mode], staging, [0], framesPer);
+        const params = encodeIndexQuery(device, encoder, index, [0], [list], [mode], staging, [0], launch);
         device.queue.submit([encoder.finish()]);
         for (const p of params) p.destroy();
         await staging.mapAsync(GPUMapMode.READ);
@@ -246,8 +253,14 @@ describe('packed-query.wgsl against its CPU twin', () => {
         return { a, b };
       };
       const flagged = new Uint8Array(pixels);
-      // Each launch shape: 1, 2, 4 or 8 consecutive frames an invocation; 1,100 frames end in a partial group.
-      for (framesPer of [1, 2, 4, 8]) {
+      // Each launch shape: 1, 2, 4 or 8 consecutive frames an invocation, workgroups of 64 to 256; 1,100 frames
+      // end in a partial group.
+      for (launch of [
+        { frames: 1, workgroup: 64 },
+        { frames: 2, workgroup: 128 },
+        { frames: 4, workgroup: 256 },
+        { frames: 8, workgroup: 64 },
+      ]) {
         const maskA = Uint8Array.from({ length: pixels }, (_, p) => (p % 3 === 0 ? 1 : 0));
         const full = chooseIndexList(maskA, null, flagged, 'full', g);
         const first = await query(full.list, 'full');
@@ -276,7 +289,7 @@ describe('packed-query.wgsl against its CPU twin', () => {
       }
       const bad = (() => {
         try {
-          return index.pipelineFor(3);
+          return index.pipelineFor({ frames: 3, workgroup: 64 });
         } catch (e) {
           return e;
         }

@@ -21,6 +21,7 @@ import {
   buildSeriesIndex,
   encodeIndexQuery,
   type IndexedAcquisition,
+  type IndexLaunch,
   indexImages,
   readIndexImage,
   type SeriesIndex,
@@ -82,8 +83,8 @@ export interface Series {
       mode?: 'auto' | 'full' | 'delta';
       /** GPU timestamps: marks 'query' (before the passes), 'copy' (before the readback copies) and 'end'. */
       timer?: GpuTimer;
-      /** With the index: frames each query invocation sums (1, 2, 4 or 8; a tuning knob, same images). */
-      indexFrames?: number;
+      /** With the index: the query's launch shape (a tuning knob; same images). */
+      indexLaunch?: IndexLaunch;
     },
   ): Promise<SeriesImages>;
   /** Recomputes the last mask's images from scratch (must equal what the deltas gave). */
@@ -263,7 +264,7 @@ export async function loadSeries(
     mode: 'auto' | 'full' | 'delta',
     encoder: GPUCommandEncoder,
     timer?: GpuTimer,
-    indexFrames?: number,
+    indexLaunch?: IndexLaunch,
   ) => {
     const lists: Uint32Array[] = [];
     const modes: ('full' | 'delta')[] = [];
@@ -300,7 +301,7 @@ export async function loadSeries(
       modes,
       staging,
       stagingOffsets,
-      indexFrames,
+      indexLaunch,
     );
     timer?.mark(encoder, 'copy');
     return { modes, decodedPixels, stagingOffsets, stagingBytes, params };
@@ -311,7 +312,7 @@ export async function loadSeries(
     order: number[],
     mode: 'auto' | 'full' | 'delta',
     timer?: GpuTimer,
-    indexFrames?: number,
+    indexLaunch?: IndexLaunch,
   ): Promise<SeriesImages> => {
     const t0 = performance.now();
     if (mask.length !== pixels)
@@ -322,7 +323,7 @@ export async function loadSeries(
       throw new StemflowError('invalid', `The order ${order.join(', ')} names an acquisition twice.`);
     const encoder = device.createCommandEncoder({ label: 'series query' });
     const { modes, decodedPixels, stagingOffsets, stagingBytes, params } = index
-      ? encodeFromIndex(index, mask, order, mode, encoder, timer, indexFrames)
+      ? encodeFromIndex(index, mask, order, mode, encoder, timer, indexLaunch)
       : encodeFromLanes(mask, order, mode, encoder, timer);
     timer?.mark(encoder, 'end');
     device.queue.submit([encoder.finish()]);
@@ -402,7 +403,7 @@ export async function loadSeries(
     index: indexState,
     acquisitions: chosen.map((a) => archive.acquisitions[a]),
     virtualImages: (mask, o = {}) =>
-      serial(() => run(mask.slice(), o.order ?? chosen, o.mode ?? 'auto', o.timer, o.indexFrames)),
+      serial(() => run(mask.slice(), o.order ?? chosen, o.mode ?? 'auto', o.timer, o.indexLaunch)),
     rebase: () =>
       serial(() => {
         if (!lastMask) throw new StemflowError('invalid', 'No mask has been queried yet.');
