@@ -78,7 +78,9 @@ export function createResidentBuffers(
 
 /**
  * How each thread reads its words of a tile: 'scalar' loads and stores one word after the other (one load in
- * flight per thread); 'batched' issues all of its loads first (up to 16 in flight), then stores them.
+ * flight per thread); 'batched' issues all of its loads first (up to 16 in flight), then stores them. Both are
+ * exact; on the H200 'batched' was not faster (300 against 317 GB/s of decoded input per batch, interleaved
+ * rounds; docs/performance.md "The transpose, measured"), so the default stays 'scalar'.
  */
 export type TransposeLoads = 'scalar' | 'batched';
 export const DEFAULT_TRANSPOSE_LOADS: TransposeLoads = 'scalar';
