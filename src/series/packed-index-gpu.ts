@@ -33,6 +33,8 @@ const queryLayout = structLayout(querySource, 'Params');
 export const CHUNK_WORDS = 8;
 /** Decoded counts of one chunk (u32 each) while building: at most this many bytes (and the binding limit). */
 export const INDEX_SCRATCH_BYTES = 1 << 30;
+/** List entries an index query invocation reads together unless asked otherwise. */
+export const INDEX_QUERY_STEP = 8;
 /** Invocations of an index query workgroup unless asked otherwise. */
 export const INDEX_QUERY_WORKGROUP = 64;
 /** Frames an index query invocation sums unless asked otherwise. */
@@ -42,10 +44,14 @@ const QUERY_THREADS_PER_DISPATCH = 1 << 20;
 const MiB = 1024 * 1024;
 const fmt = (b: number) => `${(b / MiB).toFixed(1)} MiB`;
 
-/** The launch shape of an index query: frames an invocation sums (1, 2, 4, 8), invocations a workgroup (64, 128, 256). */
+/**
+ * The launch shape of an index query: frames an invocation sums (1, 2, 4, 8), invocations a workgroup (64, 128,
+ * 256), list entries a step reads together (2, 4, 8; default 8).
+ */
 export interface IndexLaunch {
   frames: number;
   workgroup: number;
+  step?: number;
 }
 
 export interface IndexedAcquisition {
@@ -513,18 +519,24 @@ function valuesPipelines(device: GPUDevice) {
 export function queryPipelines(device: GPUDevice): (launch: IndexLaunch) => GPUComputePipeline {
   const module = device.createShaderModule({ label: 'packed-query.wgsl', code: querySource });
   const pipelines = new Map<string, GPUComputePipeline>();
-  return ({ frames, workgroup }) => {
+  return ({ frames, workgroup, step = INDEX_QUERY_STEP }) => {
     if (![1, 2, 4, 8].includes(frames))
       throw new StemflowError('invalid', `${frames} frames an invocation: give 1, 2, 4 or 8.`);
     if (![64, 128, 256].includes(workgroup) || workgroup > device.limits.maxComputeInvocationsPerWorkgroup)
       throw new StemflowError('invalid', `A query workgroup of ${workgroup}: give 64, 128 or 256.`);
-    const key = `${frames}x${workgroup}`;
+    if (![2, 4, 8].includes(step))
+      throw new StemflowError('invalid', `${step} list entries a step: give 2, 4 or 8.`);
+    const key = `${frames}x${workgroup}s${step}`;
     let p = pipelines.get(key);
     if (!p) {
       p = device.createComputePipeline({
         label: `packed-query ${key}`,
         layout: 'auto',
-        compute: { module, entryPoint: 'main', constants: { WORKGROUP_SIZE: workgroup, FRAMES: frames } },
+        compute: {
+          module,
+          entryPoint: 'main',
+          constants: { WORKGROUP_SIZE: workgroup, FRAMES: frames, STEP: step },
+        },
       });
       pipelines.set(key, p);
     }

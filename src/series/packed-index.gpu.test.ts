@@ -15,6 +15,7 @@ import {
   buildSeriesIndex,
   encodeIndexQuery,
   type IndexedAcquisition,
+  type IndexLaunch,
   indexImages,
   queryPipelines,
   readIndexImage,
@@ -233,7 +234,7 @@ describe('packed-query.wgsl against its CPU twin', () => {
         size: frames * 4 + 16,
         usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
       });
-      let launch = { frames: 1, workgroup: 64 };
+      let launch: IndexLaunch = { frames: 1, workgroup: 64 };
       const query = async (list: Uint32Array, mode: 'full' | 'delta') => {
         const encoder = device.createCommandEncoder();
         const params = encodeIndexQuery(device, encoder, index, [0], [list], [mode], staging, [0], launch);
@@ -257,8 +258,8 @@ describe('packed-query.wgsl against its CPU twin', () => {
       // end in a partial group.
       for (launch of [
         { frames: 1, workgroup: 64 },
-        { frames: 2, workgroup: 128 },
-        { frames: 4, workgroup: 256 },
+        { frames: 2, workgroup: 128, step: 2 },
+        { frames: 4, workgroup: 256, step: 4 },
         { frames: 8, workgroup: 64 },
       ]) {
         const maskA = Uint8Array.from({ length: pixels }, (_, p) => (p % 3 === 0 ? 1 : 0));

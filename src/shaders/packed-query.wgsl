@@ -100,8 +100,10 @@ fn accumulate(q: u32, entry: u32, v: u32) {
   acc[q] = r;
 }
 
-// Entries a step reads together (their metadata loads, then their data loads, in flight at once).
-const STEP: u32 = 8u;
+// Entries a step reads together (their metadata loads, then their data loads, in flight at once): 2, 4 or 8
+// (more in flight, more registers). The step's arrays are sized for 8; the compiler keeps the ones used.
+override STEP: u32 = 8u;
+const STEP_MAX: u32 = 8u;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) local: u32) {
@@ -140,9 +142,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
     workgroupBarrier();
     // STEP entries at a time: every load of a step is issued before any of its values is used.
     for (var i = 0u; i < n; i += STEP) {
-      var e: array<u32, STEP>;
-      var m: array<u32, STEP>;
-      var base: array<u32, STEP>;
+      var e: array<u32, STEP_MAX>;
+      var m: array<u32, STEP_MAX>;
+      var base: array<u32, STEP_MAX>;
       for (var u = 0u; u < STEP; u++) {
         e[u] = tile[i + u];
         let at = (e[u] & 0x3fffffffu) * c.groups + g;
