@@ -11,8 +11,8 @@ import { isStemflowError } from '../errors';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
 import { buildPackedIndex, chooseIndexList, indexGeometry, packedQuery } from './packed-index';
+import { buildSeriesIndex } from './packed-index-build';
 import {
-  buildSeriesIndex,
   encodeIndexQuery,
   type IndexedAcquisition,
   type IndexLaunch,
@@ -74,6 +74,18 @@ describe('series index on the GPU', () => {
         // Smaller than raw: the counts take a few bits each.
         expect((built as SeriesIndex).dataBytes).toBeLessThan(counts.length);
         (built as SeriesIndex).destroy();
+        // Aborted while building: a typed error, and every buffer the build made is freed.
+        const tracked = trackBuffers(device);
+        const controller = new AbortController();
+        controller.abort();
+        const aborted = await buildSeriesIndex(device, archive, plan, buffers, {
+          budgetBytes: 1 << 30,
+          scratchBytes: 1024 * pixels * 4,
+          signal: controller.signal,
+        }).catch((x) => x);
+        expect(isStemflowError(aborted, 'aborted')).toBe(true);
+        expect(tracked.alive()).toBe(0);
+        tracked.stop();
         // A lane that lies (its stop bit cleared) fails the build, typed.
         const rec = acq.records[0];
         device.queue.writeBuffer(buffers.data[0], (rec.offsets[5] - 1) * 4, new Uint32Array(1));

@@ -16,13 +16,13 @@ import type { Values } from '../archive/tans-stats';
 import { StemflowError } from '../errors';
 import { checkBindable } from '../gpu/chunked-dispatch';
 import type { GpuTimer } from '../gpu/gpu-timer';
-import { chooseIndexList } from './packed-index';
+import { buildSeriesIndex } from './packed-index-build';
 import {
-  buildSeriesIndex,
   encodeIndexQuery,
   type IndexedAcquisition,
   type IndexLaunch,
   indexImages,
+  indexLists,
   readIndexImage,
   type SeriesIndex,
 } from './packed-index-gpu';
@@ -35,7 +35,6 @@ import {
   encodeQueryGroups,
   encodeReadbackCopies,
   queryGroups,
-  type SeriesSlot,
   sameMask,
   seriesSlots,
 } from './series-query';
@@ -266,30 +265,15 @@ export async function loadSeries(
     timer?: GpuTimer,
     indexLaunch?: IndexLaunch,
   ) => {
-    const lists: Uint32Array[] = [];
-    const modes: ('full' | 'delta')[] = [];
-    const decodedPixels: number[] = [];
+    // The resident image of `a` is the last mask's when `a` was asked for since that mask was set.
+    const { lists, modes, decodedPixels } = indexLists(ix, slot, mask, order, mode, (a) =>
+      mode !== 'full' && lastMask && fresh.has(a) ? lastMask : null,
+    );
     const stagingOffsets: number[] = [];
     let stagingBytes = 0;
-    // Acquisitions with the same flagged pixels and tiles, and the same previous mask or none, share a list.
-    const shared = new Map<string, ReturnType<typeof chooseIndexList>>();
     for (const a of order) {
-      const s = slot.get(a) as SeriesSlot;
-      const geometry = (ix.acquisitions.get(a) as IndexedAcquisition).geometry;
-      // The resident image of `a` is the last mask's when `a` was asked for since that mask was set.
-      const previous = mode !== 'full' && lastMask && fresh.has(a) ? lastMask : null;
-      const key = `${previous ? 1 : 0}|${geometry.tiles.map((t) => t.side).join()}|${s.flaggedKey}`;
-      let q = shared.get(key);
-      if (!q) {
-        q = chooseIndexList(mask, previous, s.flagged, mode, geometry);
-        shared.set(key, q);
-      }
-      lists.push(q.list);
-      modes.push(q.mode);
-      decodedPixels.push(q.list.length);
       stagingOffsets.push(stagingBytes);
-      const acq = archive.acquisitions[a];
-      stagingBytes += acq.info.scan[0] * acq.info.scan[1] * 4 + 4;
+      stagingBytes += (ix.acquisitions.get(a) as IndexedAcquisition).geometry.frames * 4 + 4;
     }
     timer?.mark(encoder, 'query');
     const params = encodeIndexQuery(
