@@ -28,6 +28,100 @@ const fmt = (b: number) => `${(b / MiB).toFixed(1)} MiB`;
 
 type Plan = ReturnType<typeof planSeries>;
 
+/** What an index of these acquisitions takes before its packed counts, known from their shapes alone. */
+export interface IndexSizing {
+  geometries: Map<number, IndexGeometry>;
+  pixels: number;
+  virtualPixels: number;
+  chunkFrames: number;
+  chunkCount: number;
+  frames: number;
+  /** Block tables and group offsets. */
+  metadataBytes: number;
+  /** The decoded chunk while building. */
+  scratchBytes: number;
+  /** Images, readback words, lists and the chunk table of the queries. */
+  queryScratch: number;
+}
+
+/** Sizes an index of `acquisitions` (same detector) from their shapes, or why it cannot be bound on this GPU. */
+export function planIndex(
+  archive: Archive,
+  acquisitions: number[],
+  limits: { maxStorageBufferBindingSize: number; maxBufferSize: number },
+  scratchBytes = INDEX_SCRATCH_BYTES,
+): IndexSizing | { refused: string } {
+  const maxBinding = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  const first = archive.acquisitions[acquisitions[0]];
+  const pixels = first.geometry.pixels;
+  // No larger than the longest record needs (chunks never span records).
+  const longest = Math.max(
+    ...acquisitions.flatMap((a) => archive.acquisitions[a].records.map((r) => r.frames)),
+  );
+  const { virtualPixels } = indexGeometry([], first.info.detector, 1024, DTYPE_BITS[first.info.dtype]);
+  const chunkFrames = Math.min(
+    chunkFramesFor(virtualPixels, Math.min(scratchBytes, maxBinding)),
+    Math.ceil(longest / 1024) * 1024,
+  );
+  const scratch = chunkFrames * virtualPixels * 4;
+  if (scratch > maxBinding)
+    return {
+      refused: `the index's build scratch of ${fmt(scratch)} (${chunkFrames} frames of ${virtualPixels} values) exceeds this GPU's binding limit of ${fmt(maxBinding)}`,
+    };
+  const geometries = new Map<number, IndexGeometry>();
+  let metadataBytes = 0;
+  let chunkCount = 0;
+  let frames = 0;
+  for (const a of acquisitions) {
+    const acq = archive.acquisitions[a];
+    const g = indexGeometry(acq.records, acq.info.detector, chunkFrames, DTYPE_BITS[acq.info.dtype]);
+    geometries.set(a, g);
+    metadataBytes += 4 * (g.blocksWords + g.basesWords);
+    chunkCount += g.chunks.length;
+    frames += g.frames;
+    if (g.blocksWords * 4 > maxBinding)
+      return {
+        refused: `the index's block table of ${acq.info.name} takes ${fmt(g.blocksWords * 4)}; this GPU binds at most ${fmt(maxBinding)}`,
+      };
+  }
+  // Per frame an image (8 B) and its readback words (4 B); a list has at most one entry a pixel (an entry covers a
+  // pixel or a tile of them).
+  const queryScratch = frames * 12 + acquisitions.length * (pixels * 4 + 16) + chunkCount * CHUNK_WORDS * 4;
+  return {
+    geometries,
+    pixels,
+    virtualPixels,
+    chunkFrames,
+    chunkCount,
+    frames,
+    metadataBytes,
+    scratchBytes: scratch,
+    queryScratch,
+  };
+}
+
+/**
+ * Packed counts per byte of encoded lanes, for planning only: 2.2 on the synthetic ARINA-like scan (3.46 GiB of
+ * packed counts with tiles for 1.59 GiB of lanes, docs/performance.md). The build sizes the index exactly.
+ */
+export const INDEX_PER_LANE_BYTE = 2.2;
+
+/**
+ * An estimate of the GPU bytes an index of `acquisitions` takes while it is built (exact metadata, scratch and
+ * query scratch; packed counts estimated from the lanes), for choosing how many acquisitions to load.
+ */
+export function estimateIndexBytes(
+  archive: Archive,
+  acquisitions: number[],
+  limits: { maxStorageBufferBindingSize: number; maxBufferSize: number },
+): number {
+  const sized = planIndex(archive, acquisitions, limits);
+  if ('refused' in sized) return Number.POSITIVE_INFINITY;
+  let lanes = 0;
+  for (const a of acquisitions) for (const r of archive.acquisitions[a].records) lanes += r.dataWords * 4;
+  return sized.metadataBytes + sized.scratchBytes + sized.queryScratch + INDEX_PER_LANE_BYTE * lanes;
+}
+
 /**
  * Builds the index of every loaded acquisition, or returns why it was not built (the budget). `budgetBytes`: what
  * the index may take on top of the series.
@@ -40,40 +134,13 @@ export async function buildSeriesIndex(
   options: { budgetBytes: number; scratchBytes?: number; signal?: AbortSignal },
 ): Promise<SeriesIndex | { refused: string }> {
   const t0 = performance.now();
+  const sized = planIndex(archive, plan.acquisitions, device.limits, options.scratchBytes);
+  if ('refused' in sized) return sized;
+  const { geometries, metadataBytes, scratchBytes, queryScratch, chunkCount, frames, virtualPixels, pixels } =
+    sized;
   const maxBinding = Math.min(device.limits.maxStorageBufferBindingSize, device.limits.maxBufferSize);
-  const first = archive.acquisitions[plan.acquisitions[0]];
-  const pixels = first.geometry.pixels;
-  const scratchCap = Math.min(options.scratchBytes ?? INDEX_SCRATCH_BYTES, maxBinding);
-  // No larger than the longest record needs (chunks never span records).
-  const longest = Math.max(
-    ...plan.acquisitions.flatMap((a) => archive.acquisitions[a].records.map((r) => r.frames)),
-  );
-  const dtypeBits = DTYPE_BITS[first.info.dtype];
-  const { virtualPixels } = indexGeometry([], first.info.detector, 1024, dtypeBits);
-  const chunkFrames = Math.min(chunkFramesFor(virtualPixels, scratchCap), Math.ceil(longest / 1024) * 1024);
-  const scratchBytes = chunkFrames * virtualPixels * 4;
-  const geometries = new Map<number, IndexGeometry>();
-  let metadataBytes = 0;
-  let chunkCount = 0;
-  let frames = 0;
-  for (const a of plan.acquisitions) {
-    const acq = archive.acquisitions[a];
-    const g = indexGeometry(acq.records, acq.info.detector, chunkFrames, DTYPE_BITS[acq.info.dtype]);
-    geometries.set(a, g);
-    metadataBytes += 4 * (g.blocksWords + g.basesWords);
-    chunkCount += g.chunks.length;
-    frames += g.frames;
-    if (g.blocksWords * 4 > maxBinding)
-      return {
-        refused: `the index's block table of ${acq.info.name} take ${fmt(g.blocksWords * 4)}; this GPU binds at most ${fmt(maxBinding)}`,
-      };
-  }
-  // Per frame an image (8 B) and its readback words (4 B); a list has at most one entry a pixel (an entry covers a
-  // pixel or a tile of them).
-  const queryScratch =
-    frames * 12 + plan.acquisitions.length * (pixels * 4 + 16) + chunkCount * CHUNK_WORDS * 4;
   const before = metadataBytes + scratchBytes + queryScratch;
-  if (scratchBytes > maxBinding || before > options.budgetBytes)
+  if (before > options.budgetBytes)
     return {
       refused: `the index needs ${fmt(before)} before its data (block tables and group offsets ${fmt(metadataBytes)}, build scratch ${fmt(scratchBytes)}, query scratch ${fmt(queryScratch)}); its budget is ${fmt(options.budgetBytes)}`,
     };

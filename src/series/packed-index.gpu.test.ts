@@ -11,7 +11,7 @@ import { isStemflowError } from '../errors';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
 import { buildPackedIndex, chooseIndexList, indexGeometry, packedQuery } from './packed-index';
-import { buildSeriesIndex } from './packed-index-build';
+import { buildSeriesIndex, estimateIndexBytes, planIndex } from './packed-index-build';
 import {
   encodeIndexQuery,
   type IndexedAcquisition,
@@ -21,7 +21,7 @@ import {
   readIndexImage,
   type SeriesIndex,
 } from './packed-index-gpu';
-import { loadSeries } from './series';
+import { fitSeries, loadSeries } from './series';
 import { reference, seriesArchive } from './series.test-support';
 import { createSeriesBuffers } from './series-load';
 import { planSeries } from './series-plan';
@@ -177,6 +177,23 @@ describe('series index on the GPU', () => {
       expect(short.index?.lines[0]).toMatch(/the index needs [\d.]+ MiB \(packed counts [\d.]+ MiB/);
       await short.release();
       expect(tracked.alive()).toBe(0);
+      // Choosing how many to load with their index: the longest prefix that fits with the extra bytes, or without
+      // them when not even one does.
+      const limits = device.limits;
+      const two = planSeries(archive, [0, 1], limits, 2 ** 40).totalBytes;
+      const per = 1 << 20;
+      expect(
+        fitSeries(archive, [0, 1, 2], limits, two + 2 * per, undefined, (a) => a.length * per).acquisitions,
+      ).toEqual([0, 1]);
+      expect(fitSeries(archive, [0, 1, 2], limits, two, undefined, () => 2 ** 40).acquisitions).toEqual([
+        0, 1,
+      ]);
+      // The estimate: at least the exact metadata, build and query scratch.
+      const sized = planIndex(archive, [0, 1, 2], limits);
+      if ('refused' in sized) throw new Error(sized.refused);
+      const estimate = estimateIndexBytes(archive, [0, 1, 2], limits);
+      expect(estimate).toBeGreaterThan(sized.metadataBytes + sized.scratchBytes + sized.queryScratch);
+      expect(estimate).toBeLessThan(Number.POSITIVE_INFINITY);
       // Over its budget: not built, with the numbers; the series answers from the lanes, exact.
       const small = await loadSeries(device, archive, { budgetBytes: 1 << 30, index: { budgetBytes: 4096 } });
       try {

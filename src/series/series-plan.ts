@@ -184,7 +184,32 @@ export function fitSeries(
   limits: { maxStorageBufferBindingSize: number; maxBufferSize: number },
   budgetBytes: number,
   maxBufferBytes?: number,
+  /**
+   * Bytes the chosen acquisitions need besides the series (their exact index, estimated): the longest prefix that
+   * fits with them; when not even one does, the longest that fits without.
+   */
+  extraBytes?: (acquisitions: number[]) => number,
 ): { acquisitions: number[]; plan: SeriesPlan } {
+  if (extraBytes) {
+    const alone = fitSeries(archive, acquisitions, limits, budgetBytes, maxBufferBytes, undefined);
+    // Bisection over the prefixes the series alone admits, now with the extra bytes.
+    const fits = (k: number) =>
+      k <= alone.acquisitions.length &&
+      planSeries(archive, acquisitions.slice(0, k), limits, Number.MAX_SAFE_INTEGER, maxBufferBytes)
+        .totalBytes +
+        extraBytes(acquisitions.slice(0, k)) <=
+        budgetBytes;
+    let lo = 0;
+    let hi = alone.acquisitions.length + 1;
+    while (lo + 1 < hi) {
+      const mid = (lo + hi) >> 1;
+      if (fits(mid)) lo = mid;
+      else hi = mid;
+    }
+    if (lo === 0) return alone;
+    const chosen = acquisitions.slice(0, lo);
+    return { acquisitions: chosen, plan: planSeries(archive, chosen, limits, budgetBytes, maxBufferBytes) };
+  }
   const tryPlan = (k: number) => {
     try {
       return planSeries(archive, acquisitions.slice(0, k), limits, budgetBytes, maxBufferBytes);

@@ -10,6 +10,7 @@ import { createBrowserHashPool } from '../archive/browser-hash-pool';
 import { type Archive, openArchive } from '../archive/reader';
 import { isStemflowError, StemflowError } from '../errors';
 import { deviceOnDemand } from '../gpu/device';
+import { estimateIndexBytes } from '../series/packed-index-build';
 import { fitSeries, loadSeries, planSeries, type Series } from '../series/series';
 import type { SeriesApi, SeriesSummary } from './series-api';
 
@@ -52,7 +53,15 @@ async function loadChosen(
   const asked = options.acquisitions ?? opened.acquisitions.map((_, i) => i);
   const chosen = options.acquisitions
     ? asked
-    : fitSeries(opened, asked, device.limits, options.budgetBytes).acquisitions;
+    : fitSeries(
+        opened,
+        asked,
+        device.limits,
+        options.budgetBytes,
+        undefined,
+        // With the index: as many as fit with theirs (estimated; the build then sizes it exactly).
+        options.index ? (acquisitions) => estimateIndexBytes(opened, acquisitions, device.limits) : undefined,
+      ).acquisitions;
   await series?.release();
   series = null;
   series = await loadSeries(device, opened, {
