@@ -7,6 +7,7 @@
 import { createSHA256 } from 'hash-wasm';
 import { StemflowError } from '../errors';
 import { blobSource } from '../io/byte-source';
+import { sha256OfBlob } from './blob-sha256';
 import type { BrowserHashPool } from './browser-hash-pool';
 import type { ArchiveFiles, ArchiveTarget, FileSink, Sha256Factory } from './files';
 import { MANIFEST_NAME } from './manifest';
@@ -169,16 +170,7 @@ export function browserArchiveFiles(root: FileSystemDirectoryHandle, pool?: Brow
 }
 
 /** SHA-256 of a blob in this thread (hash-wasm, 16 MiB slices): the hash pool's fallback. */
-export async function hashBlobHere(blob: Blob, onBytes?: (bytes: number) => void): Promise<string> {
-  const h = await createSHA256();
-  h.init();
-  for (let at = 0; at < blob.size; at += 16 << 20) {
-    const bytes = new Uint8Array(await blob.slice(at, at + (16 << 20)).arrayBuffer());
-    h.update(bytes);
-    onBytes?.(bytes.length);
-  }
-  return h.digest('hex');
-}
+export const hashBlobHere = sha256OfBlob;
 
 /**
  * The files of an archive chosen as a folder through `<input webkitdirectory>` or dropped: each File's
