@@ -152,20 +152,42 @@ async function wrap<T>(what: string, f: () => Promise<T>): Promise<T> {
 }
 
 /**
+ * A resource for a worker's life, made on first use and made again when the one made last has failed (`failed`
+ * says so of a made one) or could not be made. Callers meanwhile share the same promise.
+ */
+export function renewOnFailure<T>(make: () => Promise<T>, failed: (made: T) => boolean): () => Promise<T> {
+  let current: Promise<T> | undefined;
+  let made: { value: T } | undefined;
+  return () => {
+    if (!current || (made && failed(made.value))) {
+      const p = make();
+      current = p;
+      made = undefined;
+      p.then(
+        (value) => {
+          if (current === p) made = { value };
+        },
+        () => {
+          if (current === p) current = undefined;
+        },
+      );
+    }
+    return current;
+  };
+}
+
+/**
  * A device for a worker's life, requested on first use and again after it is lost (a lost device never comes
  * back, so holding on to it would fail every later call) or after a request that failed.
  */
 export function deviceOnDemand<T extends GPUDevice | undefined>(request: () => Promise<T>): () => Promise<T> {
-  let current: Promise<T> | undefined;
-  return () => {
-    if (!current) {
-      const p = request();
-      current = p;
-      const forget = () => {
-        if (current === p) current = undefined;
-      };
-      p.then((d) => d?.lost.then(forget), forget);
-    }
-    return current;
-  };
+  const lost = new WeakSet<GPUDevice>();
+  return renewOnFailure(
+    () =>
+      request().then((d) => {
+        void d?.lost.then(() => lost.add(d));
+        return d;
+      }),
+    (d) => d !== undefined && lost.has(d),
+  );
 }

@@ -1,6 +1,6 @@
 import { loadPasses } from '../compute/gpu-load';
 import { isStemflowError, StemflowError, throwIfAborted } from '../errors';
-import { acquireDevice, type GpuContext } from '../gpu/device';
+import { acquireDevice, renewOnFailure } from '../gpu/device';
 import { createResidentPool } from '../gpu/resident-pool';
 import { type ComSums, comBitMasks, combineBits, comImages, comSumsFromFrames } from '../products/com';
 import { flaggedFromMask, unflaggedMask, virtualImage } from '../products/frame-stats';
@@ -48,7 +48,6 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
   let gpuState: GpuState | null = null;
   let flagged: Uint8Array | null = null;
   let controller: AbortController | null = null;
-  let context: Promise<GpuContext> | null = null;
   let preference: 'auto' | 'cpu' = 'auto';
   let tcbfController: AbortController | null = null;
   /**
@@ -63,20 +62,18 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
     return source;
   }
 
-  /** One device for the worker's life; a lost device is replaced at the next load. */
-  async function device(): Promise<GpuContext> {
-    if (context) {
-      const ctx = await context.catch(() => null);
-      if (ctx && !ctx.failure()) return ctx;
-    }
-    // A replaced device's buffers cannot be reused.
-    pool.clear();
-    context = acquireDevice(opts.gpu!).then((ctx) => {
-      account = trackDeviceBuffers(ctx.device);
-      return ctx;
-    });
-    return context;
-  }
+  /** One device for the worker's life; a lost (or failed) device is replaced at the next load. */
+  const device = renewOnFailure(
+    () => {
+      // A replaced device's buffers cannot be reused.
+      pool.clear();
+      return acquireDevice(opts.gpu!).then((ctx) => {
+        account = trackDeviceBuffers(ctx.device);
+        return ctx;
+      });
+    },
+    (ctx) => ctx.failure() !== undefined,
+  );
 
   async function loadGpuState(
     src: AcquisitionSource,
