@@ -78,7 +78,7 @@ export function logProfile(log: Log, profile: PassProfile): void {
   }
   for (const t of profile.transposeVariants) {
     log(
-      `transpose variant ${t.name}: ${ms(t.transposeMs)} per batch (best ${ms(t.minMs)}; ${(profile.decodedBytes / (t.transposeMs / 1000) / GB).toFixed(0)} GB/s of decoded input), ${t.identical ? 'identical DP sums and rows' : 'MISMATCH'}`,
+      `transpose variant ${t.name}: ${ms(t.transposeMs)} per batch (best ${ms(t.minMs)}; ${(profile.decodedBytes / (t.transposeMs / 1000) / GB).toFixed(0)} GB/s of decoded input), ${t.identical ? 'identical DP sums and rows' : 'MISMATCH'}${t.vec4 ? ', 16-byte accesses' : ''}`,
     );
   }
 }

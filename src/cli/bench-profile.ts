@@ -7,6 +7,7 @@ import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-de
 import {
   createDetectorTransposePass,
   createResidentBuffers,
+  TRANSPOSE_LOADS,
   type TransposeLoads,
 } from '../gpu/passes/detector-transpose';
 import { locatePixel, residentParts } from '../gpu/resident-layout';
@@ -32,20 +33,30 @@ export interface PassProfile {
    * the median and the best of the kept runs; each checked to give the default's DP sums and resident words
    * (the batch's row segments of 64 pixels spread over the detector, both byte planes).
    */
-  transposeVariants: { name: string; transposeMs: number; minMs: number; identical: boolean }[];
+  transposeVariants: {
+    name: string;
+    transposeMs: number;
+    minMs: number;
+    identical: boolean;
+    /** Whether it ran the 16-byte form (main_vec4): loads 'vec4' on 16-byte aligned frame rows. */
+    vec4: boolean;
+  }[];
 }
 
-/** A transpose variant by name: parts `batched` or `scalar` (how tiles load) and `t<N>` (tiles per workgroup). */
+/**
+ * A transpose variant by name: parts `scalar`, `batched` or `vec4` (how tiles move, detector-transpose.ts
+ * TransposeLoads) and `t<N>` (tiles per workgroup), e.g. base, vec4, vec4-t8; `base` is the default.
+ */
 export function parseTransposeVariant(name: string): { loads?: TransposeLoads; tiles?: number } {
   const v: { loads?: TransposeLoads; tiles?: number } = {};
   for (const part of name.split('-')) {
     const t = /^t(\d+)$/.exec(part);
     if (part === 'base') continue;
-    if (part === 'batched' || part === 'scalar') v.loads = part;
+    if ((TRANSPOSE_LOADS as readonly string[]).includes(part)) v.loads = part as TransposeLoads;
     else if (t) v.tiles = Number(t[1]);
     else
       throw new TypeError(
-        `Unknown transpose variant part '${part}' in '${name}' (base, batched, scalar, t<N>)`,
+        `Unknown transpose variant part '${part}' in '${name}' (base, ${TRANSPOSE_LOADS.join(', ')}, t<N>)`,
       );
   }
   return v;
@@ -269,11 +280,15 @@ export async function profileLoadPasses(
     const transposeResults: PassProfile['transposeVariants'] = [];
     if (transposeVariants.length > 0) {
       const reference = await transposeDigest(runTranspose);
-      const runs = transposeVariants.map((name) => {
+      const passes = transposeVariants.map((name) => {
         const { loads, tiles } = parseTransposeVariant(name);
-        const pass = createDetectorTransposePass(device, { elemSize: 2, loads });
-        return (e: GPUCommandEncoder) => pass.encode(e, { ...transposeJob, tilesPerWorkgroup: tiles });
+        return { pass: createDetectorTransposePass(device, { elemSize: 2, loads }), tiles };
       });
+      const runs = passes.map(
+        ({ pass, tiles }) =>
+          (e: GPUCommandEncoder) =>
+            pass.encode(e, { ...transposeJob, tilesPerWorkgroup: tiles }),
+      );
       const identical: boolean[] = [];
       for (const run of runs) identical.push((await transposeDigest(run)) === reference);
       const kept: number[][] = runs.map(() => []);
@@ -290,6 +305,7 @@ export async function profileLoadPasses(
           transposeMs: sorted[Math.floor(sorted.length / 2)],
           minMs: sorted[0],
           identical: identical[i],
+          vec4: passes[i].pass.usesVec4(plan.wordsPerFrame),
         });
       });
     }

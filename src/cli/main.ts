@@ -1,6 +1,6 @@
 import { parseArgs } from 'node:util';
 import { isStemflowError } from '../errors';
-import type { TransposeLoads } from '../gpu/passes/detector-transpose';
+import { TRANSPOSE_LOADS, type TransposeLoads } from '../gpu/passes/detector-transpose';
 import { decodeCommand } from './decode';
 import { inspectCommand } from './inspect';
 
@@ -26,7 +26,7 @@ Usage:
       Checks every archive file's SHA-256, then decodes every saved count and compares it with the source
       files; prints compared values, mismatches per block and SHA-256s. Exit status 1 on any mismatch.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
-                    [--variants wg128,wg64-stage8,...] [--transpose-variants base,batched,batched-t8,...] [--transpose-loads scalar|batched] [--transpose-tiles 1,2,4] [--pool] [--segment 4096] [--compact] [--slices 16]
+                    [--variants wg128,wg64-stage8,...] [--transpose-variants base,batched,vec4,vec4-t8,...] [--transpose-loads scalar|batched|vec4] [--transpose-tiles 1,2,4] [--pool] [--segment 4096] [--compact] [--slices 16]
                     [--vi-workgroup 256] [--sustain 200]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
@@ -341,6 +341,6 @@ export function parseScan(text: string | undefined): [number, number] | undefine
 }
 
 function parseTransposeLoads(v: string | undefined): TransposeLoads | undefined {
-  if (v === undefined || v === 'scalar' || v === 'batched') return v;
-  throw new TypeError(`--transpose-loads is scalar or batched, not '${v}'`);
+  if (v === undefined || (TRANSPOSE_LOADS as readonly string[]).includes(v)) return v as TransposeLoads;
+  throw new TypeError(`--transpose-loads is ${TRANSPOSE_LOADS.join(', ')}; not '${v}'`);
 }

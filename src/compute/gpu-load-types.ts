@@ -32,7 +32,7 @@ export interface GpuLoadOptions {
    * plane (gpu/resident-compact.ts): resident memory ~halves; `plan.resident` is then the compact layout.
    */
   compactHigh?: boolean;
-  /** How the transpose loads its tiles (detector-transpose.ts; default DEFAULT_TRANSPOSE_LOADS). */
+  /** How the transpose moves its tiles: scalar, batched, vec4 (detector-transpose.ts; default 'scalar'). */
   transposeLoads?: TransposeLoads;
   /**
    * Benchmarks: GPU timestamps per batch, marks 'copy' (before the slot upload copy), 'decode', 'transpose'

@@ -36,6 +36,8 @@ interface Result {
   gpuSums: BigUint64Array;
   cpu: Uint32Array[];
   cpuSums: BigUint64Array;
+  /** Whether the batches ran the 16-byte form (main_vec4). */
+  vec4: boolean;
 }
 
 async function transposeAll(ctx: GpuTestContext, c: Case, loads: TransposeLoads): Promise<Result> {
@@ -73,7 +75,7 @@ async function transposeAll(ctx: GpuTestContext, c: Case, loads: TransposeLoads)
     expect(firstFrame).toBe(c.frames);
     const gpu = await Promise.all(resident.map((b) => ctx.readBack(b, Uint32Array)));
     const gpuSums = await ctx.readBack(dpSums, BigUint64Array);
-    return { layout, gpu, gpuSums, cpu, cpuSums };
+    return { layout, gpu, gpuSums, cpu, cpuSums, vec4: pass.usesVec4(wordsPerFrame) };
   } finally {
     for (const b of resident) b.destroy();
   }
@@ -85,30 +87,44 @@ function firstDifference(a: ArrayLike<number | bigint>, b: ArrayLike<number | bi
   return 'identical';
 }
 
+/** The case with its slot stride padded to a multiple of 4 words (16-byte frame rows: 'vec4' applies). */
+function alignedStride(c: Case): Case {
+  const words = Math.ceil((c.pixels * c.values.BYTES_PER_ELEMENT) / 4) + (c.framePad ?? 0);
+  return { ...c, framePad: (c.framePad ?? 0) + ((4 - (words % 4)) % 4) };
+}
+
 /**
- * GPU == CPU twin (words and sums), and both == the element-wise rearrangement of the scan; for both ways of
- * loading a tile (scalar and batched loads).
+ * GPU == CPU twin (every word of every buffer, and every sum), and both == the element-wise rearrangement of
+ * the scan; for every way of moving a tile: scalar and batched loads, 'vec4' on the case's own slot stride
+ * (the scalar form where its frame rows are not 16-byte aligned), and 'vec4' on a stride padded to 16 bytes,
+ * which must run the 16-byte form.
  */
 async function check(ctx: GpuTestContext, c: Case): Promise<Result> {
   let reference: Uint32Array[] | null = null;
   const direct = new BigUint64Array(c.pixels);
   for (let i = 0; i < c.values.length; i++) direct[i % c.pixels] += BigInt(c.values[i]);
   let last: Result | null = null;
-  for (const loads of ['scalar', 'batched'] as const) {
-    const r = await transposeAll(ctx, c, loads);
+  const runs: [string, TransposeLoads, Case][] = [
+    ['scalar', 'scalar', c],
+    ['batched', 'batched', c],
+    ['vec4', 'vec4', c],
+    ['vec4 aligned', 'vec4', alignedStride(c)],
+  ];
+  for (const [name, loads, run] of runs) {
+    const r = await transposeAll(ctx, run, loads);
+    const words = Math.ceil((c.pixels * c.values.BYTES_PER_ELEMENT) / 4) + (run.framePad ?? 0);
+    expect(`${name} vec4 ${r.vec4}`).toBe(`${name} vec4 ${loads === 'vec4' && words % 4 === 0}`);
     reference ??= residentFromScan(r.layout, c.values);
     expect(r.gpu.length).toBe(r.layout.bufferBytes.length);
     r.gpu.forEach((words, b) => {
-      expect(`${loads} buffer ${b} ${firstDifference(words, r.cpu[b])}`).toBe(
-        `${loads} buffer ${b} identical`,
-      );
-      expect(`${loads} buffer ${b} ${firstDifference(words, (reference as Uint32Array[])[b])}`).toBe(
-        `${loads} buffer ${b} identical`,
+      expect(`${name} buffer ${b} ${firstDifference(words, r.cpu[b])}`).toBe(`${name} buffer ${b} identical`);
+      expect(`${name} buffer ${b} ${firstDifference(words, (reference as Uint32Array[])[b])}`).toBe(
+        `${name} buffer ${b} identical`,
       );
     });
-    expect(`${loads} ${firstDifference(r.gpuSums, r.cpuSums)}`).toBe(`${loads} identical`);
+    expect(`${name} ${firstDifference(r.gpuSums, r.cpuSums)}`).toBe(`${name} identical`);
     // DP sums from the scan directly.
-    expect(`${loads} ${firstDifference(r.gpuSums, direct)}`).toBe(`${loads} identical`);
+    expect(`${name} ${firstDifference(r.gpuSums, direct)}`).toBe(`${name} identical`);
     last = r;
   }
   return last as Result;

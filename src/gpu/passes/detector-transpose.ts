@@ -57,6 +57,8 @@ export interface DetectorTransposePass {
   encode(encoder: GPUCommandEncoder, job: DetectorTransposeJob): GPUBuffer[];
   /** Encodes and submits the pass on its own. */
   run(job: DetectorTransposeJob): void;
+  /** Whether a batch with this slot stride runs the 16-byte form (loads 'vec4' and aligned frame rows). */
+  usesVec4(wordsPerFrame: number): boolean;
 }
 
 const layout = structLayout(source, 'Params');
@@ -77,27 +79,47 @@ export function createResidentBuffers(
 }
 
 /**
- * How each thread reads its words of a tile: 'scalar' loads and stores one word after the other (one load in
+ * How each thread moves its words of a tile: 'scalar' loads and stores one word after the other (one load in
  * flight per thread); 'batched' issues all of its loads first (up to 16 in flight), then stores them. Both are
  * exact; on the H200 'batched' was not faster (300 against 317 GB/s of decoded input per batch, interleaved
- * rounds; docs/performance.md "The transpose, measured"), so the default stays 'scalar'.
+ * rounds; docs/performance.md "The transpose, measured"), so the default stays 'scalar'. 'vec4' (entry point
+ * main_vec4) moves 16 bytes per global access, loads and stores, for every element size; it needs the decoded
+ * frame rows 16-byte aligned (wordsPerFrame a multiple of 4, true for a detector of a multiple of 8 pixels as
+ * uint16), and a batch without that runs the scalar form (`usesVec4`).
  */
-export type TransposeLoads = 'scalar' | 'batched';
+export type TransposeLoads = 'scalar' | 'batched' | 'vec4';
+export const TRANSPOSE_LOADS: readonly TransposeLoads[] = ['scalar', 'batched', 'vec4'];
 export const DEFAULT_TRANSPOSE_LOADS: TransposeLoads = 'scalar';
 
 export function createDetectorTransposePass(
   device: GPUDevice,
   { elemSize, loads = DEFAULT_TRANSPOSE_LOADS }: { elemSize: ElemSize; loads?: TransposeLoads },
 ): DetectorTransposePass {
-  const pipeline = device.createComputePipeline({
-    label: `detector-transpose x${elemSize} ${loads}`,
-    layout: 'auto',
-    compute: {
-      module: device.createShaderModule({ label: 'detector-transpose.wgsl', code: source }),
-      entryPoint: 'main',
-      constants: { ELEM_BYTES: elemSize, BATCHED_LOADS: loads === 'batched' ? 1 : 0 },
-    },
-  });
+  const makePipeline = (vec4: boolean) =>
+    device.createComputePipeline({
+      label: `detector-transpose x${elemSize} ${vec4 ? 'vec4' : loads === 'vec4' ? 'scalar' : loads}`,
+      layout: 'auto',
+      compute: {
+        module: device.createShaderModule({ label: 'detector-transpose.wgsl', code: source }),
+        entryPoint: vec4 ? 'main_vec4' : 'main',
+        // Only the constants the entry point uses.
+        constants: vec4
+          ? { ELEM_BYTES: elemSize }
+          : { ELEM_BYTES: elemSize, BATCHED_LOADS: loads === 'batched' ? 1 : 0 },
+      },
+    });
+  // 'vec4' compiles the scalar form only when a batch needs it.
+  const pipelines = new Map<boolean, GPUComputePipeline>();
+  const pipelineFor = (vec4: boolean) => {
+    let pipeline = pipelines.get(vec4);
+    if (!pipeline) {
+      pipeline = makePipeline(vec4);
+      pipelines.set(vec4, pipeline);
+    }
+    return pipeline;
+  };
+  pipelineFor(loads === 'vec4');
+  const usesVec4 = (wordsPerFrame: number) => loads === 'vec4' && wordsPerFrame % 4 === 0;
   const tileFrames = transposeTileFrames(elemSize);
   const maxGroups = device.limits.maxComputeWorkgroupsPerDimension;
 
@@ -138,6 +160,12 @@ export function createDetectorTransposePass(
     }
     const maxValues = job.maxValuesPerDispatch ?? 2 ** 28;
     const frameTiles = Math.ceil(frames / tileFrames);
+    // 'vec4': blocks start at a multiple of TRANSPOSE_TILE_PIXELS (aligned rows), and the frame grid of a
+    // dispatch may start up to 3 row words early (aligned vec4 stores), which can add a span.
+    const vec4 = usesVec4(wordsPerFrame) && plan.wordsPerPixel % 4 === 0;
+    const pipeline = pipelineFor(vec4);
+    const rowValues = plan.valuesPerWord;
+    const outWord = firstFrame / rowValues;
 
     // Packed layouts bind placeholders at the high plane and hot bitmap slots (the shader never touches them;
     // two, as writable bindings must not alias); they go back with the parameter buffers, destroyed after
@@ -153,30 +181,34 @@ export function createDetectorTransposePass(
         );
     const params = parts.lo.map((buffer, b) => {
       const { first, end } = bufferPixelRange(plan, b);
-      const blocks = Math.ceil((end - first) / TRANSPOSE_TILE_PIXELS);
+      const origin = vec4 ? first - (first % TRANSPOSE_TILE_PIXELS) : first;
+      const blocks = Math.ceil((end - origin) / TRANSPOSE_TILE_PIXELS);
       const tiles =
         tpg ??
         Math.min(MAX_TILES_PER_WORKGROUP, Math.max(1, Math.floor((blocks * frameTiles) / TARGET_WORKGROUPS)));
       const spanFrames = tiles * tileFrames;
-      const blocksPerChunk = Math.min(blocks, maxGroups);
+      const blocksPerChunk = Math.min(blocks, vec4 ? Math.floor(maxGroups / 2) : maxGroups);
       const spansPerChunk = Math.max(
         1,
         Math.min(
-          Math.floor(maxGroups / blocksPerChunk),
+          Math.floor(maxGroups / blocksPerChunk) - (vec4 ? 1 : 0),
           Math.floor(maxValues / (blocksPerChunk * TRANSPOSE_TILE_PIXELS * spanFrames)),
         ),
       );
       const chunks: DispatchChunk[] = [];
       for (let block = 0; block < blocks; block += blocksPerChunk) {
-        const pixelFirst = first + block * TRANSPOSE_TILE_PIXELS;
+        const pixelFirst = origin + block * TRANSPOSE_TILE_PIXELS;
         const pixelEnd = Math.min(end, pixelFirst + blocksPerChunk * TRANSPOSE_TILE_PIXELS);
         const pixelBlocks = Math.ceil((pixelEnd - pixelFirst) / TRANSPOSE_TILE_PIXELS);
         for (let f = 0; f < frames; f += spansPerChunk * spanFrames) {
           const frameEnd = Math.min(frames, f + spansPerChunk * spanFrames);
+          // main_vec4's lead: frames before frame_first in the first output vec4 (shader: `lead`).
+          const lead = vec4 ? ((outWord + f / rowValues) % 4) * rowValues : 0;
           chunks.push({
             params: {
               pixel_first: pixelFirst,
               pixel_end: pixelEnd,
+              pixel_begin: Math.max(first, pixelFirst),
               pixel_blocks: pixelBlocks,
               row_first_pixel: first,
               words_per_pixel: plan.wordsPerPixel,
@@ -184,12 +216,12 @@ export function createDetectorTransposePass(
               frame_first: f,
               frame_end: frameEnd,
               tiles_per_group: tiles,
-              out_word: firstFrame / plan.valuesPerWord,
+              out_word: outWord,
               first_frame: firstFrame,
               segment_frames: plan.segmentFrames,
               hot_words_per_pixel: plan.hotWordsPerPixel,
             },
-            workgroups: pixelBlocks * Math.ceil((frameEnd - f) / spanFrames),
+            workgroups: pixelBlocks * Math.ceil((frameEnd - f + lead) / spanFrames),
           });
         }
       }
@@ -215,6 +247,7 @@ export function createDetectorTransposePass(
   };
   return {
     elemSize,
+    usesVec4,
     encode,
     run(job) {
       const encoder = device.createCommandEncoder({ label: 'detector-transpose' });
