@@ -32,7 +32,7 @@ export interface GpuLoadOptions {
    * plane (gpu/resident-compact.ts): resident memory ~halves; `plan.resident` is then the compact layout.
    */
   compactHigh?: boolean;
-  /** How the transpose moves its tiles: scalar, batched, vec4 (detector-transpose.ts; default 'scalar'). */
+  /** How the transpose moves its tiles: scalar, batched, vec4 (detector-transpose.ts; default 'vec4'). */
   transposeLoads?: TransposeLoads;
   /**
    * Benchmarks: GPU timestamps per batch, marks 'copy' (before the slot upload copy), 'decode', 'transpose'
