@@ -220,7 +220,7 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
           combineMs: median(stages.combineMs),
         });
         log(
-          `${g.name}${variant ? ` [${variant.frames} frames an invocation, workgroups of ${variant.workgroup}, ${variant.step ?? 8} entries a step]` : ''}: median ${st.median.toFixed(1)} ms, p95 ${st.p95.toFixed(1)} ms for ${count} acquisitions (${(st.median / count).toFixed(2)} ms each; ${modes.join('/')}, ${decoded} pixels decoded per frame); median stages: host ${median(stages.prepareMs).toFixed(1)} ms, GPU passes ${median(gpu).toFixed(1)} ms (timestamps), submit to mapped ${median(stages.gpuAndReadbackMs).toFixed(1)} ms, combine ${median(stages.combineMs).toFixed(1)} ms`,
+          `${g.name}${variant ? ` [workgroups of ${variant.workgroup}]` : ''}: median ${st.median.toFixed(1)} ms, p95 ${st.p95.toFixed(1)} ms for ${count} acquisitions (${(st.median / count).toFixed(2)} ms each; ${modes.join('/')}, ${decoded} pixels decoded per frame); median stages: host ${median(stages.prepareMs).toFixed(1)} ms, GPU passes ${median(gpu).toFixed(1)} ms (timestamps), submit to mapped ${median(stages.gpuAndReadbackMs).toFixed(1)} ms, combine ${median(stages.combineMs).toFixed(1)} ms`,
         );
       }
     }

@@ -31,7 +31,7 @@ Usage:
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
   stemflow bench series [--scan 512] [--det 192] [--count N] [--budget GIB] [--lanes N] [--repeat 3] [--json FILE]
-                      [--tune WORKGROUP:LANES,...] [--index [--index-launch 1x64,2x64,1x64s4,...]]
+                      [--tune WORKGROUP:LANES,...] [--index [--index-launch 64,256,...]]
       Converts a synthetic acquisition into an archive, loads it encoded onto the GPU as N acquisitions of a
       series (as many as the budget admits) and times mask gestures over all of them (median, p95); with
       --index, builds the exact index in the budget left and times the gestures on it.
@@ -259,16 +259,7 @@ export async function main(argv: string[]): Promise<number> {
           repeat: n(values.repeat)!,
           tune: values.tune === undefined ? undefined : parseTune(values.tune),
           index: values.index,
-          indexLaunch: values['index-launch']?.split(',').map((v) => {
-            // FxWG or FxWGsSTEP
-            const [frames, rest = '64'] = v.split('x');
-            const [workgroup, step = '8'] = rest.split('s');
-            return {
-              frames: Number.parseInt(frames, 10),
-              workgroup: Number.parseInt(workgroup, 10),
-              step: Number.parseInt(step, 10),
-            };
-          }),
+          indexLaunch: values['index-launch']?.split(',').map((v) => ({ workgroup: Number.parseInt(v, 10) })),
           json: values.json,
         });
       }

@@ -15,22 +15,16 @@ const queryLayout = structLayout(querySource, 'Params');
 
 /** u32 words of a chunk entry (`struct Chunk` in packed-query.wgsl). */
 export const CHUNK_WORDS = 8;
-/** List entries an index query invocation reads together unless asked otherwise. */
-export const INDEX_QUERY_STEP = 8;
 /** Invocations of an index query workgroup unless asked otherwise. */
 export const INDEX_QUERY_WORKGROUP = 64;
-/** Frames an index query invocation sums unless asked otherwise. */
-export const INDEX_QUERY_FRAMES = 1;
 const QUERY_THREADS_PER_DISPATCH = 1 << 20;
 
 /**
- * The launch shape of an index query: frames an invocation sums (1, 2, 4, 8), invocations a workgroup (64, 128,
- * 256), list entries a step reads together (2, 4, 8; default 8).
+ * The launch shape of an index query: invocations a workgroup (64, 128 or 256). (Frames an invocation and entries
+ * a step were tried as well and removed: no gain on the H200, docs/performance.md.)
  */
 export interface IndexLaunch {
-  frames: number;
   workgroup: number;
-  step?: number;
 }
 
 export interface IndexedAcquisition {
@@ -66,14 +60,10 @@ export interface SeriesIndex {
 export function queryPipelines(device: GPUDevice): (launch: IndexLaunch) => GPUComputePipeline {
   const module = device.createShaderModule({ label: 'packed-query.wgsl', code: querySource });
   const pipelines = new Map<string, GPUComputePipeline>();
-  return ({ frames, workgroup, step = INDEX_QUERY_STEP }) => {
-    if (![1, 2, 4, 8].includes(frames))
-      throw new StemflowError('invalid', `${frames} frames an invocation: give 1, 2, 4 or 8.`);
+  return ({ workgroup }) => {
     if (![64, 128, 256].includes(workgroup) || workgroup > device.limits.maxComputeInvocationsPerWorkgroup)
       throw new StemflowError('invalid', `A query workgroup of ${workgroup}: give 64, 128 or 256.`);
-    if (![2, 4, 8].includes(step))
-      throw new StemflowError('invalid', `${step} list entries a step: give 2, 4 or 8.`);
-    const key = `${frames}x${workgroup}s${step}`;
+    const key = `${workgroup}`;
     let p = pipelines.get(key);
     if (!p) {
       p = device.createComputePipeline({
@@ -82,7 +72,7 @@ export function queryPipelines(device: GPUDevice): (launch: IndexLaunch) => GPUC
         compute: {
           module,
           entryPoint: 'main',
-          constants: { WORKGROUP_SIZE: workgroup, FRAMES: frames, STEP: step },
+          constants: { WORKGROUP_SIZE: workgroup },
         },
       });
       pipelines.set(key, p);
@@ -106,9 +96,8 @@ export function encodeIndexQuery(
   modes: ('full' | 'delta')[],
   staging: GPUBuffer,
   stagingOffsets: number[],
-  launch: IndexLaunch = { frames: INDEX_QUERY_FRAMES, workgroup: INDEX_QUERY_WORKGROUP },
+  launch: IndexLaunch = { workgroup: INDEX_QUERY_WORKGROUP },
 ): GPUBuffer[] {
-  const F = launch.frames;
   const pipeline = index.pipelineFor(launch);
   const chunkCount = [...index.acquisitions.values()].reduce((n, ix) => n + ix.geometry.chunks.length, 0);
   const table = new Uint32Array(Math.max(1, chunkCount) * CHUNK_WORDS);
@@ -135,6 +124,18 @@ export function encodeIndexQuery(
     return at;
   });
   const listWords = new Uint32Array(Math.max(4, listEnd));
+  // A list holds its A entries (bits 1), then its B entries (bits 2): the query sums the two ranges apart.
+  const countA = lists.map((list) => {
+    const b = list.findIndex((e) => e >>> 30 !== 1);
+    const a = b < 0 ? list.length : b;
+    for (let i = a; i < list.length; i++)
+      if (list[i] >>> 30 !== 2)
+        throw new StemflowError(
+          'invalid',
+          'An index query list must hold its A entries first, then its B entries.',
+        );
+    return a;
+  });
   for (const [list, at] of listAt) listWords.set(list, at);
   order.forEach((a, i) => {
     const ix = index.acquisitions.get(a) as IndexedAcquisition;
@@ -148,7 +149,7 @@ export function encodeIndexQuery(
         [group.threads, c.frames, c.groups, ix.chunkBase[k], c.blocksBase, c.basesBase, c.first, 0],
         entries * CHUNK_WORDS,
       );
-      group.threads += Math.ceil(c.frames / F);
+      group.threads += c.frames;
       group.count++;
       entries++;
     });
@@ -173,6 +174,8 @@ export function encodeIndexQuery(
           chunk_count: g.count,
           list_base: listBase[g.list],
           list_count: lists[g.list].length,
+          // The list's A entries come first (chooseIndexList).
+          list_count_a: countA[g.list],
           delta: modes[g.list] === 'delta' ? 1 : 0,
           frames: g.ix.geometry.frames,
         },

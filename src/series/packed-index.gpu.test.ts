@@ -10,7 +10,7 @@ import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
 import { isStemflowError } from '../errors';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
-import { buildPackedIndex, chooseIndexList, indexGeometry, packedQuery } from './packed-index';
+import { buildPackedIndex, chooseIndexList, indexGeometry, listEntry, packedQuery } from './packed-index';
 import { buildSeriesIndex, estimateIndexBytes, planIndex } from './packed-index-build';
 import {
   encodeIndexQuery,
@@ -144,15 +144,14 @@ describe('series index on the GPU', () => {
         await check(new Uint8Array(rows * cols).fill(1), [1, 2, 0]);
         await check(new Uint8Array(rows * cols));
         await check(nudged, [0, 1, 2], 'full');
-        // Eight frames an invocation (records of 16 frames: two invocations a chunk) in workgroups of 256, then a
-        // delta on it with two in workgroups of 128.
+        // Workgroups of 256 (records of 16 frames: a workgroup spans 16 chunks), then a delta on it with 128.
         const r8 = await series.virtualImages(bf, {
           mode: 'full',
-          indexLaunch: { frames: 8, workgroup: 256 },
+          indexLaunch: { workgroup: 256 },
         });
         const r2 = await series.virtualImages(nudged, {
           mode: 'delta',
-          indexLaunch: { frames: 2, workgroup: 128 },
+          indexLaunch: { workgroup: 128 },
         });
         for (const a of [0, 1, 2]) {
           expect(r8.images[a]).toEqual(await reference(archive.acquisitions[a], bf));
@@ -263,7 +262,7 @@ describe('packed-query.wgsl against its CPU twin', () => {
         size: frames * 4 + 16,
         usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
       });
-      let launch: IndexLaunch = { frames: 1, workgroup: 64 };
+      let launch: IndexLaunch = { workgroup: 64 };
       const query = async (list: Uint32Array, mode: 'full' | 'delta') => {
         const encoder = device.createCommandEncoder();
         const params = encodeIndexQuery(device, encoder, index, [0], [list], [mode], staging, [0], launch);
@@ -283,14 +282,8 @@ describe('packed-query.wgsl against its CPU twin', () => {
         return { a, b };
       };
       const flagged = new Uint8Array(pixels);
-      // Each launch shape: 1, 2, 4 or 8 consecutive frames an invocation, workgroups of 64 to 256; 1,100 frames
-      // end in a partial group.
-      for (launch of [
-        { frames: 1, workgroup: 64 },
-        { frames: 2, workgroup: 128, step: 2 },
-        { frames: 4, workgroup: 256, step: 4 },
-        { frames: 8, workgroup: 64 },
-      ]) {
+      // Each launch shape: workgroups of 64 to 256; 1,100 frames end in a partial group and a partial workgroup.
+      for (launch of [{ workgroup: 64 }, { workgroup: 128 }, { workgroup: 256 }]) {
         const maskA = Uint8Array.from({ length: pixels }, (_, p) => (p % 3 === 0 ? 1 : 0));
         const full = chooseIndexList(maskA, null, flagged, 'full', g);
         const first = await query(full.list, 'full');
@@ -319,12 +312,30 @@ describe('packed-query.wgsl against its CPU twin', () => {
       }
       const bad = (() => {
         try {
-          return index.pipelineFor({ frames: 3, workgroup: 64 });
+          return index.pipelineFor({ workgroup: 96 });
         } catch (e) {
           return e;
         }
       })();
-      expect(isStemflowError(bad, 'invalid') && bad.message).toMatch(/3 frames an invocation/);
+      expect(isStemflowError(bad, 'invalid') && bad.message).toMatch(/workgroup of 96/);
+      // A list whose B entries do not all follow its A entries is refused (the query sums the two ranges apart).
+      const mixed = (() => {
+        try {
+          return encodeIndexQuery(
+            device,
+            device.createCommandEncoder(),
+            index,
+            [0],
+            [Uint32Array.of(listEntry(1, 2), listEntry(2, 1))],
+            ['delta'],
+            staging,
+            [0],
+          );
+        } catch (e) {
+          return e;
+        }
+      })();
+      expect(isStemflowError(mixed, 'invalid') && mixed.message).toMatch(/A entries first/);
     },
   );
 });

@@ -1,16 +1,13 @@
 // Masked sums from the exact series index (src/series/packed-index.ts describes the layout): one invocation per
 // frame reads, for every listed pixel, its value from the pixel's block (64 frames of one width), so a warp reads
 // one block's few words together, and adds it to accumulator A or B as the list entry says (full mask: A; delta:
-// added pixels A, removed B; FRAMES consecutive frames an invocation). Nothing is decoded that the mask does not cover. Each invocation owns its frame:
+// added pixels A, removed B; a list holds its A entries first, `list_count_a` of them). Nothing is decoded that the mask does not cover. Each invocation owns its frame:
 // it writes the frame's new image value, exact in (lo, hi) u32, into the acquisition's resident image (a full
 // mask: A; a delta: the image before + A - B) and its low word into `out`, the readback, with a flag word after
 // the frames set when any value needs its high word. One dispatch covers the chunks of one acquisition in one
 // data buffer (a chunk table maps invocations to chunks). CPU twin: packedQuery (src/series/packed-index.ts).
 
 override WORKGROUP_SIZE: u32 = 64u;
-// Consecutive frames of one block an invocation sums (1, 2, 4 or 8): the entry's width and offset are found once
-// for all of them.
-override FRAMES: u32 = 1u;
 
 struct Params {
   thread_first: u32,
@@ -20,6 +17,8 @@ struct Params {
   // The acquisition's list entries [list_base, list_base + list_count) (a dispatch covers one acquisition).
   list_base: u32,
   list_count: u32,
+  // Entries [0, list_count_a) add to accumulator A, the rest to B.
+  list_count_a: u32,
   // 1: add this query's A - B to the image before (a delta); 0: the image is A.
   delta: u32,
   // Frames of the acquisition: `out[frames]` is the high-word flag.
@@ -59,51 +58,62 @@ struct Chunk {
 const LIST_TILE: u32 = 256u;
 var<workgroup> tile: array<u32, LIST_TILE>;
 
-// This invocation's frames: their chunk, and their place in the chunk's blocks (all in one block).
+// This invocation's frame: its chunk, and its place in the chunk's blocks.
 var<private> c: Chunk;
-var<private> j0: u32;
+var<private> j: u32;
 var<private> g: u32;
 // The word of the block table holding this block's entry, and the entry's shift in it.
 var<private> kw: u32;
 var<private> ks: u32;
 
-// Where list entry `entry` has this invocation's block: its first word and its width, from the block table's
-// word for it (offset from the group's first word | width << 10) and the group's first word.
-fn block_of(word: u32, base: u32) -> vec2<u32> {
+// The value at this invocation's frame of the block whose table word (offset from the group's first word |
+// width << 10, at shift ks) and group offset are given. Both data words are always read (0 bits used for width 0),
+// so no branch stands between the loads of different entries.
+fn value_of(word: u32, base: u32) -> u32 {
   let h = (word >> ks) & 0xffffu;
-  return vec2<u32>(c.data_base + base + (h & 0x3ffu), h >> 10u);
-}
-
-// Value j of the block of width w whose words start at `at` (0 for width 0); both words are always read, so no
-// branch stands between the loads of different entries.
-fn value_at(at: u32, w: u32, j: u32) -> u32 {
+  let w = h >> 10u;
   let bit = j * w;
-  let i = at + (bit >> 5u);
+  let i = c.data_base + base + (h & 0x3ffu) + (bit >> 5u);
   let sh = bit & 31u;
   let lo = data[i];
   let hi = data[i + 1u];
-  let v = (lo >> sh) | select(0u, hi << (32u - sh), sh != 0u);
-  return v & select(0u, 0xffffffffu >> (32u - w), w != 0u);
+  return extractBits((lo >> sh) | select(0u, hi << (32u - sh), sh != 0u), 0u, w);
 }
 
-// Per frame of the invocation: (A lo, A hi, B lo, B hi).
-var<private> acc: array<vec4<u32>, 8>;
+// Entries a step reads together: every metadata load, then every data load, issued before any value is used.
+const STEP: u32 = 8u;
 
-// Adds v to accumulator A and/or B of frame q as the entry's bits say (exact: carries into the high words).
-fn accumulate(q: u32, entry: u32, v: u32) {
-  let va = select(0u, v, (entry & 0x40000000u) != 0u);
-  let vb = select(0u, v, (entry & 0x80000000u) != 0u);
-  var r = acc[q];
-  let sa = r.x + va;
-  let sb = r.z + vb;
-  r = vec4<u32>(sa, r.y + select(0u, 1u, sa < va), sb, r.w + select(0u, 1u, sb < vb));
-  acc[q] = r;
+// The exact sum (lo, hi) of this invocation's values of list entries [begin, end) (uniform bounds: every
+// invocation of the workgroup takes part in the list loads).
+fn sum_entries(local: u32, begin: u32, end: u32) -> vec2<u32> {
+  var lo = 0u;
+  var hi = 0u;
+  for (var first = begin; first < end; first += LIST_TILE) {
+    let n = min(LIST_TILE, end - first);
+    workgroupBarrier();
+    for (var i = local; i < LIST_TILE; i += WORKGROUP_SIZE) {
+      tile[i] = select(0u, list[params.list_base + first + i], i < n);
+    }
+    workgroupBarrier();
+    for (var i = 0u; i < n; i += STEP) {
+      var m: array<u32, STEP>;
+      var base: array<u32, STEP>;
+      for (var u = 0u; u < STEP; u++) {
+        let at = (tile[i + u] & 0x3fffffffu) * c.groups + g;
+        // Entries past the range read pixel 0 with width 0: they add nothing.
+        m[u] = select(0u, blocks[c.blocks_base + at * 8u + kw], i + u < n);
+        base[u] = bases[c.bases_base + at];
+      }
+      for (var u = 0u; u < STEP; u++) {
+        let v = value_of(m[u], base[u]);
+        let s = lo + v;
+        hi += select(0u, 1u, s < v);
+        lo = s;
+      }
+    }
+  }
+  return vec2<u32>(lo, hi);
 }
-
-// Entries a step reads together (their metadata loads, then their data loads, in flight at once): 2, 4 or 8
-// (more in flight, more registers). The step's arrays are sized for 8; the compiler keeps the ones used.
-override STEP: u32 = 8u;
-const STEP_MAX: u32 = 8u;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_index) local: u32) {
@@ -121,69 +131,33 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
     }
   }
   c = chunks[lo];
-  // The first of the invocation's frames (FRAMES divides 64: they share a block).
-  let f0 = min((t - c.thread_start) * FRAMES, ((c.frames - 1u) / FRAMES) * FRAMES);
-  let b = f0 >> 6u;
-  j0 = f0 & 63u;
+  let f = min(t - c.thread_start, c.frames - 1u);
+  let b = f >> 6u;
+  j = f & 63u;
   g = b >> 4u;
   let k = b & 15u;
   kw = k >> 1u;
   ks = (k & 1u) * 16u;
-  for (var q = 0u; q < FRAMES; q++) {
-    acc[q] = vec4<u32>(0u);
-  }
-  for (var first = 0u; first < params.list_count; first += LIST_TILE) {
-    let n = min(LIST_TILE, params.list_count - first);
-    workgroupBarrier();
-    for (var i = local; i < LIST_TILE; i += WORKGROUP_SIZE) {
-      // Entries past the list read pixel 0 into no accumulator.
-      tile[i] = select(0u, list[params.list_base + first + i], i < n);
-    }
-    workgroupBarrier();
-    // STEP entries at a time: every load of a step is issued before any of its values is used.
-    for (var i = 0u; i < n; i += STEP) {
-      var e: array<u32, STEP_MAX>;
-      var m: array<u32, STEP_MAX>;
-      var base: array<u32, STEP_MAX>;
-      for (var u = 0u; u < STEP; u++) {
-        e[u] = tile[i + u];
-        let at = (e[u] & 0x3fffffffu) * c.groups + g;
-        m[u] = blocks[c.blocks_base + at * 8u + kw];
-        base[u] = bases[c.bases_base + at];
-      }
-      for (var u = 0u; u < STEP; u++) {
-        let k = block_of(m[u], base[u]);
-        for (var q = 0u; q < FRAMES; q++) {
-          accumulate(q, e[u], value_at(k.x, k.y, j0 + q));
-        }
-      }
-    }
-  }
-  if (id.x >= params.thread_count || (t - c.thread_start) * FRAMES >= c.frames) {
+  let a = sum_entries(local, 0u, params.list_count_a);
+  let r = sum_entries(local, params.list_count_a, params.list_count);
+  if (id.x >= params.thread_count || t - c.thread_start >= c.frames) {
     return;
   }
-  for (var q = 0u; q < FRAMES; q++) {
-    let f = f0 + q;
-    if (f >= c.frames) {
-      break;
-    }
-    let frame = c.frame_base + f;
-    let r = acc[q];
-    var v_lo = r.x;
-    var v_hi = r.y;
-    if (params.delta != 0u) {
-      let s = image[2u * frame] + v_lo;
-      v_hi += image[2u * frame + 1u] + select(0u, 1u, s < v_lo);
-      v_lo = s;
-      // Minus B (the image of the new mask is never negative).
-      v_hi -= r.w + select(0u, 1u, v_lo < r.z);
-      v_lo -= r.z;
-    }
-    image[2u * frame] = v_lo;
-    image[2u * frame + 1u] = v_hi;
-    out[frame] = v_lo;
-    if (v_hi != 0u) {
-      out[params.frames] = 1u;
-    }
+  let frame = c.frame_base + f;
+  var v_lo = a.x;
+  var v_hi = a.y;
+  if (params.delta != 0u) {
+    let s = image[2u * frame] + v_lo;
+    v_hi += image[2u * frame + 1u] + select(0u, 1u, s < v_lo);
+    v_lo = s;
+    // Minus B (the image of the new mask is never negative).
+    v_hi -= r.y + select(0u, 1u, v_lo < r.x);
+    v_lo -= r.x;
+  }
+  image[2u * frame] = v_lo;
+  image[2u * frame + 1u] = v_hi;
+  out[frame] = v_lo;
+  if (v_hi != 0u) {
+    out[params.frames] = 1u;
   }
 }
