@@ -8,6 +8,7 @@
 import type { Archive } from '../archive/reader';
 import type { GpuContext } from '../gpu/device';
 import { createGpuTimer } from '../gpu/gpu-timer';
+import type { ExactImage } from '../series/series';
 import { loadSeries, type Series } from '../series/series';
 
 export interface TuneConfig {
@@ -52,7 +53,7 @@ export async function tuneSeriesQuery(
       );
     }
     // Exactness across configurations: every image of every gesture equal to the first configuration's.
-    const reference: Float64Array[][] = [];
+    const reference: ExactImage[][] = [];
     for (const { mask } of masks)
       reference.push((await loaded[0].virtualImages(mask, { mode: 'full' })).images);
     const identical: boolean[] = [];

@@ -23,7 +23,7 @@ import { createGpuTimer } from '../gpu/gpu-timer';
 import { nodeGpu } from '../gpu/node-gpu';
 import { annulus, disk, regionMask } from '../products/detector-geometry';
 import type { IndexLaunch } from '../series/packed-index-gpu';
-import { loadSeries, planSeries } from '../series/series';
+import { type ExactImage, loadSeries, planSeries } from '../series/series';
 import { type TuneConfig, tuneSeriesQuery } from './bench-series-tune';
 
 export interface BenchSeriesOptions {
@@ -169,7 +169,7 @@ export async function benchSeries(o: BenchSeriesOptions): Promise<number> {
     await s.virtualImages(masks.bf, { mode: 'full' });
     const results: Record<string, unknown>[] = [];
     const variants = o.index && o.indexLaunch?.length ? o.indexLaunch : [undefined];
-    const shapeImages = new Map<string, Float64Array[]>();
+    const shapeImages = new Map<string, ExactImage[]>();
     let shapesIdentical = true;
     for (const g of gestures) {
       for (const variant of variants) {

@@ -212,17 +212,18 @@ export function encodeIndexQuery(
 }
 
 /**
- * The exact images of an index query from the mapped readback: each acquisition's low words converted at once,
- * or, when its flag says a value needs its high word, null (read the resident image: `readIndexImage`).
+ * The exact images of an index query from the mapped readback: each acquisition's low words copied out as they are
+ * (a Uint32Array: every value fits 32 bits), or, when its flag says a value needs its high word, null (read the
+ * resident image: `readIndexImage`).
  */
 export function indexImages(
   words: Uint32Array,
   frames: number[],
   stagingOffsets: number[],
-): (Float64Array | null)[] {
+): (Uint32Array | null)[] {
   return frames.map((n, i) => {
     const at = stagingOffsets[i] / 4;
-    return words[at + n] === 0 ? new Float64Array(words.subarray(at, at + n)) : null;
+    return words[at + n] === 0 ? words.slice(at, at + n) : null;
   });
 }
 

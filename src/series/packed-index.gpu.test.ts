@@ -124,7 +124,7 @@ describe('series index on the GPU', () => {
         ) => {
           const r = await series.virtualImages(mask, { order, mode });
           for (const [i, a] of order.entries())
-            expect(r.images[i]).toEqual(await reference(archive.acquisitions[a], mask));
+            expect(Float64Array.from(r.images[i])).toEqual(await reference(archive.acquisitions[a], mask));
           return r;
         };
         const bf = circle(cols / 2, rows / 2, rows / 6);
@@ -154,8 +154,8 @@ describe('series index on the GPU', () => {
           indexLaunch: { workgroup: 128 },
         });
         for (const a of [0, 1, 2]) {
-          expect(r8.images[a]).toEqual(await reference(archive.acquisitions[a], bf));
-          expect(r2.images[a]).toEqual(await reference(archive.acquisitions[a], nudged));
+          expect(Float64Array.from(r8.images[a])).toEqual(await reference(archive.acquisitions[a], bf));
+          expect(Float64Array.from(r2.images[a])).toEqual(await reference(archive.acquisitions[a], nudged));
         }
         const before = await series.virtualImages(circle(cols / 2 + 2, rows / 2 - 1, rows / 6));
         const rebased = await series.rebase();
@@ -202,7 +202,7 @@ describe('series index on the GPU', () => {
         );
         const bf = circle(cols / 2, rows / 2, rows / 6);
         const r = await small.virtualImages(bf);
-        expect(r.images[2]).toEqual(await reference(archive.acquisitions[2], bf));
+        expect(Float64Array.from(r.images[2])).toEqual(await reference(archive.acquisitions[2], bf));
       } finally {
         await small.release();
       }
@@ -308,7 +308,9 @@ describe('packed-query.wgsl against its CPU twin', () => {
         const small = await query(chooseIndexList(one, null, flagged, 'full', g).list, 'full');
         expect(small.image[5]).toBe(counts[5 * pixels + 4]);
         expect(small.image.filter((_, f) => f !== 5)).toEqual(counts4.filter((_, f) => f !== 5));
-        expect(small.low).toEqual(small.image);
+        // Every value fits 32 bits: the low words are the image, as a Uint32Array (no conversion).
+        expect(small.low).toBeInstanceOf(Uint32Array);
+        expect(Float64Array.from(small.low as Uint32Array)).toEqual(small.image);
       }
       const bad = (() => {
         try {

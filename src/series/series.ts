@@ -41,11 +41,17 @@ import {
 
 export { fitSeries, planSeries, type SeriesPlan };
 
+/**
+ * An exact virtual image, one value per scan position (row-major): a Uint32Array when every value fits 32 bits
+ * (the index's readback, no conversion), else a Float64Array (every value below 2^53 is exact).
+ */
+export type ExactImage = Float64Array | Uint32Array;
+
 export interface SeriesImages {
   /** Acquisition indices (into the archive), in the order asked for. */
   order: number[];
   /** Exact sums per scan position (row-major), one image per acquisition in `order`. */
-  images: Float64Array[];
+  images: ExactImage[];
   /** How each acquisition was computed. */
   modes: ('full' | 'delta')[];
   /** Pixels decoded per frame (summed over lanes), per acquisition: the work of the query. */
@@ -330,7 +336,7 @@ export async function loadSeries(
     const frames = order.map(
       (a) => archive.acquisitions[a].info.scan[0] * archive.acquisitions[a].info.scan[1],
     );
-    let images: (Float64Array | null)[];
+    let images: (ExactImage | null)[];
     try {
       const words = new Uint32Array(staging.getMappedRange(0, mapped));
       images = index
@@ -350,7 +356,7 @@ export async function loadSeries(
       if (!images[i] && index)
         images[i] = await readIndexImage(device, index.acquisitions.get(a) as IndexedAcquisition);
     }
-    const done = images as Float64Array[];
+    const done = images as ExactImage[];
     // Deltas build on these images; acquisitions not asked for keep an image of an older mask: drop them.
     if (!lastMask || !sameMask(lastMask, mask)) {
       for (const a of [...fresh]) {
@@ -364,7 +370,7 @@ export async function loadSeries(
     for (const [i, a] of order.entries()) {
       fresh.add(a);
       // The lanes build deltas on the host's copy; the index on its resident image.
-      if (!index) lastImages.set(a, done[i]);
+      if (!index) lastImages.set(a, done[i] as Float64Array);
     }
     const out = index ? done : done.map((im) => im.slice());
     const tEnd = performance.now();

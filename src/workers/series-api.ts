@@ -25,7 +25,8 @@ export interface SeriesSummary {
 }
 
 export interface SeriesQuery {
-  images: Float64Array[];
+  /** Exact images: Uint32Array when every value fits 32 bits, else Float64Array. */
+  images: (Float64Array | Uint32Array)[];
   order: number[];
   modes: string[];
   ms: number;

@@ -21,7 +21,10 @@ export function maskRuns(mask: ArrayLike<number>): [number, number][] {
   return runs;
 }
 
-export function seriesStackNpy(images: readonly Float64Array[], scan: [number, number]): Uint8Array {
+export function seriesStackNpy(
+  images: readonly (Float64Array | Uint32Array)[],
+  scan: [number, number],
+): Uint8Array {
   const n = scan[0] * scan[1];
   const stack = new Float64Array(images.length * n);
   images.forEach((im, i) => {
