@@ -1,11 +1,12 @@
 // Masked sums from the exact series index (src/series/packed-index.ts describes the layout): one invocation per
-// frame reads, for every listed pixel, its value from the pixel's block (64 frames of one width), so a warp reads
-// one block's few words together, and adds it to accumulator A or B as the list entry says (full mask: A; delta:
-// added pixels A, removed B; a list holds its A entries first, `list_count_a` of them). Nothing is decoded that the mask does not cover. Each invocation owns its frame:
-// it writes the frame's new image value, exact in (lo, hi) u32, into the acquisition's resident image (a full
-// mask: A; a delta: the image before + A - B) and its low word into `out`, the readback, with a flag word after
-// the frames set when any value needs its high word. One dispatch covers the chunks of one acquisition in one
-// data buffer (a chunk table maps invocations to chunks). CPU twin: packedQuery (src/series/packed-index.ts).
+// frame reads, for every list entry (a pixel or a tile), its value from the entry's block (64 frames of one
+// width), so a warp reads one block's few words together. A list holds the entries that add (a full mask, or a
+// delta's added pixels: accumulator A) first, `list_count_a` of them, then those that subtract (a delta's removed
+// pixels: B); the two ranges are summed apart. Nothing is decoded that the mask does not cover. Each invocation
+// owns its frame: it writes the frame's new image value, exact in (lo, hi) u32, into the acquisition's resident
+// image (a full mask: A; a delta: the image before + A - B) and its low word into `out`, the readback, with a flag
+// word after the frames set when any value needs its high word. One dispatch covers the chunks of one acquisition
+// in one data buffer (a chunk table maps invocations to chunks). CPU twin: packedQuery (src/series/packed-index.ts).
 
 override WORKGROUP_SIZE: u32 = 64u;
 
