@@ -334,6 +334,13 @@ export async function buildSeriesIndex(
   } catch (e) {
     while (scopes > 0) await pop().catch(() => null);
     destroy();
-    throw e;
+    if (e instanceof StemflowError) throw e;
+    // A lost device aborts the readback's mapping (or any later step): say so, typed.
+    throw new StemflowError(
+      'device',
+      `The GPU did not finish building the series index (${e instanceof Error ? e.message || e.name : String(e)}); the device may have been lost. Load the series again.`,
+      {},
+      { cause: e },
+    );
   }
 }

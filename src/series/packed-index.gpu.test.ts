@@ -214,6 +214,25 @@ describe('series index on the GPU', () => {
   );
 });
 
+describe('a device lost while the series index is built', () => {
+  withGpu('ends the build with a typed device error', async () => {
+    const { acquireDevice } = await import('../gpu/device');
+    const { nodeGpu } = await import('../gpu/node-gpu');
+    const archive = await seriesArchive();
+    const ctx = await acquireDevice(nodeGpu());
+    const plan = planSeries(archive, [0, 1, 2], ctx.device.limits, 1 << 30);
+    const pixels = archive.acquisitions[0].geometry.pixels;
+    const buffers = await createSeriesBuffers(ctx.device, archive, plan, pixels, 2, {});
+    ctx.device.destroy(); // as a driver reset would, between the load and the build
+    const e = await buildSeriesIndex(ctx.device, archive, plan, buffers, { budgetBytes: 1 << 30 }).catch(
+      (x) => x,
+    );
+    expect(isStemflowError(e, 'device') && e.message).toMatch(/did not finish building the series index/);
+    buffers.destroyAll();
+    await archive.close();
+  });
+});
+
 describe('packed-query.wgsl against its CPU twin', () => {
   withGpu(
     'same sums on 32-bit counts (widths up to 32), images of 2^32 and more read from the resident image',
