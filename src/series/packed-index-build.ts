@@ -131,7 +131,13 @@ export async function buildSeriesIndex(
   archive: Archive,
   plan: Plan,
   buffers: SeriesBuffers,
-  options: { budgetBytes: number; scratchBytes?: number; signal?: AbortSignal },
+  options: {
+    budgetBytes: number;
+    scratchBytes?: number;
+    signal?: AbortSignal;
+    /** Chunk steps the GPU has finished (each chunk is sized, then packed: 2 steps), of `total`. */
+    onProgress?: (done: number, total: number) => void;
+  },
 ): Promise<SeriesIndex | { refused: string }> {
   const t0 = performance.now();
   const sized = planIndex(archive, plan.acquisitions, device.limits, options.scratchBytes);
@@ -208,6 +214,16 @@ export async function buildSeriesIndex(
       throw new StemflowError('budget', `The GPU could not hold the series index's metadata: ${oom.message}`);
 
     const passes = buildPasses(device, archive, plan, buffers, { scratch, errors, totals, virtualPixels });
+    // Progress as the GPU finishes each chunk's step (a callback, not a wait: the host does not stop here).
+    let stepsSubmitted = 0;
+    const progress = () => {
+      const step = ++stepsSubmitted;
+      if (options.onProgress)
+        device.queue.onSubmittedWorkDone().then(
+          () => options.onProgress?.(step, 2 * chunkCount),
+          () => undefined,
+        );
+    };
 
     // Phase 1: block tables and group offsets of every chunk, the totals read back once.
     push();
@@ -219,6 +235,7 @@ export async function buildSeriesIndex(
         throwIfAborted(options.signal);
         const at = chunk++;
         passes.chunk(a, g, c, (e) => passes.sizes(e, c, at, blocks, bases));
+        progress();
       }
     }
     const copy = device.createCommandEncoder();
@@ -301,6 +318,7 @@ export async function buildSeriesIndex(
         passes.chunk(a, ix.geometry, c, (e) =>
           passes.pack(e, c, ix.blocks, ix.bases, ix.data[ix.chunkBuffer[i]], ix.chunkBase[i]),
         );
+        progress();
       });
     }
     await device.queue.onSubmittedWorkDone();

@@ -110,10 +110,15 @@ describe('series index on the GPU', () => {
       const ring = (cx: number, cy: number, r0: number, r1: number) =>
         regionMask(annulus(cx, cy, r0, r1), rows, cols);
       const tracked = trackBuffers(device);
+      const steps: [number, number][] = [];
       const series = await loadSeries(device, archive, {
         budgetBytes: 1 << 30,
-        index: { budgetBytes: 1 << 30 },
+        index: { budgetBytes: 1 << 30, onProgress: (done, total) => steps.push([done, total]) },
       });
+      // Every chunk sized, then packed, reported as the GPU finishes it, the last one last.
+      const chunks = archive.acquisitions.reduce((n, a) => n + a.records.length, 0);
+      expect(steps.length).toBe(2 * chunks);
+      expect(steps.at(-1)).toEqual([2 * chunks, 2 * chunks]);
       try {
         expect(series.index?.built).toBe(true);
         expect(series.index?.lines[0]).toMatch(/exact index: packed counts .* bits a count/);

@@ -126,7 +126,12 @@ export async function loadSeries(
      * then read the index. An index that does not fit is not built (`Series.index.refused` says why) and the
      * series answers from the encoded lanes.
      */
-    index?: { budgetBytes?: number; scratchBytes?: number };
+    index?: {
+      budgetBytes?: number;
+      scratchBytes?: number;
+      /** Chunk steps of the build the GPU has finished, of `total`. */
+      onProgress?: (done: number, total: number) => void;
+    };
     signal?: AbortSignal;
     onProgress?: (done: number, total: number) => void;
   },
@@ -179,6 +184,7 @@ export async function loadSeries(
         budgetBytes: options.index.budgetBytes ?? options.budgetBytes - plan.totalBytes,
         scratchBytes: options.index.scratchBytes,
         signal: options.signal,
+        onProgress: options.index.onProgress,
       });
       if ('refused' in built)
         indexState = { built: false, lines: [`exact index not built: ${built.refused}`] };

@@ -67,7 +67,9 @@ async function loadChosen(
   series = await loadSeries(device, opened, {
     budgetBytes: options.budgetBytes,
     acquisitions: chosen,
-    index: options.index ? {} : undefined,
+    index: options.index
+      ? { onProgress: (done, total) => onProgress?.({ stage: 'index', done, total }) }
+      : undefined,
     onProgress: (done, total) => onProgress?.({ stage: 'load', done, total }),
   });
   return {

@@ -66,7 +66,9 @@ export function SeriesPanel() {
     setProgress(
       p.stage === 'check'
         ? `checking files ${formatBytes(p.done)} of ${formatBytes(p.total)}`
-        : `loading record ${p.done} of ${p.total}`,
+        : p.stage === 'index'
+          ? `building the exact index: ${Math.floor((100 * p.done) / p.total)} %`
+          : `loading record ${p.done} of ${p.total}`,
     );
 
   /**
