@@ -15,7 +15,13 @@ import { DTYPE_BITS } from '../archive/lanes';
 import type { Archive } from '../archive/reader';
 import { StemflowError, throwIfAborted } from '../errors';
 import { chunkFramesFor, type IndexGeometry, indexGeometry } from './packed-index';
-import { CHUNK_WORDS, type IndexedAcquisition, queryPipelines, type SeriesIndex } from './packed-index-gpu';
+import {
+  CHUNK_WORDS,
+  type IndexedAcquisition,
+  planIndexDispatch,
+  queryPipelines,
+  type SeriesIndex,
+} from './packed-index-gpu';
 import { buildPasses } from './packed-index-passes';
 import type { SeriesBuffers } from './series-load';
 import type { planSeries } from './series-plan';
@@ -346,6 +352,7 @@ export async function buildSeriesIndex(
       ],
       list,
       chunkTable,
+      dispatch: planIndexDispatch(device, acquisitions, chunkTable, make),
       pipelineFor: queryPipelines(device),
       destroy,
     };

@@ -5,8 +5,7 @@
  */
 import { readBuffer } from '../compute/readback';
 import { StemflowError } from '../errors';
-import { type DispatchChunk, encodeChunks } from '../gpu/chunked-dispatch';
-import { structLayout } from '../gpu/uniform-layout';
+import { packStruct, structLayout } from '../gpu/uniform-layout';
 import querySource from '../shaders/packed-query.wgsl?raw';
 import { chooseIndexList, type IndexGeometry } from './packed-index';
 import type { SeriesSlot } from './series-query';
@@ -51,6 +50,8 @@ export interface SeriesIndex {
   lines: string[];
   list: GPUBuffer;
   chunkTable: GPUBuffer;
+  /** The query's dispatches, fixed once the index is built (`planIndexDispatch`). */
+  dispatch: IndexDispatch;
   /** The query pipeline of a launch shape (src/shaders/packed-query.wgsl FRAMES, WORKGROUP_SIZE). */
   pipelineFor(launch: IndexLaunch): GPUComputePipeline;
   destroy(): void;
@@ -81,6 +82,89 @@ export function queryPipelines(device: GPUDevice): (launch: IndexLaunch) => GPUC
   };
 }
 
+/** One dispatch of an index query: part of the chunks of one acquisition in one data buffer. */
+interface IndexDispatchPart {
+  /** The part's slot in the parameter buffer. */
+  slot: number;
+  threadFirst: number;
+  threadCount: number;
+}
+
+/** The chunks of one acquisition in one data buffer: consecutive entries of the chunk table. */
+interface IndexDispatchGroup {
+  ix: IndexedAcquisition;
+  buffer: number;
+  first: number;
+  count: number;
+  parts: IndexDispatchPart[];
+}
+
+/**
+ * The query's dispatches, fixed when the index is built: the chunk table (written once), each acquisition's
+ * dispatch groups, one uniform slot per dispatch in one parameter buffer, and the bind groups (made once per
+ * pipeline and slot). A query then writes the parameters of the groups it runs and dispatches; it creates no
+ * buffer and no bind group.
+ */
+export interface IndexDispatch {
+  groups: Map<number, IndexDispatchGroup[]>;
+  params: GPUBuffer;
+  stride: number;
+  bindGroups: Map<string, GPUBindGroup>;
+}
+
+/** Plans the query's dispatches for the acquisitions of an index (their order is the chunk table's). */
+export function planIndexDispatch(
+  device: GPUDevice,
+  acquisitions: Map<number, IndexedAcquisition>,
+  chunkTable: GPUBuffer,
+  make: (label: string, size: number, usage: number) => GPUBuffer,
+  /** Invocations of one dispatch at most (a power of two; default 2^20). */
+  threadsPerDispatch = QUERY_THREADS_PER_DISPATCH,
+): IndexDispatch {
+  const chunkCount = [...acquisitions.values()].reduce((n, ix) => n + ix.geometry.chunks.length, 0);
+  const table = new Uint32Array(Math.max(1, chunkCount) * CHUNK_WORDS);
+  const groups = new Map<number, IndexDispatchGroup[]>();
+  let entries = 0;
+  let slots = 0;
+  for (const [a, ix] of acquisitions) {
+    const mine: IndexDispatchGroup[] = [];
+    let threads = 0;
+    ix.geometry.chunks.forEach((c, k) => {
+      let group = mine.at(-1);
+      if (!group || group.buffer !== ix.chunkBuffer[k]) {
+        group = { ix, buffer: ix.chunkBuffer[k], first: entries, count: 0, parts: [] };
+        mine.push(group);
+        threads = 0;
+      }
+      table.set(
+        [threads, c.frames, c.groups, ix.chunkBase[k], c.blocksBase, c.basesBase, c.first, 0],
+        entries * CHUNK_WORDS,
+      );
+      threads += c.frames;
+      group.count++;
+      entries++;
+      // Parts of at most 2^20 invocations (the group's threads so far, recomputed at its last chunk).
+      group.parts = [];
+      for (let first = 0; first < threads; first += threadsPerDispatch)
+        group.parts.push({
+          slot: -1,
+          threadFirst: first,
+          threadCount: Math.min(threadsPerDispatch, threads - first),
+        });
+    });
+    for (const g of mine) for (const part of g.parts) part.slot = slots++;
+    groups.set(a, mine);
+  }
+  device.queue.writeBuffer(chunkTable, 0, table);
+  const stride = Math.max(queryLayout.byteSize, device.limits.minUniformBufferOffsetAlignment);
+  const params = make(
+    'query parameters',
+    Math.max(1, slots) * stride,
+    GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+  );
+  return { groups, params, stride, bindGroups: new Map() };
+}
+
 /**
  * Encodes an index query: the lists (one per asked-for acquisition, in `order`) are written, every chunk of those
  * acquisitions runs (one dispatch group per acquisition and data buffer; an empty list too, so the resident image
@@ -97,20 +181,9 @@ export function encodeIndexQuery(
   staging: GPUBuffer,
   stagingOffsets: number[],
   launch: IndexLaunch = { workgroup: INDEX_QUERY_WORKGROUP },
-): GPUBuffer[] {
+): void {
   const pipeline = index.pipelineFor(launch);
-  const chunkCount = [...index.acquisitions.values()].reduce((n, ix) => n + ix.geometry.chunks.length, 0);
-  const table = new Uint32Array(Math.max(1, chunkCount) * CHUNK_WORDS);
-  // One dispatch group per (acquisition, data buffer): its chunks share the acquisition's list.
-  const groups: {
-    ix: IndexedAcquisition;
-    buffer: number;
-    first: number;
-    count: number;
-    threads: number;
-    list: number;
-  }[] = [];
-  let entries = 0;
+  const { groups, params, stride, bindGroups } = index.dispatch;
   // The lists back to back, a list shared by several acquisitions once (each at most `pixels` entries).
   const listAt = new Map<Uint32Array, number>();
   let listEnd = 0;
@@ -124,6 +197,7 @@ export function encodeIndexQuery(
     return at;
   });
   const listWords = new Uint32Array(Math.max(4, listEnd));
+  for (const [list, at] of listAt) listWords.set(list, at);
   // A list holds its A entries (bits 1), then its B entries (bits 2): the query sums the two ranges apart.
   const countA = lists.map((list) => {
     const b = list.findIndex((e) => e >>> 30 !== 1);
@@ -136,79 +210,74 @@ export function encodeIndexQuery(
         );
     return a;
   });
-  for (const [list, at] of listAt) listWords.set(list, at);
+  device.queue.writeBuffer(index.list, 0, listWords);
+  // The parameters of every dispatch that runs, in its fixed slot.
+  const block = new ArrayBuffer(params.size);
+  const asked: { group: IndexDispatchGroup; i: number }[] = [];
   order.forEach((a, i) => {
     const ix = index.acquisitions.get(a) as IndexedAcquisition;
-    ix.geometry.chunks.forEach((c, k) => {
-      let group = groups.at(-1);
-      if (!group || group.ix !== ix || group.buffer !== ix.chunkBuffer[k]) {
-        group = { ix, buffer: ix.chunkBuffer[k], first: entries, count: 0, threads: 0, list: i };
-        groups.push(group);
+    for (const group of groups.get(a) ?? []) {
+      asked.push({ group, i });
+      for (const part of group.parts) {
+        packStruct(
+          queryLayout,
+          {
+            thread_first: part.threadFirst,
+            thread_count: part.threadCount,
+            chunk_first: group.first,
+            chunk_count: group.count,
+            list_base: listBase[i],
+            list_count: lists[i].length,
+            list_count_a: countA[i],
+            delta: modes[i] === 'delta' ? 1 : 0,
+            frames: ix.geometry.frames,
+          },
+          block,
+          part.slot * stride,
+        );
       }
-      table.set(
-        [group.threads, c.frames, c.groups, ix.chunkBase[k], c.blocksBase, c.basesBase, c.first, 0],
-        entries * CHUNK_WORDS,
-      );
-      group.threads += c.frames;
-      group.count++;
-      entries++;
-    });
+    }
     // The flag is set by the query when a value needs its high word.
     encoder.clearBuffer(ix.out, ix.geometry.frames * 4, 4);
   });
-  device.queue.writeBuffer(index.list, 0, listWords);
-  device.queue.writeBuffer(index.chunkTable, 0, table, 0, Math.max(1, entries) * CHUNK_WORDS);
-  const params: GPUBuffer[] = [];
+  device.queue.writeBuffer(params, 0, block);
+  const bindGroupOf = (group: IndexDispatchGroup, slot: number) => {
+    const key = `${pipeline.label}|${slot}`;
+    let bg = bindGroups.get(key);
+    if (!bg) {
+      bg = device.createBindGroup({
+        label: `packed-query ${key}`,
+        layout: pipeline.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: params, offset: slot * stride, size: queryLayout.byteSize } },
+          { binding: 1, resource: { buffer: group.ix.data[group.buffer] } },
+          { binding: 2, resource: { buffer: group.ix.blocks } },
+          { binding: 3, resource: { buffer: group.ix.bases } },
+          { binding: 4, resource: { buffer: index.list } },
+          { binding: 5, resource: { buffer: group.ix.image } },
+          { binding: 6, resource: { buffer: index.chunkTable } },
+          { binding: 7, resource: { buffer: group.ix.out } },
+        ],
+      });
+      bindGroups.set(key, bg);
+    }
+    return bg;
+  };
   // Every acquisition's first data buffer, then every second one: the dispatches of one acquisition write its
   // image, so each must wait for the one before; dispatches of different acquisitions need not.
-  const rounds = [...groups].sort((x, y) => x.buffer - y.buffer);
-  for (const g of rounds) {
-    const chunks: DispatchChunk[] = [];
-    for (let first = 0; first < g.threads; first += QUERY_THREADS_PER_DISPATCH) {
-      const count = Math.min(QUERY_THREADS_PER_DISPATCH, g.threads - first);
-      chunks.push({
-        params: {
-          thread_first: first,
-          thread_count: count,
-          chunk_first: g.first,
-          chunk_count: g.count,
-          list_base: listBase[g.list],
-          list_count: lists[g.list].length,
-          // The list's A entries come first (chooseIndexList).
-          list_count_a: countA[g.list],
-          delta: modes[g.list] === 'delta' ? 1 : 0,
-          frames: g.ix.geometry.frames,
-        },
-        workgroups: Math.ceil(count / launch.workgroup),
-      });
+  const pass = encoder.beginComputePass({ label: 'packed-query' });
+  pass.setPipeline(pipeline);
+  for (const { group } of [...asked].sort((x, y) => x.group.buffer - y.group.buffer)) {
+    for (const part of group.parts) {
+      pass.setBindGroup(0, bindGroupOf(group, part.slot));
+      pass.dispatchWorkgroups(Math.ceil(part.threadCount / launch.workgroup));
     }
-    params.push(
-      encodeChunks(
-        encoder,
-        {
-          device,
-          pipeline,
-          layout: queryLayout,
-          label: 'packed-query',
-          bindings: [
-            { binding: 1, resource: { buffer: g.ix.data[g.buffer] } },
-            { binding: 2, resource: { buffer: g.ix.blocks } },
-            { binding: 3, resource: { buffer: g.ix.bases } },
-            { binding: 4, resource: { buffer: index.list } },
-            { binding: 5, resource: { buffer: g.ix.image } },
-            { binding: 6, resource: { buffer: index.chunkTable } },
-            { binding: 7, resource: { buffer: g.ix.out } },
-          ],
-        },
-        chunks,
-      ),
-    );
   }
+  pass.end();
   order.forEach((a, i) => {
     const ix = index.acquisitions.get(a) as IndexedAcquisition;
     encoder.copyBufferToBuffer(ix.out, 0, staging, stagingOffsets[i], ix.geometry.frames * 4 + 4);
   });
-  return params;
 }
 
 /**

@@ -17,6 +17,7 @@ import {
   type IndexedAcquisition,
   type IndexLaunch,
   indexImages,
+  planIndexDispatch,
   queryPipelines,
   readIndexImage,
   type SeriesIndex,
@@ -276,12 +277,30 @@ describe('packed-query.wgsl against its CPU twin', () => {
           usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST,
         }),
       };
+      const acquisitions = new Map([[0, ix]]);
+      const chunkTable = createBuffer({
+        size: 4096,
+        usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST,
+      });
       const index = {
-        acquisitions: new Map([[0, ix]]),
+        acquisitions,
         list: createBuffer({ size: pixels * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST }),
-        chunkTable: createBuffer({ size: 4096, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST }),
+        chunkTable,
+        // Dispatches of at most 512 invocations: the 1,100 frames run as three, with three parameter slots.
+        dispatch: planIndexDispatch(
+          device,
+          acquisitions,
+          chunkTable,
+          (_label, size, usage) => createBuffer({ size, usage }),
+          512,
+        ),
         pipelineFor: queryPipelines(device),
       } as unknown as SeriesIndex;
+      expect(index.dispatch.groups.get(0)?.[0].parts.map((p) => [p.threadFirst, p.threadCount])).toEqual([
+        [0, 512],
+        [512, 512],
+        [1024, 76],
+      ]);
       const staging = createBuffer({
         size: frames * 4 + 16,
         usage: GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST,
@@ -289,9 +308,8 @@ describe('packed-query.wgsl against its CPU twin', () => {
       let launch: IndexLaunch = { workgroup: 64 };
       const query = async (list: Uint32Array, mode: 'full' | 'delta') => {
         const encoder = device.createCommandEncoder();
-        const params = encodeIndexQuery(device, encoder, index, [0], [list], [mode], staging, [0], launch);
+        encodeIndexQuery(device, encoder, index, [0], [list], [mode], staging, [0], launch);
         device.queue.submit([encoder.finish()]);
-        for (const p of params) p.destroy();
         await staging.mapAsync(GPUMapMode.READ);
         const words = new Uint32Array(staging.getMappedRange().slice(0));
         staging.unmap();

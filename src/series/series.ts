@@ -288,19 +288,10 @@ export async function loadSeries(
       stagingBytes += (ix.acquisitions.get(a) as IndexedAcquisition).geometry.frames * 4 + 4;
     }
     timer?.mark(encoder, 'query');
-    const params = encodeIndexQuery(
-      device,
-      encoder,
-      ix,
-      order,
-      lists,
-      modes,
-      staging,
-      stagingOffsets,
-      indexLaunch,
-    );
+    encodeIndexQuery(device, encoder, ix, order, lists, modes, staging, stagingOffsets, indexLaunch);
     timer?.mark(encoder, 'copy');
-    return { modes, decodedPixels, stagingOffsets, stagingBytes, params };
+    // The index's dispatches use fixed parameter slots: nothing to free after the submit.
+    return { modes, decodedPixels, stagingOffsets, stagingBytes, params: [] as GPUBuffer[] };
   };
 
   const run = async (
