@@ -76,6 +76,26 @@ struct Params {
 
 var<workgroup> tile: array<u32, TILE_WORDS>;
 
+// Adds a pixel's 64-bit sum (lo, hi) of this workgroup's frames to dp_sums: 2 atomics, the carry into the high word.
+fn add_dp_sum(pixel: u32, lo: u32, hi: u32) {
+  if ((lo | hi) != 0u) {
+    let old = atomicAdd(&dp_sums[2u * pixel], lo);
+    atomicAdd(&dp_sums[2u * pixel + 1u], hi + select(0u, 1u, old + lo < old));
+  }
+}
+
+// Sets a pixel's hot bits: `m` holds the segments from seg0 on (at most 2 bitmap words).
+fn or_hot(pixel: u32, seg0: u32, m: u32) {
+  if (m != 0u) {
+    let at = pixel * params.hot_words_per_pixel + seg0 / 32u;
+    let shift = seg0 % 32u;
+    atomicOr(&hot[at], m << shift);
+    if (shift != 0u && (m >> (32u - shift)) != 0u) {
+      atomicOr(&hot[at + 1u], m >> (32u - shift));
+    }
+  }
+}
+
 @compute @workgroup_size(THREADS)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let planes = ELEM_BYTES == 2u;
@@ -199,9 +219,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
       sum_hi += tile[lid * OUT_WORDS + ((j + lid) & (OUT_WORDS - 1u))];
     }
     let pixel = pixel0 + lid;
-    if (pixel < params.pixel_end && (sum_lo | sum_hi) != 0u) {
-      let old = atomicAdd(&dp_sums[2u * pixel], sum_lo);
-      atomicAdd(&dp_sums[2u * pixel + 1u], sum_hi + select(0u, 1u, old + sum_lo < old));
+    if (pixel < params.pixel_end) {
+      add_dp_sum(pixel, sum_lo, sum_hi);
     }
   }
 
@@ -219,13 +238,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         m |= tile[lid * OUT_WORDS + ((j + lid) & (OUT_WORDS - 1u))];
       }
       let pixel = pixel0 + lid;
-      if (pixel < params.pixel_end && m != 0u) {
-        let at = pixel * params.hot_words_per_pixel + seg0 / 32u;
-        let shift = seg0 % 32u;
-        atomicOr(&hot[at], m << shift);
-        if (shift != 0u && (m >> (32u - shift)) != 0u) {
-          atomicOr(&hot[at + 1u], m >> (32u - shift));
-        }
+      if (pixel < params.pixel_end) {
+        or_hot(pixel, seg0, m);
       }
     }
   }
@@ -426,10 +440,8 @@ fn main_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     for (var j = 0u; j < OUT_VEC4; j++) {
       sum_hi += tile[j * TILE_P + ((lid + 4u * j) & (TILE_P - 1u))];
     }
-    let pixel = pixel0 + lid;
-    if (own && (sum_lo | sum_hi) != 0u) {
-      let old = atomicAdd(&dp_sums[2u * pixel], sum_lo);
-      atomicAdd(&dp_sums[2u * pixel + 1u], sum_hi + select(0u, 1u, old + sum_lo < old));
+    if (own) {
+      add_dp_sum(pixel0 + lid, sum_lo, sum_hi);
     }
   }
 
@@ -446,14 +458,8 @@ fn main_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
       for (var j = 0u; j < OUT_VEC4; j++) {
         mask |= tile[j * TILE_P + ((lid + 4u * j) & (TILE_P - 1u))];
       }
-      let pixel = pixel0 + lid;
-      if (own && mask != 0u) {
-        let at = pixel * params.hot_words_per_pixel + seg0 / 32u;
-        let shift = seg0 % 32u;
-        atomicOr(&hot[at], mask << shift);
-        if (shift != 0u && (mask >> (32u - shift)) != 0u) {
-          atomicOr(&hot[at + 1u], mask >> (32u - shift));
-        }
+      if (own) {
+        or_hot(pixel0 + lid, seg0, mask);
       }
     }
   }
