@@ -9,7 +9,6 @@ import { generateSynthetic, prng } from '../bench/synthetic';
 import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
 import { isStemflowError } from '../errors';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
-import { annulus, disk, regionMask } from '../products/detector-geometry';
 import { buildPackedIndex, chooseIndexList, indexGeometry, listEntry, packedQuery } from './packed-index';
 import { buildSeriesIndex, estimateIndexBytes, planIndex } from './packed-index-build';
 import {
@@ -23,7 +22,7 @@ import {
   type SeriesIndex,
 } from './packed-index-gpu';
 import { fitSeries, loadSeries } from './series';
-import { reference, seriesArchive } from './series.test-support';
+import { detectorMasks, reference, seriesArchive } from './series.test-support';
 import { createSeriesBuffers } from './series-load';
 import { planSeries } from './series-plan';
 
@@ -106,10 +105,7 @@ describe('series index on the GPU', () => {
     'answers full masks, deltas, subsets and rebase exactly; refused when over its budget',
     async ({ device }) => {
       const archive = await seriesArchive();
-      const [rows, cols] = archive.acquisitions[0].info.detector;
-      const circle = (cx: number, cy: number, r: number) => regionMask(disk(cx, cy, r), rows, cols);
-      const ring = (cx: number, cy: number, r0: number, r1: number) =>
-        regionMask(annulus(cx, cy, r0, r1), rows, cols);
+      const { rows, cols, circle, ring } = detectorMasks(archive);
       const tracked = trackBuffers(device);
       const steps: [number, number][] = [];
       const series = await loadSeries(device, archive, {

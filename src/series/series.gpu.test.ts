@@ -1,9 +1,8 @@
 import { describe, expect } from 'vitest';
 import { isStemflowError } from '../errors';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
-import { annulus, disk, regionMask } from '../products/detector-geometry';
 import { fitSeries, loadSeries, planSeries } from './series';
-import { arina, reference, seriesArchive } from './series.test-support';
+import { arina, detectorMasks, reference, seriesArchive } from './series.test-support';
 import { tansQuery } from './tans-query';
 
 describe('series: exact virtual images straight from GPU-resident archives', () => {
@@ -11,10 +10,7 @@ describe('series: exact virtual images straight from GPU-resident archives', () 
     'full masks, subsets in any order, edge motions and nudges by delta, rebase, release, admission',
     async ({ device }) => {
       const archive = await seriesArchive();
-      const [rows, cols] = archive.acquisitions[0].info.detector;
-      const circle = (cx: number, cy: number, r: number) => regionMask(disk(cx, cy, r), rows, cols);
-      const ring = (cx: number, cy: number, r0: number, r1: number) =>
-        regionMask(annulus(cx, cy, r0, r1), rows, cols);
+      const { rows, cols, circle, ring } = detectorMasks(archive);
       const tracked = trackBuffers(device);
       const series = await loadSeries(device, archive, { budgetBytes: 1 << 30 });
       try {

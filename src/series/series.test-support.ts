@@ -7,6 +7,7 @@ import { convertArchive } from '../archive/convert';
 import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
 import { type Archive, type ArchiveAcquisition, openArchive } from '../archive/reader';
 import { openSource, plantValue, tempDir } from '../archive/testing';
+import { annulus, disk, regionMask } from '../products/detector-geometry';
 import { fixture, loadOracle } from '../testing/fixtures';
 
 export const arina = loadOracle().acquisitions.arina;
@@ -41,4 +42,15 @@ export async function reference(acq: ArchiveAcquisition, mask: Uint8Array): Prom
     out[f] = s;
   }
   return out;
+}
+
+/** The detector of an archive's first acquisition and mask makers on it: a disk and an annulus. */
+export function detectorMasks(archive: Archive) {
+  const [rows, cols] = archive.acquisitions[0].info.detector;
+  return {
+    rows,
+    cols,
+    circle: (cx: number, cy: number, r: number) => regionMask(disk(cx, cy, r), rows, cols),
+    ring: (cx: number, cy: number, r0: number, r1: number) => regionMask(annulus(cx, cy, r0, r1), rows, cols),
+  };
 }
