@@ -319,13 +319,18 @@ describe('packed-query.wgsl against its CPU twin', () => {
         });
         return { a, b };
       };
+      // A list's image: A - B.
+      const signed = (list: Uint32Array) => {
+        const { a, b } = twin(list);
+        return a.map((v, f) => v - b[f]);
+      };
       const flagged = new Uint8Array(pixels);
       // Each launch shape: workgroups of 64 to 256; 1,100 frames end in a partial group and a partial workgroup.
       for (launch of [{ workgroup: 64 }, { workgroup: 128 }, { workgroup: 256 }]) {
         const maskA = Uint8Array.from({ length: pixels }, (_, p) => (p % 3 === 0 ? 1 : 0));
         const full = chooseIndexList(maskA, null, flagged, 'full', g);
         const first = await query(full.list, 'full');
-        const expected = twin(full.list).a;
+        const expected = signed(full.list);
         expect(first.image).toEqual(expected);
         expect(expected[5]).toBeGreaterThan(2 ** 32);
         // A value of 2^32 or more: the low words are not enough, so the readback says so.
@@ -336,7 +341,7 @@ describe('packed-query.wgsl against its CPU twin', () => {
         const { a, b } = twin(delta.list);
         const second = await query(delta.list, 'delta');
         expect(second.image).toEqual(expected.map((v, f) => v + a[f] - b[f]));
-        expect(second.image).toEqual(twin(chooseIndexList(maskB, null, flagged, 'full', g).list).a);
+        expect(second.image).toEqual(signed(chooseIndexList(maskB, null, flagged, 'full', g).list));
         // One pixel without the big frame's values fits 32 bits: the low words are the image.
         const one = new Uint8Array(pixels);
         one[4] = 1;
@@ -349,6 +354,11 @@ describe('packed-query.wgsl against its CPU twin', () => {
         // Every value fits 32 bits: the low words are the image, as a Uint32Array (no conversion).
         expect(small.low).toBeInstanceOf(Uint32Array);
         expect(Float64Array.from(small.low as Uint32Array)).toEqual(small.image);
+        // A full mask is A - B as well (a tile added whole less the pixels the mask leaves out of it).
+        const minus = Uint32Array.of(listEntry(4, 1), listEntry(6, 1), listEntry(6, 2));
+        const signedFull = await query(minus, 'full');
+        expect(signedFull.image).toEqual(signed(minus));
+        expect(signedFull.image).toEqual(small.image);
       }
       const bad = (() => {
         try {

@@ -75,7 +75,10 @@ describe('packed index (CPU twin)', () => {
       { side: 2, rows: 7, cols: 5, base: 146 },
     ]);
     expect(t.virtualPixels).toBe(181);
-    expect(indexGeometry([], [192, 192], 1024, 16).virtualPixels).toBe(36864 + 144 + 576 + 2304 + 9216);
+    // 192 x 192: every level, 64 x 64 to 2 x 2.
+    expect(indexGeometry([], [192, 192], 1024, 16).virtualPixels).toBe(
+      36864 + 9 + 36 + 144 + 576 + 2304 + 9216,
+    );
     expect(() => indexGeometry([{ firstFrame: 0, frames: 10 }], [2, 2], 1000, 16)).toThrow(
       /multiple of 1024/,
     );
@@ -126,7 +129,7 @@ describe('packed index (CPU twin)', () => {
     }
   });
 
-  it('answers masks and deltas exactly, with whole tiles where a mask covers them', () => {
+  it('answers masks and deltas exactly with the fewest signed tiles and pixels', () => {
     const [rows, cols] = [20, 18];
     const pixels = rows * cols;
     const frames = 1500;
@@ -134,7 +137,7 @@ describe('packed index (CPU twin)', () => {
     const values = counts(frames, pixels, 9, 65535);
     const ix = buildPackedIndex(values, g);
     const flagged = new Uint8Array(pixels);
-    flagged[3 * cols + 3] = 1; // inside the first 8 x 8 tile: that tile is never used
+    flagged[3 * cols + 3] = 1; // inside the first tile of every level
     const sums = (m: Uint8Array) =>
       Float64Array.from({ length: frames }, (_, f) => {
         let s = 0;
@@ -149,36 +152,66 @@ describe('packed index (CPU twin)', () => {
       });
       return { a, b };
     };
-    const covers = (list: Uint32Array, bits: number) =>
-      [...list].filter((e) => e >>> 30 === bits).flatMap((e) => pixelsOf(e, g));
-    // A disk: whole tiles inside it, single pixels at its edge, the flagged pixel left out.
+    // Each pixel's coefficient in a list's signed sum (A entries +1, B entries -1), and that A comes first.
+    const coefficients = (list: Uint32Array) => {
+      const k = new Int32Array(pixels);
+      const bits = [...list].map((e) => e >>> 30);
+      expect(bits).toEqual([...bits].sort());
+      for (const e of list) for (const p of pixelsOf(e & LIST_PIXEL, g)) k[p] += e >>> 30 === 1 ? 1 : -1;
+      return [...k];
+    };
+    const image = (list: Uint32Array, before?: Float64Array) => {
+      const { a, b } = run(list);
+      return a.map((v, f) => (before?.[f] ?? 0) + v - b[f]);
+    };
+    // A disk: tiles added whole and pixels at its edge, the flagged pixel's coefficient 0.
     const disk = Uint8Array.from({ length: pixels }, (_, p) =>
       (Math.floor(p / cols) - 9.5) ** 2 + ((p % cols) - 8.5) ** 2 < 60 ? 1 : 0,
     );
     const full = chooseIndexList(disk, null, flagged, 'auto', g);
     expect(full.mode).toBe('full');
-    const covered = covers(full.list, 1);
-    expect(new Set(covered).size).toBe(covered.length); // no pixel twice
-    expect(covered.sort((x, y) => x - y)).toEqual(
-      [...disk.keys()].filter((p) => disk[p] && !flagged[p]).sort((x, y) => x - y),
-    );
-    expect(full.list.length).toBeLessThan(covered.length / 2);
-    expect(run(full.list).a).toEqual(sums(disk));
-    // Everything: the first 8 x 8 tile is not used (flagged pixel), the other whole ones are.
+    expect(coefficients(full.list)).toEqual([...disk].map((m, p) => (m && !flagged[p] ? 1 : 0)));
+    expect(full.list.length).toBeLessThan(disk.reduce((n, m) => n + m, 0) / 4);
+    expect(image(full.list)).toEqual(sums(disk));
+    // Everything: the four 16 x 16 tiles (at the edge they hold the pixels that exist) less the flagged pixel.
     const all = new Uint8Array(pixels).fill(1);
     const everything = chooseIndexList(all, null, flagged, 'full', g);
-    expect([...everything.list]).not.toContain(listEntry(g.tiles[0].base, 1));
-    expect([...everything.list]).toContain(listEntry(g.tiles[0].base + 1, 1));
-    expect(run(everything.list).a).toEqual(sums(all));
-    // A nudge by delta: added pixels in A, removed in B.
+    const t16 = g.tiles[0];
+    expect(t16.side).toBe(16);
+    expect([...everything.list]).toEqual([
+      ...[0, 1, 2, 3].map((t) => listEntry(t16.base + t, 1)),
+      listEntry(3 * cols + 3, 2),
+    ]);
+    expect(image(everything.list)).toEqual(sums(all));
+    // An 8 x 8 tile but one pixel: the tile less that pixel (2 entries, where whole tiles alone need 15).
+    const notch = Uint8Array.from({ length: pixels }, (_, p) => {
+      const [r, c] = [Math.floor(p / cols), p % cols];
+      return r >= 8 && r < 16 && c < 8 && !(r === 12 && c === 5) ? 1 : 0;
+    });
+    const t8 = g.tiles[1];
+    expect([...chooseIndexList(notch, null, flagged, 'full', g).list]).toEqual([
+      listEntry(t8.base + t8.cols, 1),
+      listEntry(12 * cols + 5, 2),
+    ]);
+    // A nudge by delta: the change's signed entries added to the image before.
     const moved = Uint8Array.from({ length: pixels }, (_, p) =>
       (Math.floor(p / cols) - 9.5) ** 2 + ((p % cols) - 9.5) ** 2 < 60 ? 1 : 0,
     );
-    const delta = chooseIndexList(moved, disk, flagged, 'auto', g);
+    const delta = chooseIndexList(moved, disk, flagged, 'delta', g);
     expect(delta.mode).toBe('delta');
-    const { a, b } = run(delta.list);
-    const first = run(full.list).a;
-    expect(first.map((v, f) => v + a[f] - b[f])).toEqual(sums(moved));
-    expect(chooseIndexList(moved, disk, flagged, 'full', g).mode).toBe('full');
+    expect(coefficients(delta.list)).toEqual([...moved].map((m, p) => (flagged[p] ? 0 : m - disk[p])));
+    expect(image(delta.list, image(full.list))).toEqual(sums(moved));
+    // 'auto' takes the shorter list; one pixel more is a delta of one entry.
+    const movedFull = chooseIndexList(moved, disk, flagged, 'full', g);
+    expect(movedFull.mode).toBe('full');
+    expect(chooseIndexList(moved, disk, flagged, 'auto', g).list.length).toBe(
+      Math.min(movedFull.list.length, delta.list.length),
+    );
+    const grown = disk.slice();
+    grown[19 * cols + 17] = 1;
+    expect(chooseIndexList(grown, disk, flagged, 'auto', g)).toEqual({
+      list: Uint32Array.of(listEntry(19 * cols + 17, 1)),
+      mode: 'delta',
+    });
   });
 });

@@ -1,12 +1,13 @@
 // Masked sums from the exact series index (src/series/packed-index.ts describes the layout): one invocation per
 // frame reads, for every list entry (a pixel or a tile), its value from the entry's block (64 frames of one
-// width), so a warp reads one block's few words together. A list holds the entries that add (a full mask, or a
-// delta's added pixels: accumulator A) first, `list_count_a` of them, then those that subtract (a delta's removed
-// pixels: B); the two ranges are summed apart. Nothing is decoded that the mask does not cover. Each invocation
-// owns its frame: it writes the frame's new image value, exact in (lo, hi) u32, into the acquisition's resident
-// image (a full mask: A; a delta: the image before + A - B) and its low word into `out`, the readback, with a flag
-// word after the frames set when any value needs its high word. One dispatch covers the chunks of one acquisition
-// in one data buffer (a chunk table maps invocations to chunks). CPU twin: packedQuery (src/series/packed-index.ts).
+// width), so a warp reads one block's few words together. A list holds the entries that add (accumulator A)
+// first, `list_count_a` of them, then those that subtract (B: the pixels a mask leaves out of a tile it adds
+// whole, or a delta's removed pixels); the two ranges are summed apart. Nothing is decoded that the mask does not
+// cover. Each invocation owns its frame: it writes the frame's new image value, exact in (lo, hi) u32, into the
+// acquisition's resident image (a full mask: A - B; a delta: the image before + A - B) and its low word into
+// `out`, the readback, with a flag word after the frames set when any value needs its high word. One dispatch
+// covers the chunks of one acquisition in one data buffer (a chunk table maps invocations to chunks). CPU twin:
+// packedQuery (src/series/packed-index.ts).
 
 override WORKGROUP_SIZE: u32 = 64u;
 
@@ -20,7 +21,7 @@ struct Params {
   list_count: u32,
   // Entries [0, list_count_a) add to accumulator A, the rest to B.
   list_count_a: u32,
-  // 1: add this query's A - B to the image before (a delta); 0: the image is A.
+  // 1: add this query's A - B to the image before (a delta); 0: the image is A - B.
   delta: u32,
   // Frames of the acquisition: `out[frames]` is the high-word flag.
   frames: u32,
@@ -151,10 +152,10 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
     let s = image[2u * frame] + v_lo;
     v_hi += image[2u * frame + 1u] + select(0u, 1u, s < v_lo);
     v_lo = s;
-    // Minus B (the image of the new mask is never negative).
-    v_hi -= r.y + select(0u, 1u, v_lo < r.x);
-    v_lo -= r.x;
   }
+  // Minus B, modulo 2^64 (the image of the new mask is never negative, so the result is exact).
+  v_hi -= r.y + select(0u, 1u, v_lo < r.x);
+  v_lo -= r.x;
   image[2u * frame] = v_lo;
   image[2u * frame + 1u] = v_hi;
   out[frame] = v_lo;
