@@ -7,7 +7,7 @@ import { readBuffer } from '../compute/readback';
 import { StemflowError } from '../errors';
 import { packStruct, structLayout } from '../gpu/uniform-layout';
 import querySource from '../shaders/packed-query.wgsl?raw';
-import { chooseIndexList, type IndexGeometry } from './packed-index';
+import { BLOCK, chooseIndexList, type IndexGeometry } from './packed-index';
 import type { SeriesSlot } from './series-query';
 
 const queryLayout = structLayout(querySource, 'Params');
@@ -140,7 +140,8 @@ export function planIndexDispatch(
         [threads, c.frames, c.groups, ix.chunkBase[k], c.blocksBase, c.basesBase, c.first, 0],
         entries * CHUNK_WORDS,
       );
-      threads += c.frames;
+      // Each chunk's invocations padded to whole blocks: 64 invocations of a workgroup read one block.
+      threads += Math.ceil(c.frames / BLOCK) * BLOCK;
       group.count++;
       entries++;
       // Parts of at most 2^20 invocations (the group's threads so far, recomputed at its last chunk).
@@ -282,17 +283,20 @@ export function encodeIndexQuery(
 
 /**
  * The exact images of an index query from the mapped readback: each acquisition's low words copied out as they are
- * (a Uint32Array: every value fits 32 bits), or, when its flag says a value needs its high word, null (read the
- * resident image: `readIndexImage`).
+ * into `into[i]` (a Uint32Array of its frames: every value fits 32 bits), or, when its flag says a value needs its
+ * high word, null (read the resident image: `readIndexImage`). The caller allocates `into` while the GPU works.
  */
 export function indexImages(
   words: Uint32Array,
   frames: number[],
   stagingOffsets: number[],
+  into: Uint32Array[] = frames.map((n) => new Uint32Array(n)),
 ): (Uint32Array | null)[] {
   return frames.map((n, i) => {
     const at = stagingOffsets[i] / 4;
-    return words[at + n] === 0 ? words.slice(at, at + n) : null;
+    if (words[at + n] !== 0) return null;
+    into[i].set(words.subarray(at, at + n));
+    return into[i];
   });
 }
 

@@ -282,7 +282,8 @@ describe('packed-query.wgsl against its CPU twin', () => {
         acquisitions,
         list: createBuffer({ size: pixels * 4, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST }),
         chunkTable,
-        // Dispatches of at most 512 invocations: the 1,100 frames run as three, with three parameter slots.
+        // Dispatches of at most 512 invocations: the 1,100 frames (padded to 1,152, whole blocks) run as three,
+        // with three parameter slots.
         dispatch: planIndexDispatch(
           device,
           acquisitions,
@@ -295,7 +296,7 @@ describe('packed-query.wgsl against its CPU twin', () => {
       expect(index.dispatch.groups.get(0)?.[0].parts.map((p) => [p.threadFirst, p.threadCount])).toEqual([
         [0, 512],
         [512, 512],
-        [1024, 76],
+        [1024, 128],
       ]);
       const staging = createBuffer({
         size: frames * 4 + 16,

@@ -369,14 +369,14 @@ export function decomposeSigned(target: Int8Array, g: IndexGeometry): Uint32Arra
         }
         const e = 3 * (tr * t.cols + tc);
         // Ties take the tile: the larger one. Above sums to -1: nothing, or +1 (children at 0).
-        c[e] = m < 1 + z ? m : 1 + z;
+        c[e] = Math.min(m, 1 + z);
         k[e] = m < 1 + z ? 0 : 1;
         // Above sums to 0: nothing, +1 (children at 1) or -1 (children at -1).
         const own = z < 1 + p && z < 1 + m ? 0 : p <= m ? 1 : -1;
         c[e + 1] = own === 0 ? z : own > 0 ? 1 + p : 1 + m;
         k[e + 1] = own;
         // Above sums to 1: nothing, or -1 (children at 0).
-        c[e + 2] = p < 1 + z ? p : 1 + z;
+        c[e + 2] = Math.min(p, 1 + z);
         k[e + 2] = p < 1 + z ? 0 : -1;
       }
     }

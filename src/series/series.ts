@@ -317,6 +317,11 @@ export async function loadSeries(
     for (const p of params) p.destroy();
     const tSubmit = performance.now();
     const mapped = Math.max(16, Math.ceil(stagingBytes / 16) * 16);
+    const frames = order.map(
+      (a) => archive.acquisitions[a].info.scan[0] * archive.acquisitions[a].info.scan[1],
+    );
+    // The caller's images are allocated while the GPU works (the index's: filled from the readback).
+    const into = index ? frames.map((n) => new Uint32Array(n)) : undefined;
     try {
       await staging.mapAsync(GPUMapMode.READ, 0, mapped);
     } catch (e) {
@@ -330,14 +335,11 @@ export async function loadSeries(
     // The exact images, straight from the mapped words: the index's final images as low words (converted at
     // once; an acquisition with values of 2^32 or more reads its resident image), or the lanes' u64 sums as
     // (lo, hi) combined with the images before (every image fits 2^53).
-    const frames = order.map(
-      (a) => archive.acquisitions[a].info.scan[0] * archive.acquisitions[a].info.scan[1],
-    );
     let images: (ExactImage | null)[];
     try {
       const words = new Uint32Array(staging.getMappedRange(0, mapped));
       images = index
-        ? indexImages(words, frames, stagingOffsets)
+        ? indexImages(words, frames, stagingOffsets, into)
         : combineImages(
             words,
             order.map((a, i) => ({

@@ -56,58 +56,64 @@ struct Chunk {
 // Low words of the new image, then the flag.
 @group(0) @binding(7) var<storage, read_write> out: array<u32>;
 
-// The list is read LIST_TILE entries at a time into workgroup memory (one load per entry per workgroup).
-const LIST_TILE: u32 = 256u;
-var<workgroup> tile: array<u32, LIST_TILE>;
+// Every 64 invocations of a workgroup are one block's frames: 64 consecutive frames of one chunk (the chunk
+// table pads each chunk's invocations to a multiple of 64), so they read the same block of every entry. They
+// resolve the list LIST_TILE entries at a time into workgroup memory together (each invocation one entry in 64:
+// its block's data word, from the block table and the group offset, and its width), and every invocation then
+// reads its value from there: one workgroup load, two data loads and a bit extraction an entry.
+const SUB: u32 = 64u;
+const META: u32 = 1024u;
+override LIST_TILE: u32 = META / (WORKGROUP_SIZE / SUB);
+var<workgroup> resolved: array<vec2<u32>, META>;
 
-// This invocation's frame: its chunk, and its place in the chunk's blocks.
+// This invocation's frame: its chunk, its place in its block, its block's group and entry in the group's
+// table (the word of the block table and the shift in it), and its block's first slot in `resolved`.
 var<private> c: Chunk;
 var<private> j: u32;
 var<private> g: u32;
-// The word of the block table holding this block's entry, and the entry's shift in it.
 var<private> kw: u32;
 var<private> ks: u32;
+var<private> slot: u32;
 
-// The value at this invocation's frame of the block whose table word (offset from the group's first word |
-// width << 10, at shift ks) and group offset are given. Both data words are always read (0 bits used for width 0),
-// so no branch stands between the loads of different entries.
-fn value_of(word: u32, base: u32) -> u32 {
-  let h = (word >> ks) & 0xffffu;
-  let w = h >> 10u;
-  let bit = j * w;
-  let i = c.data_base + base + (h & 0x3ffu) + (bit >> 5u);
-  let sh = bit & 31u;
-  let lo = data[i];
-  let hi = data[i + 1u];
-  return extractBits((lo >> sh) | select(0u, hi << (32u - sh), sh != 0u), 0u, w);
-}
-
-// Entries a step reads together: every metadata load, then every data load, issued before any value is used.
+// Entries a step reads together: every data load issued before any value is used.
 const STEP: u32 = 8u;
 
 // The exact sum (lo, hi) of this invocation's values of list entries [begin, end) (uniform bounds: every
-// invocation of the workgroup takes part in the list loads).
+// invocation of the workgroup takes part in resolving the list).
 fn sum_entries(local: u32, begin: u32, end: u32) -> vec2<u32> {
   var lo = 0u;
   var hi = 0u;
   for (var first = begin; first < end; first += LIST_TILE) {
     let n = min(LIST_TILE, end - first);
     workgroupBarrier();
-    for (var i = local; i < LIST_TILE; i += WORKGROUP_SIZE) {
-      tile[i] = select(0u, list[params.list_base + first + i], i < n);
+    // Entries past the list resolve to width 0: they add nothing.
+    for (var e = local % SUB; e < LIST_TILE; e += SUB) {
+      var m = vec2<u32>(0u, 0u);
+      if (e < n) {
+        let at = (list[params.list_base + first + e] & 0x3fffffffu) * c.groups + g;
+        let h = (blocks[c.blocks_base + at * 8u + kw] >> ks) & 0xffffu;
+        m = vec2<u32>(c.data_base + bases[c.bases_base + at] + (h & 0x3ffu), h >> 10u);
+      }
+      resolved[slot + e] = m;
     }
     workgroupBarrier();
     for (var i = 0u; i < n; i += STEP) {
-      var m: array<u32, STEP>;
-      var base: array<u32, STEP>;
+      var lo_w: array<u32, STEP>;
+      var hi_w: array<u32, STEP>;
+      var sh: array<u32, STEP>;
+      var w: array<u32, STEP>;
       for (var u = 0u; u < STEP; u++) {
-        let at = (tile[i + u] & 0x3fffffffu) * c.groups + g;
-        // Entries past the range read pixel 0 with width 0: they add nothing.
-        m[u] = select(0u, blocks[c.blocks_base + at * 8u + kw], i + u < n);
-        base[u] = bases[c.bases_base + at];
+        // Past the list's end (i + u < LIST_TILE, a multiple of STEP): width 0.
+        let m = resolved[slot + i + u];
+        w[u] = m.y;
+        let bit = j * w[u];
+        let at = m.x + (bit >> 5u);
+        sh[u] = bit & 31u;
+        lo_w[u] = data[at];
+        hi_w[u] = data[at + 1u];
       }
       for (var u = 0u; u < STEP; u++) {
-        let v = value_of(m[u], base[u]);
+        let v = extractBits((lo_w[u] >> sh[u]) | select(0u, hi_w[u] << (32u - sh[u]), sh[u] != 0u), 0u, w[u]);
         let s = lo + v;
         hi += select(0u, 1u, s < v);
         lo = s;
@@ -133,16 +139,18 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>, @builtin(local_invocation_
     }
   }
   c = chunks[lo];
-  let f = min(t - c.thread_start, c.frames - 1u);
+  // Invocations past the chunk's frames (its padding to a multiple of 64) share its last block.
+  let f = t - c.thread_start;
   let b = f >> 6u;
   j = f & 63u;
   g = b >> 4u;
   let k = b & 15u;
   kw = k >> 1u;
   ks = (k & 1u) * 16u;
+  slot = (local / SUB) * LIST_TILE;
   let a = sum_entries(local, 0u, params.list_count_a);
   let r = sum_entries(local, params.list_count_a, params.list_count);
-  if (id.x >= params.thread_count || t - c.thread_start >= c.frames) {
+  if (id.x >= params.thread_count || f >= c.frames) {
     return;
   }
   let frame = c.frame_base + f;
