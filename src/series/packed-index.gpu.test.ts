@@ -159,6 +159,18 @@ describe('series index on the GPU', () => {
           expect(Float64Array.from(r8.images[a])).toEqual(await reference(archive.acquisitions[a], bf));
           expect(Float64Array.from(r2.images[a])).toEqual(await reference(archive.acquisitions[a], nudged));
         }
+        // The caller's arrays filled (an interactive caller passes back images it no longer shows).
+        const frames = archive.acquisitions.map((a) => a.info.scan[0] * a.info.scan[1]);
+        const into = [2, 0].map((a) => new Uint32Array(frames[a]).fill(7));
+        const filled = await series.virtualImages(bf, { order: [2, 0], into });
+        expect(filled.images[0]).toBe(into[0]);
+        expect(filled.images[1]).toBe(into[1]);
+        expect(Float64Array.from(into[0])).toEqual(await reference(archive.acquisitions[2], bf));
+        expect(Float64Array.from(into[1])).toEqual(await reference(archive.acquisitions[0], bf));
+        for (const bad of [[into[0]], [into[0], into[0]], [into[0], new Uint32Array(3)]]) {
+          const e = await series.virtualImages(bf, { order: [2, 0], into: bad }).catch((x) => x);
+          expect(isStemflowError(e, 'invalid') && e.message).toMatch(/distinct Uint32Arrays/);
+        }
         const before = await series.virtualImages(circle(cols / 2 + 2, rows / 2 - 1, rows / 6));
         const rebased = await series.rebase();
         expect(rebased.modes).toEqual(['full', 'full', 'full']);
