@@ -15,7 +15,7 @@ const queryLayout = structLayout(querySource, 'Params');
 /** u32 words of a chunk entry (`struct Chunk` in packed-query.wgsl). */
 export const CHUNK_WORDS = 8;
 /** Invocations of an index query workgroup unless asked otherwise. */
-export const INDEX_QUERY_WORKGROUP = 64;
+export const INDEX_QUERY_WORKGROUP = 256;
 const QUERY_THREADS_PER_DISPATCH = 1 << 20;
 
 /**

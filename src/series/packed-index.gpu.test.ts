@@ -146,10 +146,11 @@ describe('series index on the GPU', () => {
         await check(new Uint8Array(rows * cols).fill(1), [1, 2, 0]);
         await check(new Uint8Array(rows * cols));
         await check(nudged, [0, 1, 2], 'full');
-        // Workgroups of 256 (records of 16 frames: a workgroup spans 16 chunks), then a delta on it with 128.
+        // Workgroups of 64 (the default is 256: records of 16 frames, each padded to a block, so a workgroup
+        // spans 4 chunks), then a delta on it with 128.
         const r8 = await series.virtualImages(bf, {
           mode: 'full',
-          indexLaunch: { workgroup: 256 },
+          indexLaunch: { workgroup: 64 },
         });
         const r2 = await series.virtualImages(nudged, {
           mode: 'delta',
