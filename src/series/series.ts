@@ -16,16 +16,9 @@ import type { Values } from '../archive/tans-stats';
 import { StemflowError } from '../errors';
 import { checkBindable } from '../gpu/chunked-dispatch';
 import type { GpuTimer } from '../gpu/gpu-timer';
+import { createIndexReadback, type IndexReadback, queryIndex } from './index-readback';
 import { buildSeriesIndex } from './packed-index-build';
-import {
-  encodeIndexQuery,
-  type IndexedAcquisition,
-  type IndexLaunch,
-  indexImages,
-  indexLists,
-  readIndexImage,
-  type SeriesIndex,
-} from './packed-index-gpu';
+import { type IndexLaunch, indexLists, type SeriesIndex } from './packed-index-gpu';
 import { combineImages } from './series-host';
 import { createSeriesBuffers } from './series-load';
 import { queryLaunch, queryPipelines } from './series-pipeline';
@@ -58,8 +51,8 @@ export interface SeriesImages {
   decodedPixels: number[];
   ms: number;
   /**
-   * Where the time went (ms): mask bits, needs and dispatches on the host; from submission until the sums are
-   * mapped (GPU work and readback); the exact combine into float64 images on the host.
+   * Where the host's time went (ms): lists or mask bits and submissions; waiting for the GPU (until the readback
+   * is mapped; with the index, summed over its parts); copying the images out (or the lanes' exact combine).
    */
   stages: { prepareMs: number; gpuAndReadbackMs: number; combineMs: number };
 }
@@ -176,7 +169,10 @@ export async function loadSeries(
   const { bits, need, sums, recordTable, staging } = buffers;
   let index: SeriesIndex | null = null;
   let indexState: SeriesIndexState | null = null;
+  // The index query's readback buffers (made at its first query).
+  let readback: IndexReadback | null = null;
   const destroyAll = () => {
+    readback?.destroy();
     index?.destroy();
     buffers.destroyAll();
   };
@@ -274,33 +270,6 @@ export async function loadSeries(
     return { modes, decodedPixels, stagingOffsets, stagingBytes, params };
   };
 
-  // The query from the exact index (packed-query.wgsl): per acquisition the full mask's pixels or a delta's.
-  const encodeFromIndex = (
-    ix: SeriesIndex,
-    mask: Uint8Array,
-    order: number[],
-    mode: 'auto' | 'full' | 'delta',
-    encoder: GPUCommandEncoder,
-    timer?: GpuTimer,
-    indexLaunch?: IndexLaunch,
-  ) => {
-    // The resident image of `a` is the last mask's when `a` was asked for since that mask was set.
-    const { lists, modes, decodedPixels } = indexLists(ix, slot, mask, order, mode, (a) =>
-      mode !== 'full' && lastMask && fresh.has(a) ? lastMask : null,
-    );
-    const stagingOffsets: number[] = [];
-    let stagingBytes = 0;
-    for (const a of order) {
-      stagingOffsets.push(stagingBytes);
-      stagingBytes += (ix.acquisitions.get(a) as IndexedAcquisition).geometry.frames * 4 + 4;
-    }
-    timer?.mark(encoder, 'query');
-    encodeIndexQuery(device, encoder, ix, order, lists, modes, staging, stagingOffsets, indexLaunch);
-    timer?.mark(encoder, 'copy');
-    // The index's dispatches use fixed parameter slots: nothing to free after the submit.
-    return { modes, decodedPixels, stagingOffsets, stagingBytes, params: [] as GPUBuffer[] };
-  };
-
   const run = async (
     mask: Uint8Array,
     order: number[],
@@ -329,54 +298,77 @@ export async function loadSeries(
         'invalid',
         `Give ${order.length} distinct Uint32Arrays to fill, each as long as its acquisition's scan.`,
       );
-    const encoder = device.createCommandEncoder({ label: 'series query' });
-    const { modes, decodedPixels, stagingOffsets, stagingBytes, params } = index
-      ? encodeFromIndex(index, mask, order, mode, encoder, timer, indexLaunch)
-      : encodeFromLanes(mask, order, mode, encoder, timer);
-    timer?.mark(encoder, 'end');
-    device.queue.submit([encoder.finish()]);
-    for (const p of params) p.destroy();
-    const tSubmit = performance.now();
-    const mapped = Math.max(16, Math.ceil(stagingBytes / 16) * 16);
     const frames = order.map(
       (a) => archive.acquisitions[a].info.scan[0] * archive.acquisitions[a].info.scan[1],
     );
-    // The index's images: the caller's arrays, or fresh ones allocated while the GPU works.
-    const into = index ? frames.map((n, i) => given?.[i] ?? new Uint32Array(n)) : undefined;
-    try {
-      await staging.mapAsync(GPUMapMode.READ, 0, mapped);
-    } catch (e) {
-      // A lost device (or a destroyed buffer) aborts the mapping: say so, typed.
-      throw new StemflowError(
-        'device',
-        `The GPU did not finish the series query (${e instanceof Error ? e.message || e.name : String(e)}); the device may have been lost. Release the series and load it again, or load fewer acquisitions.`,
-      );
+    let images: ExactImage[];
+    let modes: ('full' | 'delta')[];
+    let decodedPixels: number[];
+    let stages: SeriesImages['stages'];
+    if (index) {
+      // The exact index (packed-query.wgsl): per acquisition the full mask's entries or a delta's. The resident
+      // image of `a` is the last mask's when `a` was asked for since that mask was set.
+      let lists: Uint32Array[];
+      ({ lists, modes, decodedPixels } = indexLists(index, slot, mask, order, mode, (a) =>
+        mode !== 'full' && lastMask && fresh.has(a) ? lastMask : null,
+      ));
+      readback ??= createIndexReadback(device, index);
+      const into = frames.map((n, i) => given?.[i] ?? new Uint32Array(n));
+      const t1 = performance.now();
+      const r = await queryIndex(device, index, readback, {
+        order,
+        lists,
+        modes,
+        into,
+        timer,
+        launch: indexLaunch,
+      });
+      images = r.images;
+      stages = {
+        prepareMs: t1 - t0 + r.stages.submitMs,
+        gpuAndReadbackMs: r.stages.waitMs,
+        combineMs: r.stages.copyMs,
+      };
+    } else {
+      const encoder = device.createCommandEncoder({ label: 'series query' });
+      const q = encodeFromLanes(mask, order, mode, encoder, timer);
+      ({ modes, decodedPixels } = q);
+      timer?.mark(encoder, 'end');
+      device.queue.submit([encoder.finish()]);
+      for (const p of q.params) p.destroy();
+      const tSubmit = performance.now();
+      const mapped = Math.max(16, Math.ceil(q.stagingBytes / 16) * 16);
+      try {
+        await staging.mapAsync(GPUMapMode.READ, 0, mapped);
+      } catch (e) {
+        // A lost device (or a destroyed buffer) aborts the mapping: say so, typed.
+        throw new StemflowError(
+          'device',
+          `The GPU did not finish the series query (${e instanceof Error ? e.message || e.name : String(e)}); the device may have been lost. Release the series and load it again, or load fewer acquisitions.`,
+        );
+      }
+      const tMapped = performance.now();
+      // The lanes' u64 sums as (lo, hi), combined with the images before (every image fits 2^53).
+      try {
+        const words = new Uint32Array(staging.getMappedRange(0, mapped));
+        images = combineImages(
+          words,
+          order.map((a, i) => ({
+            frames: frames[i],
+            wordOffset: q.stagingOffsets[i] / 4,
+            before: q.modes[i] === 'delta' ? (lastImages.get(a) as Float64Array) : null,
+          })),
+        );
+      } finally {
+        staging.unmap();
+      }
+      stages = {
+        prepareMs: tSubmit - t0,
+        gpuAndReadbackMs: tMapped - tSubmit,
+        combineMs: performance.now() - tMapped,
+      };
     }
-    const tMapped = performance.now();
-    // The exact images, straight from the mapped words: the index's final images as low words (converted at
-    // once; an acquisition with values of 2^32 or more reads its resident image), or the lanes' u64 sums as
-    // (lo, hi) combined with the images before (every image fits 2^53).
-    let images: (ExactImage | null)[];
-    try {
-      const words = new Uint32Array(staging.getMappedRange(0, mapped));
-      images = index
-        ? indexImages(words, frames, stagingOffsets, into)
-        : combineImages(
-            words,
-            order.map((a, i) => ({
-              frames: frames[i],
-              wordOffset: stagingOffsets[i] / 4,
-              before: modes[i] === 'delta' ? (lastImages.get(a) as Float64Array) : null,
-            })),
-          );
-    } finally {
-      staging.unmap();
-    }
-    for (const [i, a] of order.entries()) {
-      if (!images[i] && index)
-        images[i] = await readIndexImage(device, index.acquisitions.get(a) as IndexedAcquisition);
-    }
-    const done = images as ExactImage[];
+    const done = images;
     // Deltas build on these images; acquisitions not asked for keep an image of an older mask: drop them.
     if (!lastMask || !sameMask(lastMask, mask)) {
       for (const a of [...fresh]) {
@@ -393,19 +385,7 @@ export async function loadSeries(
       if (!index) lastImages.set(a, done[i] as Float64Array);
     }
     const out = index ? done : done.map((im) => im.slice());
-    const tEnd = performance.now();
-    return {
-      order,
-      images: out,
-      modes,
-      decodedPixels,
-      ms: tEnd - t0,
-      stages: {
-        prepareMs: tSubmit - t0,
-        gpuAndReadbackMs: tMapped - tSubmit,
-        combineMs: tEnd - tMapped,
-      },
-    };
+    return { order, images: out, modes, decodedPixels, ms: performance.now() - t0, stages };
   };
 
   return {
