@@ -5,11 +5,9 @@
 // (`tansCompare`; same error codes). One invocation per lane; invocations are numbered slice-major
 // (g = slice * frames + frame), so a workgroup's lanes walk the same pixels in lockstep.
 
-override WORKGROUP_SIZE: u32 = 64u;
-override TABLE_LOG: u32 = 11u;
-// Bits per value: 8, 16 or 32.
-override BITS: u32 = 16u;
-override TOKENS: u32 = 64u;
+// Overrides WORKGROUP_SIZE, TABLE_LOG, BITS, TOKENS; bindings 0-4: params (the Params below), data, offsets,
+// cells, class_map.
+// #include "common/tans-lane-bindings.wgsl"
 
 struct Params {
   // Invocations [lane_first, lane_first + lane_count) of frames * slices.
@@ -30,11 +28,6 @@ struct Params {
   lane_base: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> data: array<u32>;
-@group(0) @binding(2) var<storage, read> offsets: array<u32>;
-@group(0) @binding(3) var<storage, read> cells: array<u32>;
-@group(0) @binding(4) var<storage, read> class_map: array<u32>;
 @group(0) @binding(5) var<storage, read> reference: array<u32>;
 @group(0) @binding(6) var<storage, read_write> mismatches: array<atomic<u32>>;
 @group(0) @binding(7) var<storage, read_write> errors: array<u32>;

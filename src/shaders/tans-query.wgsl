@@ -7,10 +7,9 @@
 // Sums are exact: per lane in (lo, hi) u32, then added to the frame's (lo, hi) with a carry (atomics are
 // order-independent for integers, so results are deterministic). CPU twin: src/series/tans-query.ts.
 
-override WORKGROUP_SIZE: u32 = 64u;
-override TABLE_LOG: u32 = 11u;
-override BITS: u32 = 16u;
-override TOKENS: u32 = 64u;
+// Overrides WORKGROUP_SIZE, TABLE_LOG, BITS, TOKENS; bindings 0-4: params (the Params below), data, offsets,
+// cells, class_map.
+// #include "common/tans-lane-bindings.wgsl"
 
 struct Params {
   // Invocations [lane_first, lane_first + lane_count) of the lanes of records [record_first, record_first +
@@ -49,12 +48,6 @@ struct Record {
   pad1: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> data: array<u32>;
-@group(0) @binding(2) var<storage, read> offsets: array<u32>;
-@group(0) @binding(3) var<storage, read> cells: array<u32>;
-// Pixel classes, four u8 per word.
-@group(0) @binding(4) var<storage, read> class_map: array<u32>;
 // Mask bits per detector pixel.
 @group(0) @binding(5) var<storage, read> bits: array<u32>;
 // need[slice] = pixels to decode; need[slices + k] = k-th active slice.
@@ -69,7 +62,6 @@ struct Record {
 
 // The lane walk: walk_lane(LaneWalk) calls on_value(i, v) with each value.
 // #include "common/tans-lane.wgsl"
-
 
 // 64-bit accumulators of this lane.
 var<private> a_lo: u32;

@@ -5,10 +5,9 @@
 // `errors[0]` (the build then fails: nothing it wrote is used). CPU twin: decodeLane (src/archive/tans-decode.ts),
 // as used by src/series/packed-index-build.ts.
 
-override WORKGROUP_SIZE: u32 = 64u;
-override TABLE_LOG: u32 = 11u;
-override BITS: u32 = 16u;
-override TOKENS: u32 = 64u;
+// Overrides WORKGROUP_SIZE, TABLE_LOG, BITS, TOKENS; bindings 0-4: params (the Params below), data, offsets,
+// cells, class_map.
+// #include "common/tans-lane-bindings.wgsl"
 
 struct Params {
   // Frames [frame_first, frame_first + frames) of the record (frame_first is within the record).
@@ -27,12 +26,6 @@ struct Params {
   stride: u32,
 }
 
-@group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read> data: array<u32>;
-@group(0) @binding(2) var<storage, read> offsets: array<u32>;
-@group(0) @binding(3) var<storage, read> cells: array<u32>;
-// Pixel classes, four u8 per word.
-@group(0) @binding(4) var<storage, read> class_map: array<u32>;
 @group(0) @binding(5) var<storage, read_write> values: array<u32>;
 @group(0) @binding(6) var<storage, read_write> errors: array<atomic<u32>>;
 

@@ -86,6 +86,16 @@ describe('WGSL validation (Tint, null backend)', () => {
       expect(resolved(file).code).toContain(snippet);
     }
   });
+
+  it('the tANS lane passes take overrides and bindings 0-4 from one snippet, Params their own', () => {
+    const snippet = readFileSync(join(root, 'common/tans-lane-bindings.wgsl'), 'utf8').trimEnd();
+    for (const file of ['tans-query.wgsl', 'tans-values.wgsl', 'tans-compare.wgsl']) {
+      const own = readFileSync(join(root, file), 'utf8');
+      expect(own).not.toMatch(/override (WORKGROUP_SIZE|TABLE_LOG|BITS|TOKENS)\b|@binding\([0-4]\)/);
+      expect(own).toMatch(/struct Params \{/);
+      expect(resolved(file).code).toContain(snippet);
+    }
+  });
 });
 
 /** Passes that share another pass's CPU twin, with the twin's name. */

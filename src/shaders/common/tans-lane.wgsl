@@ -1,8 +1,8 @@
 // The walk of one tANS lane (docs/archive-format.md), shared by tans-query.wgsl and tans-values.wgsl through an
-// include line naming this file (scripts/wgsl-include.mjs). The including shader declares `data`, `cells`,
-// `class_map` (bindings), `override TABLE_LOG, BITS, TOKENS`, includes common/tans-context.wgsl and
-// common/tans-bits.wgsl first, and defines `fn on_value(i: u32, v: u32)`, called with each of the first `stop`
-// values of the lane in pixel order. CPU twin: decodeLane (src/archive/tans-decode.ts).
+// include line naming this file (scripts/wgsl-include.mjs). The including shader includes
+// common/tans-lane-bindings.wgsl (`data`, `cells`, `class_map`, `override TABLE_LOG, BITS, TOKENS`),
+// common/tans-context.wgsl and common/tans-bits.wgsl, and defines `fn on_value(i: u32, v: u32)`, called with
+// each of the first `stop` values of the lane in pixel order. CPU twin: decodeLane (src/archive/tans-decode.ts).
 
 struct LaneWalk {
   // Word offsets of the record's data, decoder cells and class map in the bound buffers.

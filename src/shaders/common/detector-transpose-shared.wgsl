@@ -1,0 +1,70 @@
+// What both entry points of detector-transpose.wgsl (main, and main_vec4 in common/detector-transpose-vec4.wgsl)
+// share, through an include line naming this file (scripts/wgsl-include.mjs): the element size, the tile
+// constants, `struct Params` (its layout is read from the final source by structLayout, src/gpu/uniform-layout.ts),
+// bindings 0-5, the workgroup tile, and the two global writes of a workgroup's per-pixel results (add_dp_sum,
+// or_hot). Contract and layouts: the header of detector-transpose.wgsl.
+
+override ELEM_BYTES: u32 = 2u;
+
+const THREADS: u32 = 256u;
+const TILE_P: u32 = 64u;
+// Words of the largest tile (planes: 128 frames x 32 words; uint8 and uint32 use 2048).
+const TILE_WORDS: u32 = 4096u;
+// Output words per pixel row per tile.
+const OUT_WORDS: u32 = 32u;
+
+struct Params {
+  // Global pixels [pixel_first, pixel_end) of this dispatch; pixel_first is a multiple of VPW.
+  pixel_first: u32,
+  pixel_end: u32,
+  // main_vec4: pixel_first is the block origin (a multiple of TILE_P), pixels below pixel_begin are not
+  // this dispatch's; main ignores it (pixel_begin == pixel_first).
+  pixel_begin: u32,
+  // ceil((pixel_end - pixel_first) / TILE_P): workgroup w takes block w % pixel_blocks.
+  pixel_blocks: u32,
+  // Global pixel of row 0 of the bound resident buffer.
+  row_first_pixel: u32,
+  words_per_pixel: u32,
+  words_per_frame: u32,
+  // Batch-local frames [frame_first, frame_end) of this dispatch; frame_first is a multiple of TILE_F.
+  frame_first: u32,
+  frame_end: u32,
+  tiles_per_group: u32,
+  // Row word of batch-local frame 0 (the batch's first global frame / OVPW).
+  out_word: u32,
+  // Planes: the batch's first global frame, frames per hot segment, hot bitmap words per pixel.
+  first_frame: u32,
+  segment_frames: u32,
+  hot_words_per_pixel: u32,
+}
+
+@group(0) @binding(0) var<uniform> params: Params;
+@group(0) @binding(1) var<storage, read> decoded: array<u32>;
+@group(0) @binding(2) var<storage, read_write> resident: array<u32>;
+// Per global pixel: lo, hi.
+@group(0) @binding(3) var<storage, read_write> dp_sums: array<atomic<u32>>;
+// Planes: the high plane's row buffer and the hot bitmap (bit g of word p * hot_words_per_pixel + g / 32).
+@group(0) @binding(4) var<storage, read_write> resident_hi: array<u32>;
+@group(0) @binding(5) var<storage, read_write> hot: array<atomic<u32>>;
+
+var<workgroup> tile: array<u32, TILE_WORDS>;
+
+// Adds a pixel's 64-bit sum (lo, hi) of this workgroup's frames to dp_sums: 2 atomics, the carry into the high word.
+fn add_dp_sum(pixel: u32, lo: u32, hi: u32) {
+  if ((lo | hi) != 0u) {
+    let old = atomicAdd(&dp_sums[2u * pixel], lo);
+    atomicAdd(&dp_sums[2u * pixel + 1u], hi + select(0u, 1u, old + lo < old));
+  }
+}
+
+// Sets a pixel's hot bits: `m` holds the segments from seg0 on (at most 2 bitmap words).
+fn or_hot(pixel: u32, seg0: u32, m: u32) {
+  if (m != 0u) {
+    let at = pixel * params.hot_words_per_pixel + seg0 / 32u;
+    let shift = seg0 % 32u;
+    atomicOr(&hot[at], m << shift);
+    if (shift != 0u && (m >> (32u - shift)) != 0u) {
+      atomicOr(&hot[at + 1u], m >> (32u - shift));
+    }
+  }
+}
