@@ -16,7 +16,8 @@
 // - Each group stages the first STAGE_WORDS words of its block's compressed bytes in workgroup memory (bytes
 //   past them are read from the slot), so the serial token walk reads workgroup memory.
 // - Blocks are not zeroed first: a lane stores whole words, or merges the bytes of a partial word under a
-//   mask (the word's other bytes belong to neighbouring sequences, written by the same lane). Every byte of
+//   mask (the word's other bytes belong to neighbouring sequences, written by the same lane; with KEEP the
+//   lane merges with the last word it wrote, kept in registers, instead of reading the word back). Every byte of
 //   [0, out_end) is written exactly once before it is read; a successful walk writes all of them.
 // - With WINDOW, every lane keeps the last 8 output bytes (known from the literals it read and the window
 //   matches it copied) in registers; a match whose offset is at most the known bytes (offset 2 is the most
@@ -38,6 +39,11 @@ override SCRATCH: bool = true;
 // Every lane keeps the last 8 output bytes in registers: a match of offset <= 8 whose source bytes it knows
 // is copied from them (no memory read, no barrier).
 override WINDOW: bool = false;
+// Every lane keeps the last word it wrote (index and value): a partial word is merged with it instead of read
+// back from memory. Words are owned by lanes and written in output order, so the bytes of a partial word
+// before its new ones were written by the same lane as its latest write; a word the lane did not write last
+// holds no written bytes below its new ones (those above are written later, before anything reads them).
+override KEEP: bool = false;
 // Words of workgroup memory holding decoded blocks: 2048 * GROUPS without SCRATCH, else 1 (unused).
 override BLOCK_WG_WORDS: u32 = 1u;
 
@@ -64,6 +70,9 @@ var<private> stage_len: u32;
 var<private> stage_base: u32;
 // This lane's group's decoded block: from word blk_base of `scratch` (SCRATCH) or of `block`.
 var<private> blk_base: u32;
+// KEEP: the last word this lane wrote in its block (index; 0xffffffff: none yet) and its value.
+var<private> kept_w: u32;
+var<private> kept_v: u32;
 
 // #include "common/bslz4-bytes.wgsl"
 
@@ -133,12 +142,22 @@ fn block_bytes(a: u32, count: u32) -> u32 {
 // sequences, written by the same lane before or after). Other lanes read only bytes written before a barrier.
 fn put_bytes(a: u32, count: u32, value: u32) {
   let w = a >> 2u;
-  if (count == 4u) {
-    blk_set(w, value);
-  } else {
+  var v = value;
+  if (count != 4u) {
     let sh = (a & 3u) * 8u;
     let mask = ((1u << (8u * count)) - 1u) << sh;
-    blk_set(w, (blk_word(w) & ~mask) | ((value << sh) & mask));
+    var old = 0u;
+    if (KEEP) {
+      old = select(0u, kept_v, kept_w == w);
+    } else {
+      old = blk_word(w);
+    }
+    v = (old & ~mask) | ((value << sh) & mask);
+  }
+  blk_set(w, v);
+  if (KEEP) {
+    kept_w = w;
+    kept_v = v;
   }
 }
 
@@ -508,6 +527,7 @@ fn epoch_barrier() {
 // `busy` false does nothing). Returns 0 or the first failing group's error code (uniform across the
 // workgroup). Every EPOCHS_PER_ROUND epochs the workgroup checks uniformly whether every group is done.
 fn lz4_round(start: u32, end: u32, out_end: u32, busy: bool, sub: u32, lane: u32, lid: u32) -> u32 {
+  kept_w = 0xffffffffu;
   var w = Walk(start, 0u, 0u, 0u, 0u, select(1u, 0u, busy), vec2<u32>(0u), 0u);
   loop {
     for (var e = 0u; e < EPOCHS_PER_ROUND; e++) {

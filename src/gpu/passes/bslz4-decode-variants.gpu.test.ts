@@ -36,6 +36,9 @@ const VARIANTS = [
   'multi-wg32-x2-stage64-persist2',
   'scratch-win-wg32-x2-stage512',
   'multi-win-wg7-x3-stage5-ep1',
+  'scratch-keep-x1-stage64',
+  'multi-keep-wg7-x3-stage5',
+  'scratch-keep-win-wg16-x2-stage3',
 ];
 
 describe('bslz4-decode pass: variants vs twin', () => {
@@ -129,6 +132,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
       stageWords: 512,
       scratch: true,
       window: false,
+      keep: false,
       epochs: 8,
       workgroups: 9,
     });

@@ -8,6 +8,8 @@
  * - `x<N>`: blocks of a frame decoded at once by one workgroup (multi shader; workgroup size N * lanes).
  * - `scratch`: decoded blocks in global memory instead of workgroup memory (multi shader).
  * - `win`: every lane keeps the last 8 output bytes in registers; small-offset matches copy from them (multi).
+ * - `keep`: every lane keeps the last word it wrote in registers; a partial word merges with it instead of being
+ *   read back from the block (multi).
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
  * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
@@ -45,6 +47,8 @@ export interface DecodeVariant {
   scratch: boolean;
   /** Small-offset matches from the last 8 output bytes in registers ('multi' only). */
   window: boolean;
+  /** Partial words merged with the lane's last written word in registers, not read back ('multi' only). */
+  keep: boolean;
   /** Epochs between checks that the round is done ('multi' only; 8 in 'fused'). */
   epochs: number;
   /** Persistent workgroups per dispatch (undefined: one per frame). */
@@ -60,6 +64,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let epochs: number | undefined;
   let scratch = false;
   let win = false;
+  let keep = false;
   let multi = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
@@ -76,14 +81,15 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (m?.[1] === 'ep') epochs = int(part, m[2]);
     else if (part === 'scratch') scratch = true;
     else if (part === 'win') win = true;
+    else if (part === 'keep') keep = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, multi, ep<N>, persist<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, multi, ep<N>, persist<N>).`,
       );
   }
-  if (multi || scratch || win || groups !== undefined || epochs !== undefined) {
+  if (multi || scratch || win || keep || groups !== undefined || epochs !== undefined) {
     return {
       name,
       shader: 'multi',
@@ -92,6 +98,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       stageWords: stageWords ?? 512,
       scratch,
       window: win,
+      keep,
       epochs: epochs ?? 8,
       workgroups,
     };
@@ -104,6 +111,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     stageWords: stageWords ?? 1,
     scratch,
     window: false,
+    keep: false,
     epochs: 8,
     workgroups,
   };

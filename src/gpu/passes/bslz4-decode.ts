@@ -128,6 +128,7 @@ export function createBslz4DecodePass(
         stageWords: stageWords ?? DEFAULT_STAGE_WORDS,
         scratch: false,
         window: false,
+        keep: false,
         epochs: 8,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
