@@ -44,6 +44,9 @@ override WINDOW: bool = false;
 // before its new ones were written by the same lane as its latest write; a word the lane did not write last
 // holds no written bytes below its new ones (those above are written later, before anything reads them).
 override KEEP: bool = false;
+// A match of offset 1, 2 or 3 loads its pattern once (from the block or its own literals) and builds each word
+// from it in registers (no per-byte loop, no per-word reads).
+override PATTERN: bool = false;
 // Words of workgroup memory holding decoded blocks: 2048 * GROUPS without SCRATCH, else 1 (unused).
 override BLOCK_WG_WORDS: u32 = 1u;
 
@@ -176,11 +179,48 @@ fn copy_literals(src: u32, op: u32, count: u32, lane: u32) {
   }
 }
 
+// Match of offset 1, 2 or 3 (PATTERN): block bytes [op, end) repeat the `offset` bytes `p` (little-endian)
+// before op. Bytes 0..7 of the repetition from phase 0 are (lo, hi); the word at phase r is bytes r..r+3.
+fn copy_pattern(op: u32, offset: u32, end: u32, p: u32, lane: u32) {
+  var lo = p * 0x01010101u;
+  var hi = lo;
+  if (offset == 2u) {
+    lo = p | (p << 16u);
+    hi = lo;
+  } else if (offset == 3u) {
+    lo = p | (p << 24u);
+    hi = (p >> 8u) | (p << 16u);
+  }
+  for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
+    let a = max(w * 4u, op);
+    let n = min(w * 4u + 4u, end) - a;
+    let j = a - op;
+    var r = 0u;
+    if (offset == 2u) {
+      r = j & 1u;
+    } else if (offset == 3u) {
+      r = j % 3u;
+    }
+    let word = select((lo >> (8u * r)) | (hi << (32u - 8u * r)), lo, r == 0u);
+    put_bytes(a, n, word);
+  }
+}
+
 // Match: block bytes [op, op + count) from `offset` back (period identity). When `from_literals`, every source
 // byte is a literal of the same sequence (block bytes [lit_out, op), input bytes from lit_src): read the input.
 fn copy_match(op: u32, offset: u32, count: u32, from_literals: bool, lit_src: u32, lit_out: u32, lane: u32) {
   let end = op + count;
   let base = op - offset;
+  if (PATTERN && offset < 4u) {
+    var p = 0u;
+    if (from_literals) {
+      p = in_bytes(lit_src + (base - lit_out), offset);
+    } else {
+      p = block_bytes(base, offset);
+    }
+    copy_pattern(op, offset, end, p, lane);
+    return;
+  }
   for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
     let a = max(w * 4u, op);
     let n = min(w * 4u + 4u, end) - a;

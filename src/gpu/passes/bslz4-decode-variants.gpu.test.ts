@@ -39,6 +39,8 @@ const VARIANTS = [
   'scratch-keep-x1-stage64',
   'multi-keep-wg7-x3-stage5',
   'scratch-keep-win-wg16-x2-stage3',
+  'scratch-keep-pat-x1-stage64',
+  'multi-pat-wg7-x3-stage5',
 ];
 
 describe('bslz4-decode pass: variants vs twin', () => {
@@ -133,6 +135,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
       scratch: true,
       window: false,
       keep: false,
+      pattern: false,
       epochs: 8,
       workgroups: 9,
     });

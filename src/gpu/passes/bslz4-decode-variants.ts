@@ -10,6 +10,7 @@
  * - `win`: every lane keeps the last 8 output bytes in registers; small-offset matches copy from them (multi).
  * - `keep`: every lane keeps the last word it wrote in registers; a partial word merges with it instead of being
  *   read back from the block (multi).
+ * - `pat`: a match of offset 1 to 3 loads its pattern once and builds its words in registers (multi).
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
  * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
@@ -49,6 +50,8 @@ export interface DecodeVariant {
   window: boolean;
   /** Partial words merged with the lane's last written word in registers, not read back ('multi' only). */
   keep: boolean;
+  /** Matches of offset 1 to 3 built from their pattern in registers ('multi' only). */
+  pattern: boolean;
   /** Epochs between checks that the round is done ('multi' only; 8 in 'fused'). */
   epochs: number;
   /** Persistent workgroups per dispatch (undefined: one per frame). */
@@ -65,6 +68,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let scratch = false;
   let win = false;
   let keep = false;
+  let pattern = false;
   let multi = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
@@ -82,14 +86,15 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'scratch') scratch = true;
     else if (part === 'win') win = true;
     else if (part === 'keep') keep = true;
+    else if (part === 'pat') pattern = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, multi, ep<N>, persist<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, multi, ep<N>, persist<N>).`,
       );
   }
-  if (multi || scratch || win || keep || groups !== undefined || epochs !== undefined) {
+  if (multi || scratch || win || keep || pattern || groups !== undefined || epochs !== undefined) {
     return {
       name,
       shader: 'multi',
@@ -99,6 +104,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       scratch,
       window: win,
       keep,
+      pattern,
       epochs: epochs ?? 8,
       workgroups,
     };
@@ -112,6 +118,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     scratch,
     window: false,
     keep: false,
+    pattern: false,
     epochs: 8,
     workgroups,
   };
