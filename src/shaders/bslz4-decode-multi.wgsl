@@ -44,8 +44,9 @@ override WINDOW: bool = false;
 // before its new ones were written by the same lane as its latest write; a word the lane did not write last
 // holds no written bytes below its new ones (those above are written later, before anything reads them).
 override KEEP: bool = false;
-// A match of offset 1, 2 or 3 loads its pattern once (from the block or its own literals) and builds each word
-// from it in registers (no per-byte loop, no per-word reads).
+// A match of offset 1 to 7 loads its pattern once (from the block or its own literals) and builds each word
+// from it in registers (no per-byte loop, no per-word reads); a word of a longer match that crosses the period's
+// end is two reads, not a per-byte loop.
 override PATTERN: bool = false;
 // Words of workgroup memory holding decoded blocks: 2048 * GROUPS without SCRATCH, else 1 (unused).
 override BLOCK_WG_WORDS: u32 = 1u;
@@ -179,30 +180,44 @@ fn copy_literals(src: u32, op: u32, count: u32, lane: u32) {
   }
 }
 
-// Match of offset 1, 2 or 3 (PATTERN): block bytes [op, end) repeat the `offset` bytes `p` (little-endian)
-// before op. Bytes 0..7 of the repetition from phase 0 are (lo, hi); the word at phase r is bytes r..r+3.
-fn copy_pattern(op: u32, offset: u32, end: u32, p: u32, lane: u32) {
-  var lo = p * 0x01010101u;
-  var hi = lo;
-  if (offset == 2u) {
-    lo = p | (p << 16u);
-    hi = lo;
+// Match of offset 1 to 7 (PATTERN): block bytes [op, end) repeat the `offset` bytes before op, `p` (their
+// first 4 bytes, little-endian) and `q` (the rest). Bytes 0..11 of the repetition from phase 0 are kept in
+// three words (periodic: byte k is byte k - offset); the word at phase r is bytes r..r+3, two of them away.
+fn copy_pattern(op: u32, offset: u32, end: u32, p: u32, q: u32, lane: u32) {
+  var r0 = p;
+  var r1 = p;
+  var r2 = p;
+  if (offset == 1u) {
+    r0 = p * 0x01010101u;
+    r1 = r0;
+    r2 = r0;
+  } else if (offset == 2u) {
+    r0 = p | (p << 16u);
+    r1 = r0;
+    r2 = r0;
   } else if (offset == 3u) {
-    lo = p | (p << 24u);
-    hi = (p >> 8u) | (p << 16u);
+    r0 = p | (p << 24u);
+    r1 = (p >> 8u) | (p << 16u);
+    r2 = (p >> 16u) | (p << 8u);
+  } else if (offset > 4u) {
+    // Bytes 4..offset-1 are q's; bytes offset..7 repeat bytes 0..; bytes 8..11 are bytes 8-offset.. (1..3).
+    let k = 8u * (offset - 4u);
+    r1 = (q & ((1u << k) - 1u)) | (p << k);
+    let s = 8u * (8u - offset);
+    r2 = (r0 >> s) | (r1 << (32u - s));
   }
   for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
     let a = max(w * 4u, op);
     let n = min(w * 4u + 4u, end) - a;
     let j = a - op;
-    var r = 0u;
-    if (offset == 2u) {
-      r = j & 1u;
-    } else if (offset == 3u) {
-      r = j % 3u;
+    var r = j;
+    if (j >= offset) {
+      r = j % offset;
     }
-    let word = select((lo >> (8u * r)) | (hi << (32u - 8u * r)), lo, r == 0u);
-    put_bytes(a, n, word);
+    let sh = 8u * (r & 3u);
+    let lo = select(r0, r1, r >= 4u);
+    let hi = select(r1, r2, r >= 4u);
+    put_bytes(a, n, select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u));
   }
 }
 
@@ -211,14 +226,22 @@ fn copy_pattern(op: u32, offset: u32, end: u32, p: u32, lane: u32) {
 fn copy_match(op: u32, offset: u32, count: u32, from_literals: bool, lit_src: u32, lit_out: u32, lane: u32) {
   let end = op + count;
   let base = op - offset;
-  if (PATTERN && offset < 4u) {
+  if (PATTERN && offset < 8u) {
+    let n0 = min(offset, 4u);
     var p = 0u;
+    var q = 0u;
     if (from_literals) {
-      p = in_bytes(lit_src + (base - lit_out), offset);
+      p = in_bytes(lit_src + (base - lit_out), n0);
+      if (offset > 4u) {
+        q = in_bytes(lit_src + (base + 4u - lit_out), offset - 4u);
+      }
     } else {
-      p = block_bytes(base, offset);
+      p = block_bytes(base, n0);
+      if (offset > 4u) {
+        q = block_bytes(base + 4u, offset - 4u);
+      }
     }
-    copy_pattern(op, offset, end, p, lane);
+    copy_pattern(op, offset, end, p, q, lane);
     return;
   }
   for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
@@ -237,6 +260,15 @@ fn copy_match(op: u32, offset: u32, count: u32, from_literals: bool, lit_src: u3
         word = in_bytes(lit_src + (base + r - lit_out), n);
       } else {
         word = block_bytes(base + r, n);
+      }
+    } else if (PATTERN) {
+      // Across the period's end (offset >= 8 here): its last offset - r bytes, then its first ones.
+      let m = offset - r;
+      if (from_literals) {
+        word = in_bytes(lit_src + (base + r - lit_out), m) |
+          (in_bytes(lit_src + (base - lit_out), n - m) << (8u * m));
+      } else {
+        word = block_bytes(base + r, m) | (block_bytes(base, n - m) << (8u * m));
       }
     } else {
       for (var k = 0u; k < n; k++) {

@@ -108,6 +108,58 @@ describe('bslz4-decode pass: variants vs twin', () => {
   );
 
   withGpu(
+    'matches of every offset from 1 to 12, overlapping and not, from the block and from their own literals',
+    async (ctx) => {
+      const pixels = 33 * 35;
+      const values = sparseCounts(3, 33, 35, 5);
+      const valid = bslz4Encode(new Uint8Array(values.buffer, 0, pixels * 2), 2);
+      const next = rng(11);
+      const lits = (n: number) => Array.from({ length: n }, () => next() & 0xff);
+      const length = (n: number) => (n < 15 ? [] : [...Array((n - 15) >> 8).fill(255), (n - 15) & 255]);
+      // One LZ4 sequence: literals, then a match of `count` (>= 4) bytes `offset` back.
+      const seq = (lit: number[], offset: number, count: number) => [
+        (Math.min(lit.length, 15) << 4) | Math.min(count - 4, 15),
+        ...length(lit.length),
+        ...lit,
+        offset & 0xff,
+        offset >> 8,
+        ...length(count - 4),
+      ];
+      const payload: number[] = [];
+      let out = 0;
+      const add = (lit: number[], offset: number, count: number) => {
+        payload.push(...seq(lit, offset, count));
+        out += lit.length + count;
+      };
+      add(lits(16), 16, 20);
+      for (let o = 1; o <= 12; o++) add([], o, 4 + 3 * o + (o % 5)); // from the block: short and overlapping
+      for (let o = 1; o <= 12; o++) add([], o, 130 + o); // long: several words a lane, across the period
+      for (let o = 1; o <= 8; o++) add(lits(o + (o % 3)), o, 5 + 5 * o); // from the sequence's own literals
+      expect(out).toBe(2244);
+      const rest = 2304 - out;
+      payload.push((Math.min(rest, 15) << 4) | 0, ...length(rest), ...lits(rest));
+      const batch = {
+        ...pack([valid, withPayload(valid, payload), valid]),
+        frameCount: 3,
+        pixels,
+        elemSize: 2 as const,
+        flags: new Uint32Array(pixels),
+      };
+      for (const variant of [
+        'multi',
+        'scratch-keep-pat-x1-stage64',
+        'scratch-pat-wg16-x2-stage3',
+        'multi-keep-pat-wg7-x3-stage5',
+        'scratch-keep-pat-win-wg32-x1-stage1',
+      ]) {
+        const { twin } = await compare(ctx, batch, { variant });
+        expect([...twin.errors]).toEqual([0, 0, 0]);
+      }
+    },
+    180_000,
+  );
+
+  withGpu(
     '192x192 uint16 fixture (sha256 of the oracle)',
     async (ctx) => {
       const b = fixtureBatch([{ file: 'latest_fixed_u16_192.h5', dataset: '/data' }]);

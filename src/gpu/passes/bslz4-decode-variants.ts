@@ -10,7 +10,8 @@
  * - `win`: every lane keeps the last 8 output bytes in registers; small-offset matches copy from them (multi).
  * - `keep`: every lane keeps the last word it wrote in registers; a partial word merges with it instead of being
  *   read back from the block (multi).
- * - `pat`: a match of offset 1 to 3 loads its pattern once and builds its words in registers (multi).
+ * - `pat`: a match of offset 1 to 7 loads its pattern once and builds its words in registers; a word of a
+ *   longer match across the period's end is two reads (multi).
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
  * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
@@ -50,7 +51,7 @@ export interface DecodeVariant {
   window: boolean;
   /** Partial words merged with the lane's last written word in registers, not read back ('multi' only). */
   keep: boolean;
-  /** Matches of offset 1 to 3 built from their pattern in registers ('multi' only). */
+  /** Matches of offset 1 to 7 built from their pattern in registers, others without a per-byte loop ('multi' only). */
   pattern: boolean;
   /** Epochs between checks that the round is done ('multi' only; 8 in 'fused'). */
   epochs: number;
