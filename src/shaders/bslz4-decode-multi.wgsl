@@ -44,10 +44,12 @@ override WINDOW: bool = false;
 // before its new ones were written by the same lane as its latest write; a word the lane did not write last
 // holds no written bytes below its new ones (those above are written later, before anything reads them).
 override KEEP: bool = false;
-// A match of offset 1 to 7 loads its pattern once (from the block or its own literals) and builds each word
-// from it in registers (no per-byte loop, no per-word reads); a word of a longer match that crosses the period's
-// end is two reads, not a per-byte loop.
-override PATTERN: bool = false;
+// A match of offset below PATTERN_MAX (0: none; 4 or 8) loads its pattern once (from the block or its own
+// literals) and builds each word from it in registers (no per-byte loop, no per-word reads).
+override PATTERN_MAX: u32 = 0u;
+// A word of a match that crosses the end of its period (offset >= PATTERN_MAX) is two reads, not a per-byte
+// loop.
+override SPLIT: bool = false;
 // Words of workgroup memory holding decoded blocks: 2048 * GROUPS without SCRATCH, else 1 (unused).
 override BLOCK_WG_WORDS: u32 = 1u;
 
@@ -180,7 +182,34 @@ fn copy_literals(src: u32, op: u32, count: u32, lane: u32) {
   }
 }
 
-// Match of offset 1 to 7 (PATTERN): block bytes [op, end) repeat the `offset` bytes before op, `p` (their
+// Match of offset 1, 2 or 3 (PATTERN_MAX 4): block bytes [op, end) repeat the `offset` bytes `p` (little-endian)
+// before op. Bytes 0..7 of the repetition from phase 0 are (lo, hi); the word at phase r is bytes r..r+3.
+fn copy_pattern3(op: u32, offset: u32, end: u32, p: u32, lane: u32) {
+  var lo = p * 0x01010101u;
+  var hi = lo;
+  if (offset == 2u) {
+    lo = p | (p << 16u);
+    hi = lo;
+  } else if (offset == 3u) {
+    lo = p | (p << 24u);
+    hi = (p >> 8u) | (p << 16u);
+  }
+  for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
+    let a = max(w * 4u, op);
+    let n = min(w * 4u + 4u, end) - a;
+    let j = a - op;
+    var r = 0u;
+    if (offset == 2u) {
+      r = j & 1u;
+    } else if (offset == 3u) {
+      r = j % 3u;
+    }
+    let word = select((lo >> (8u * r)) | (hi << (32u - 8u * r)), lo, r == 0u);
+    put_bytes(a, n, word);
+  }
+}
+
+// Match of offset 1 to 7 (PATTERN_MAX 8): block bytes [op, end) repeat the `offset` bytes before op, `p` (their
 // first 4 bytes, little-endian) and `q` (the rest). Bytes 0..11 of the repetition from phase 0 are kept in
 // three words (periodic: byte k is byte k - offset); the word at phase r is bytes r..r+3, two of them away.
 fn copy_pattern(op: u32, offset: u32, end: u32, p: u32, q: u32, lane: u32) {
@@ -226,7 +255,7 @@ fn copy_pattern(op: u32, offset: u32, end: u32, p: u32, q: u32, lane: u32) {
 fn copy_match(op: u32, offset: u32, count: u32, from_literals: bool, lit_src: u32, lit_out: u32, lane: u32) {
   let end = op + count;
   let base = op - offset;
-  if (PATTERN && offset < 8u) {
+  if (offset < PATTERN_MAX) {
     let n0 = min(offset, 4u);
     var p = 0u;
     var q = 0u;
@@ -241,7 +270,11 @@ fn copy_match(op: u32, offset: u32, count: u32, from_literals: bool, lit_src: u3
         q = block_bytes(base + 4u, offset - 4u);
       }
     }
-    copy_pattern(op, offset, end, p, q, lane);
+    if (PATTERN_MAX <= 4u) {
+      copy_pattern3(op, offset, end, p, lane);
+    } else {
+      copy_pattern(op, offset, end, p, q, lane);
+    }
     return;
   }
   for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
@@ -261,8 +294,8 @@ fn copy_match(op: u32, offset: u32, count: u32, from_literals: bool, lit_src: u3
       } else {
         word = block_bytes(base + r, n);
       }
-    } else if (PATTERN) {
-      // Across the period's end (offset >= 8 here): its last offset - r bytes, then its first ones.
+    } else if (SPLIT && offset >= 4u) {
+      // Across the period's end (at most 3 bytes before it, then at most 3 of the period's first): its last offset - r bytes, then its first ones.
       let m = offset - r;
       if (from_literals) {
         word = in_bytes(lit_src + (base + r - lit_out), m) |

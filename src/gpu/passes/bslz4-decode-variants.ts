@@ -10,8 +10,9 @@
  * - `win`: every lane keeps the last 8 output bytes in registers; small-offset matches copy from them (multi).
  * - `keep`: every lane keeps the last word it wrote in registers; a partial word merges with it instead of being
  *   read back from the block (multi).
- * - `pat`: a match of offset 1 to 7 loads its pattern once and builds its words in registers; a word of a
- *   longer match across the period's end is two reads (multi).
+ * - `pat` / `pat7`: a match of offset 1 to 3 / 1 to 7 loads its pattern once and builds its words in
+ *   registers (multi).
+ * - `split`: a word of a longer match across its period's end is two reads, not a per-byte loop (multi).
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
  * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
@@ -51,8 +52,10 @@ export interface DecodeVariant {
   window: boolean;
   /** Partial words merged with the lane's last written word in registers, not read back ('multi' only). */
   keep: boolean;
-  /** Matches of offset 1 to 7 built from their pattern in registers, others without a per-byte loop ('multi' only). */
-  pattern: boolean;
+  /** Matches of offset below this (0: none, 4 or 8) built from their pattern in registers ('multi' only). */
+  patternMax: number;
+  /** Words across a match's period end read in two parts ('multi' only). */
+  split: boolean;
   /** Epochs between checks that the round is done ('multi' only; 8 in 'fused'). */
   epochs: number;
   /** Persistent workgroups per dispatch (undefined: one per frame). */
@@ -69,7 +72,8 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let scratch = false;
   let win = false;
   let keep = false;
-  let pattern = false;
+  let patternMax = 0;
+  let split = false;
   let multi = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
@@ -87,15 +91,26 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'scratch') scratch = true;
     else if (part === 'win') win = true;
     else if (part === 'keep') keep = true;
-    else if (part === 'pat') pattern = true;
+    else if (part === 'pat') patternMax = 4;
+    else if (part === 'pat7') patternMax = 8;
+    else if (part === 'split') split = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, multi, ep<N>, persist<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, pat7, split, multi, ep<N>, persist<N>).`,
       );
   }
-  if (multi || scratch || win || keep || pattern || groups !== undefined || epochs !== undefined) {
+  if (
+    multi ||
+    scratch ||
+    win ||
+    keep ||
+    patternMax > 0 ||
+    split ||
+    groups !== undefined ||
+    epochs !== undefined
+  ) {
     return {
       name,
       shader: 'multi',
@@ -105,7 +120,8 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       scratch,
       window: win,
       keep,
-      pattern,
+      patternMax,
+      split,
       epochs: epochs ?? 8,
       workgroups,
     };
@@ -119,7 +135,8 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     scratch,
     window: false,
     keep: false,
-    pattern: false,
+    patternMax: 0,
+    split: false,
     epochs: 8,
     workgroups,
   };

@@ -129,7 +129,8 @@ export function createBslz4DecodePass(
         scratch: false,
         window: false,
         keep: false,
-        pattern: false,
+        patternMax: 0,
+        split: false,
         epochs: 8,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
