@@ -44,12 +44,10 @@ override WINDOW: bool = false;
 // before its new ones were written by the same lane as its latest write; a word the lane did not write last
 // holds no written bytes below its new ones (those above are written later, before anything reads them).
 override KEEP: bool = false;
-// A match of offset below PATTERN_MAX (0: none; 4 or 8) loads its pattern once (from the block or its own
-// literals) and builds each word from it in registers (no per-byte loop, no per-word reads).
-override PATTERN_MAX: u32 = 0u;
-// A word of a match that crosses the end of its period (offset >= PATTERN_MAX) is two reads, not a per-byte
-// loop.
-override SPLIT: bool = false;
+// A match of offset 1, 2 or 3 (the commonest in bit-shuffled counts) loads its pattern once (from the block or
+// its own literals) and builds each word from it in registers: no per-byte loop, no per-word reads. (The same for
+// offsets up to 7, and a word across a longer period's end read in two parts, were measured slower on the H200.)
+override PATTERN: bool = false;
 // Words of workgroup memory holding decoded blocks: 2048 * GROUPS without SCRATCH, else 1 (unused).
 override BLOCK_WG_WORDS: u32 = 1u;
 
@@ -182,9 +180,9 @@ fn copy_literals(src: u32, op: u32, count: u32, lane: u32) {
   }
 }
 
-// Match of offset 1, 2 or 3 (PATTERN_MAX 4): block bytes [op, end) repeat the `offset` bytes `p` (little-endian)
+// Match of offset 1, 2 or 3 (PATTERN): block bytes [op, end) repeat the `offset` bytes `p` (little-endian)
 // before op. Bytes 0..7 of the repetition from phase 0 are (lo, hi); the word at phase r is bytes r..r+3.
-fn copy_pattern3(op: u32, offset: u32, end: u32, p: u32, lane: u32) {
+fn copy_pattern(op: u32, offset: u32, end: u32, p: u32, lane: u32) {
   var lo = p * 0x01010101u;
   var hi = lo;
   if (offset == 2u) {
@@ -209,72 +207,19 @@ fn copy_pattern3(op: u32, offset: u32, end: u32, p: u32, lane: u32) {
   }
 }
 
-// Match of offset 1 to 7 (PATTERN_MAX 8): block bytes [op, end) repeat the `offset` bytes before op, `p` (their
-// first 4 bytes, little-endian) and `q` (the rest). Bytes 0..11 of the repetition from phase 0 are kept in
-// three words (periodic: byte k is byte k - offset); the word at phase r is bytes r..r+3, two of them away.
-fn copy_pattern(op: u32, offset: u32, end: u32, p: u32, q: u32, lane: u32) {
-  var r0 = p;
-  var r1 = p;
-  var r2 = p;
-  if (offset == 1u) {
-    r0 = p * 0x01010101u;
-    r1 = r0;
-    r2 = r0;
-  } else if (offset == 2u) {
-    r0 = p | (p << 16u);
-    r1 = r0;
-    r2 = r0;
-  } else if (offset == 3u) {
-    r0 = p | (p << 24u);
-    r1 = (p >> 8u) | (p << 16u);
-    r2 = (p >> 16u) | (p << 8u);
-  } else if (offset > 4u) {
-    // Bytes 4..offset-1 are q's; bytes offset..7 repeat bytes 0..; bytes 8..11 are bytes 8-offset.. (1..3).
-    let k = 8u * (offset - 4u);
-    r1 = (q & ((1u << k) - 1u)) | (p << k);
-    let s = 8u * (8u - offset);
-    r2 = (r0 >> s) | (r1 << (32u - s));
-  }
-  for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
-    let a = max(w * 4u, op);
-    let n = min(w * 4u + 4u, end) - a;
-    let j = a - op;
-    var r = j;
-    if (j >= offset) {
-      r = j % offset;
-    }
-    let sh = 8u * (r & 3u);
-    let lo = select(r0, r1, r >= 4u);
-    let hi = select(r1, r2, r >= 4u);
-    put_bytes(a, n, select((lo >> sh) | (hi << (32u - sh)), lo, sh == 0u));
-  }
-}
-
 // Match: block bytes [op, op + count) from `offset` back (period identity). When `from_literals`, every source
 // byte is a literal of the same sequence (block bytes [lit_out, op), input bytes from lit_src): read the input.
 fn copy_match(op: u32, offset: u32, count: u32, from_literals: bool, lit_src: u32, lit_out: u32, lane: u32) {
   let end = op + count;
   let base = op - offset;
-  if (offset < PATTERN_MAX) {
-    let n0 = min(offset, 4u);
+  if (PATTERN && offset < 4u) {
     var p = 0u;
-    var q = 0u;
     if (from_literals) {
-      p = in_bytes(lit_src + (base - lit_out), n0);
-      if (offset > 4u) {
-        q = in_bytes(lit_src + (base + 4u - lit_out), offset - 4u);
-      }
+      p = in_bytes(lit_src + (base - lit_out), offset);
     } else {
-      p = block_bytes(base, n0);
-      if (offset > 4u) {
-        q = block_bytes(base + 4u, offset - 4u);
-      }
+      p = block_bytes(base, offset);
     }
-    if (PATTERN_MAX <= 4u) {
-      copy_pattern3(op, offset, end, p, lane);
-    } else {
-      copy_pattern(op, offset, end, p, q, lane);
-    }
+    copy_pattern(op, offset, end, p, lane);
     return;
   }
   for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
@@ -293,15 +238,6 @@ fn copy_match(op: u32, offset: u32, count: u32, from_literals: bool, lit_src: u3
         word = in_bytes(lit_src + (base + r - lit_out), n);
       } else {
         word = block_bytes(base + r, n);
-      }
-    } else if (SPLIT && offset >= 4u) {
-      // Across the period's end (at most 3 bytes before it, then at most 3 of the period's first): its last offset - r bytes, then its first ones.
-      let m = offset - r;
-      if (from_literals) {
-        word = in_bytes(lit_src + (base + r - lit_out), m) |
-          (in_bytes(lit_src + (base - lit_out), n - m) << (8u * m));
-      } else {
-        word = block_bytes(base + r, m) | (block_bytes(base, n - m) << (8u * m));
       }
     } else {
       for (var k = 0u; k < n; k++) {

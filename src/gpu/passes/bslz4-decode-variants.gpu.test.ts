@@ -40,7 +40,7 @@ const VARIANTS = [
   'multi-keep-wg7-x3-stage5',
   'scratch-keep-win-wg16-x2-stage3',
   'scratch-keep-pat-x1-stage64',
-  'multi-pat7-split-wg7-x3-stage5',
+  'multi-pat-wg7-x3-stage5',
 ];
 
 describe('bslz4-decode pass: variants vs twin', () => {
@@ -148,10 +148,9 @@ describe('bslz4-decode pass: variants vs twin', () => {
       for (const variant of [
         'multi',
         'scratch-keep-pat-x1-stage64',
-        'scratch-pat7-split-wg16-x2-stage3',
-        'multi-keep-pat7-wg7-x3-stage5',
-        'scratch-keep-pat-split-win-wg32-x1-stage1',
-        'scratch-split-x1-stage8',
+        'scratch-pat-wg16-x2-stage3',
+        'multi-keep-pat-wg7-x3-stage5',
+        'scratch-keep-pat-win-wg32-x1-stage1',
       ]) {
         const { twin } = await compare(ctx, batch, { variant });
         expect([...twin.errors]).toEqual([0, 0, 0]);
@@ -188,8 +187,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
       scratch: true,
       window: false,
       keep: false,
-      patternMax: 0,
-      split: false,
+      pattern: false,
       epochs: 8,
       workgroups: 9,
     });

@@ -10,9 +10,7 @@
  * - `win`: every lane keeps the last 8 output bytes in registers; small-offset matches copy from them (multi).
  * - `keep`: every lane keeps the last word it wrote in registers; a partial word merges with it instead of being
  *   read back from the block (multi).
- * - `pat` / `pat7`: a match of offset 1 to 3 / 1 to 7 loads its pattern once and builds its words in
- *   registers (multi).
- * - `split`: a word of a longer match across its period's end is two reads, not a per-byte loop (multi).
+ * - `pat`: a match of offset 1 to 3 loads its pattern once and builds its words in registers (multi).
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
  * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
@@ -24,13 +22,14 @@ import { StemflowError } from '../../errors.ts';
 /**
  * The variant the load, the archive (encode and verify) and the fuzz target use; every variant passes the same
  * parity tests. H200, 8,192 frames of 192x192 uint16, variants timed in interleaved rounds (docs/performance.md
- * "Decode kernel"): 119 GB/s against 52.7 for `base`, 109.7 for `scratch-x3-stage64` and 71.4 for the previous
- * default `scratch-x4-stage256-win`. One warp per workgroup: its barriers hold no other block back (with several
- * blocks per workgroup every round waits for its slowest block, and idles groups when the frame's block count is
- * not a multiple), and a small stage leaves more workgroups resident (8 to 64 words measure the same; 128: 97 GB/s).
+ * "Decode kernel"): 143.5 GB/s against 115.8 for `scratch-x1-stage64` (the default before), 52.8 for `base`. The
+ * pass is bound by instruction issue (each warp walks its block's LZ4 sequences serially): a match of offset 1 to
+ * 3 built from its pattern in registers instead of a per-byte loop of reads gave most of it (`pat`: 142), merging
+ * partial words in registers the rest (`keep`). One warp per workgroup: its barriers hold no other block back,
+ * and a small stage leaves more workgroups resident (16 and 64 words measure the same).
  * It needs a global scratch of 8 KiB per workgroup (decodeScratchBytes), counted by the plans.
  */
-export const DEFAULT_DECODE_VARIANT = 'scratch-x1-stage64';
+export const DEFAULT_DECODE_VARIANT = 'scratch-keep-pat-x1-stage64';
 
 /** Bytes of global scratch per block in flight of a 'scratch' variant (one decoded 8 KiB block). */
 export const DECODE_SCRATCH_BLOCK_BYTES = 8192;
@@ -52,10 +51,8 @@ export interface DecodeVariant {
   window: boolean;
   /** Partial words merged with the lane's last written word in registers, not read back ('multi' only). */
   keep: boolean;
-  /** Matches of offset below this (0: none, 4 or 8) built from their pattern in registers ('multi' only). */
-  patternMax: number;
-  /** Words across a match's period end read in two parts ('multi' only). */
-  split: boolean;
+  /** Matches of offset 1 to 3 built from their pattern in registers ('multi' only). */
+  pattern: boolean;
   /** Epochs between checks that the round is done ('multi' only; 8 in 'fused'). */
   epochs: number;
   /** Persistent workgroups per dispatch (undefined: one per frame). */
@@ -72,8 +69,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let scratch = false;
   let win = false;
   let keep = false;
-  let patternMax = 0;
-  let split = false;
+  let pattern = false;
   let multi = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
@@ -91,26 +87,15 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'scratch') scratch = true;
     else if (part === 'win') win = true;
     else if (part === 'keep') keep = true;
-    else if (part === 'pat') patternMax = 4;
-    else if (part === 'pat7') patternMax = 8;
-    else if (part === 'split') split = true;
+    else if (part === 'pat') pattern = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, pat7, split, multi, ep<N>, persist<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, multi, ep<N>, persist<N>).`,
       );
   }
-  if (
-    multi ||
-    scratch ||
-    win ||
-    keep ||
-    patternMax > 0 ||
-    split ||
-    groups !== undefined ||
-    epochs !== undefined
-  ) {
+  if (multi || scratch || win || keep || pattern || groups !== undefined || epochs !== undefined) {
     return {
       name,
       shader: 'multi',
@@ -120,8 +105,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       scratch,
       window: win,
       keep,
-      patternMax,
-      split,
+      pattern,
       epochs: epochs ?? 8,
       workgroups,
     };
@@ -135,8 +119,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     scratch,
     window: false,
     keep: false,
-    patternMax: 0,
-    split: false,
+    pattern: false,
     epochs: 8,
     workgroups,
   };

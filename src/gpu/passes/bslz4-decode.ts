@@ -129,8 +129,7 @@ export function createBslz4DecodePass(
         scratch: false,
         window: false,
         keep: false,
-        patternMax: 0,
-        split: false,
+        pattern: false,
         epochs: 8,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
