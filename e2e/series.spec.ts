@@ -133,7 +133,9 @@ test('series panel: exact images of every acquisition from the GPU-resident arch
     .toEqual(oracle.unflagged.frame_sums);
   expect(await settled()).toEqual([oracle.unflagged.frame_sums, oracle.unflagged.frame_sums]);
   expect(await page.evaluate(() => window.__stemflowSeries!.state().recycled)).toBe(2);
-  await page.mouse.move(box.x + (box.width * 2.5) / cols, box.y + (box.height * 1.5) / rows);
+  // (The frames shown below moved the images: where the image is now.)
+  const now = (await page.getByTestId('series-image-0').boundingBox())!;
+  await page.mouse.move(now.x + (now.width * 2.5) / cols, now.y + (now.height * 1.5) / rows);
   await expect(page.getByTestId('series-image-0-readout')).toHaveText(
     `row 1, col 2: ${oracle.unflagged.frame_sums[cols + 2]}`,
   );
