@@ -124,6 +124,21 @@ test('series panel: exact images of every acquisition from the GPU-resident arch
 
   await page.getByTestId('series-image-1').click();
   await expect(page.getByTestId('series-frames')).toContainText('Frames at row');
+
+  // The images a newer query replaced on screen went back to the worker, which filled them again: still exact,
+  // and the value under the pointer is read from the images shown.
+  await page.evaluate(() => window.__stemflowSeries!.setPreset('all'));
+  await expect
+    .poll(async () => (await settled())[0], { timeout: 120_000 })
+    .toEqual(oracle.unflagged.frame_sums);
+  expect(await settled()).toEqual([oracle.unflagged.frame_sums, oracle.unflagged.frame_sums]);
+  expect(await page.evaluate(() => window.__stemflowSeries!.state().recycled)).toBe(2);
+  // (The frames shown below moved the images: where the image is now.)
+  const now = (await page.getByTestId('series-image-0').boundingBox())!;
+  await page.mouse.move(now.x + (now.width * 2.5) / cols, now.y + (now.height * 1.5) / rows);
+  await expect(page.getByTestId('series-image-0-readout')).toHaveText(
+    `row 1, col 2: ${oracle.unflagged.frame_sums[cols + 2]}`,
+  );
 });
 
 test('series panel: a budget that holds one of two acquisitions loads the first and says so; the chooser loads others in any order, refuses what does not fit and keeps what is loaded; images exact', async ({

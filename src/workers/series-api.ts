@@ -30,6 +30,8 @@ export interface SeriesQuery {
   order: number[];
   modes: string[];
   ms: number;
+  /** Images filled into arrays handed back to the worker (the rest are fresh memory). */
+  recycled: number;
 }
 
 export interface SeriesApi {
@@ -58,8 +60,12 @@ export interface SeriesApi {
     options: { budgetBytes: number; acquisitions?: number[]; index?: boolean },
     onProgress?: (p: { stage: string; done: number; total: number }) => void,
   ): Promise<SeriesSummary | { refused: string }>;
-  /** Exact virtual images of a binary detector mask for every loaded acquisition (or `order`). */
-  images(mask: Uint8Array, order?: number[]): Promise<SeriesQuery>;
+  /**
+   * Exact virtual images of a binary detector mask for every loaded acquisition (or `order`). `spare`: image
+   * arrays of earlier queries the caller no longer shows nor reads, transferred (detached on its side); with the
+   * exact index the worker fills them again when it holds one of the right length for every acquisition.
+   */
+  images(mask: Uint8Array, order?: number[], spare?: Uint32Array[]): Promise<SeriesQuery>;
   /** Recomputes the last mask from scratch. */
   rebase(): Promise<SeriesQuery>;
   /** The frame at (row, col) of every loaded acquisition (or `order`). */

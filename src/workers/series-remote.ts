@@ -1,4 +1,5 @@
-import { proxy, wrap } from 'comlink';
+import { proxy, transfer, wrap } from 'comlink';
+import { uniqueBuffers } from './image-spares';
 import type { SeriesApi } from './series-api';
 
 let client: SeriesApi | null = null;
@@ -45,7 +46,9 @@ export function seriesClient(): SeriesApi {
             : undefined,
         ) as ReturnType<SeriesApi['reload']>,
       ),
-    images: (mask, order) => guarded(r.images(mask, order)),
+    // Spare arrays are transferred, not copied: they are detached here once sent.
+    images: (mask, order, spare) =>
+      guarded(r.images(mask, order, spare?.length ? transfer(spare, uniqueBuffers(spare)) : undefined)),
     rebase: () => guarded(r.rebase()),
     frames: (row, col, order) => guarded(r.frames(row, col, order)),
     sumPatterns: (order) => guarded(r.sumPatterns(order)),

@@ -12,6 +12,7 @@ import { isStemflowError, StemflowError } from '../errors';
 import { deviceOnDemand } from '../gpu/device';
 import { estimateIndexBytes } from '../series/packed-index-build';
 import { fitSeries, loadSeries, planSeries, type Series } from '../series/series';
+import { matchSpares, uniqueBuffers } from './image-spares';
 import type { SeriesApi, SeriesSummary } from './series-api';
 
 /** The series worker: archives checked, loaded encoded onto the GPU, and queried, off the main thread. */
@@ -33,6 +34,8 @@ const hashPool = createBrowserHashPool(hashBlobHere);
 
 let archive: Archive | null = null;
 let series: Series | null = null;
+// Image arrays the main thread handed back, filled by a later query (with the exact index); dropped with the series.
+let spares: Uint32Array[] = [];
 const need = () => {
   if (!series) throw new StemflowError('invalid', 'No series is loaded.');
   return series;
@@ -64,6 +67,7 @@ async function loadChosen(
       ).acquisitions;
   await series?.release();
   series = null;
+  spares = [];
   series = await loadSeries(device, opened, {
     budgetBytes: options.budgetBytes,
     acquisitions: chosen,
@@ -120,16 +124,31 @@ export const api: SeriesApi = {
     }
     return loadChosen(options, 0, onProgress);
   },
-  async images(mask, order) {
-    const q = await need().virtualImages(mask, { order });
+  async images(mask, order, handedBack) {
+    const s = need();
+    // Only the exact index fills the caller's arrays; the lanes' images are always fresh.
+    let into: Uint32Array[] | undefined;
+    if (s.index?.built) {
+      const scans = (order ?? s.acquisitions.map((a) => a.index)).map(
+        (a) => archive?.acquisitions[a]?.info.scan,
+      );
+      ({ into, kept: spares } = matchSpares(
+        [...spares, ...(handedBack ?? [])],
+        scans.map((scan) => (scan ? scan[0] * scan[1] : Number.NaN)),
+      ));
+    }
+    const q = await s.virtualImages(mask, { order, into });
+    // Arrays not returned as images (a value past 32 bits gives a Float64Array) stay spares.
+    const filled = into?.filter((im) => q.images.includes(im)) ?? [];
+    if (into) spares.push(...into.filter((im) => !filled.includes(im)));
     return transfer(
-      { images: q.images, order: q.order, modes: q.modes, ms: q.ms },
-      q.images.map((im) => im.buffer as ArrayBuffer),
+      { images: q.images, order: q.order, modes: q.modes, ms: q.ms, recycled: filled.length },
+      uniqueBuffers(q.images),
     );
   },
   async rebase() {
     const q = await need().rebase();
-    return { images: q.images, order: q.order, modes: q.modes, ms: q.ms };
+    return { images: q.images, order: q.order, modes: q.modes, ms: q.ms, recycled: 0 };
   },
   frames: (row, col, order) => need().frames(row, col, order),
   sumPatterns: async (order) => need().sumPatterns(order),
@@ -138,6 +157,7 @@ export const api: SeriesApi = {
     await archive?.close();
     series = null;
     archive = null;
+    spares = [];
   },
 };
 

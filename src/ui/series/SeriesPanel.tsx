@@ -17,6 +17,7 @@ import { seriesExportRecord, seriesStackNpy } from './series-export';
 import { useSeriesHook } from './series-hook';
 import { defaultSeriesDetector, type SeriesDetector, seriesMask } from './series-mask';
 import { seriesRequests } from './series-request';
+import { SeriesSpares } from './series-spares';
 import { ValuesCanvas } from './ValuesCanvas';
 
 /** 'panel': the main detector panel's current mask drives every image (same detector shape only). */
@@ -58,6 +59,15 @@ export function SeriesPanel() {
   const running = useRef(false);
   // Each open starts a generation; a query or frame answer of an older one is dropped, not shown.
   const generation = useRef(0);
+  // Images no longer shown, handed back to the worker with the next query (it fills them again).
+  const [spares] = useState(() => new SeriesSpares());
+  const committed = useRef<SeriesQuery | null>(null);
+  useEffect(() => {
+    // After the commit of a newer query's images nothing reads the ones they replaced (the rebase reads a copy).
+    const before = committed.current;
+    committed.current = query;
+    if (before && query && before !== query) spares.retire(before.images, query.images);
+  }, [query, spares]);
 
   const det = summary?.acquisitions[0]?.detector;
   const scan = summary?.acquisitions[0]?.scan;
@@ -78,6 +88,7 @@ export function SeriesPanel() {
   async function loading(work: () => Promise<SeriesSummary | { refused: string }>) {
     const mine = ++generation.current;
     pending.current = null;
+    spares.clear();
     setPhase('opening');
     setError(null);
     setQuery(null);
@@ -151,7 +162,7 @@ export function SeriesPanel() {
         const mine = generation.current;
         pending.current = null;
         try {
-          const q = await seriesClient().images(mask, shownRef.current);
+          const q = await seriesClient().images(mask, shownRef.current, spares.take());
           if (mine === generation.current) {
             setQuery(q);
             setQueried(mask);
@@ -167,7 +178,7 @@ export function SeriesPanel() {
       running.current = false;
       setBusy(false);
     }
-  }, []);
+  }, [spares]);
 
   // The panel's mask applies when its detector has the series' shape; otherwise the series' controls do.
   const panelFits =
@@ -212,15 +223,16 @@ export function SeriesPanel() {
 
   /** The explicit rebase: every image from scratch, compared value by value with the delta-updated ones. */
   async function rebase() {
-    const before = query;
-    if (!before || running.current) return;
+    if (!query || running.current) return;
+    // A copy: once a newer query's images are shown, these are handed back to the worker (detached here).
+    const before = query.images.map((im) => im.slice());
     const mine = generation.current;
     try {
       const r = await seriesClient().rebase();
       if (mine !== generation.current) return;
       let differ = 0;
       r.images.forEach((im, i) => {
-        const b = before.images[i];
+        const b = before[i];
         for (let k = 0; k < im.length; k++) if (!b || im[k] !== b[k]) differ++;
       });
       setRebaseNote(

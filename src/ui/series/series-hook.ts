@@ -16,6 +16,8 @@ export interface SeriesHook {
     hashThreads: number;
     lastMs: number | null;
     modes: string[];
+    /** Images of the last query filled into arrays handed back to the worker. */
+    recycled: number;
     busy: boolean;
   };
   images(): number[][];
@@ -60,6 +62,7 @@ export function useSeriesHook(o: {
         hashThreads: summary?.hashThreads ?? 0,
         lastMs: query?.ms ?? null,
         modes: query?.modes ?? [],
+        recycled: query?.recycled ?? 0,
         busy: o.busy(),
       }),
       images: () => (query ? query.images.map((im) => Array.from(im)) : []),
