@@ -2,7 +2,8 @@
  * The exact series index: every count of an acquisition, detector-major and bit-packed, so a mask's image reads
  * only the pixels it covers (a delta only the pixels it changes) and every value is a shift and a mask away.
  * CPU twin of src/shaders/packed-index.wgsl (build: `packedBlocks`, `packedScan`, `packedPack`) and
- * src/shaders/packed-query.wgsl (`packedQuery`); docs/archive-format.md ("The series index") describes it.
+ * src/shaders/packed-query.wgsl (`packedQuery`). It lives on the GPU only (not in the archive); docs/pass-graph.md
+ * ("Series exact index") gives its passes and bytes.
  *
  * Layout, per acquisition: frames are cut into chunks (never across a record; `chunkFrames` a multiple of
  * 1,024); in a chunk, each pixel's values of 64 consecutive frames form a block, stored with the bit width of
