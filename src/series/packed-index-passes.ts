@@ -44,8 +44,9 @@ export function buildPasses(
     data_base: dataBase,
     chunk,
     frame_first: 0,
-    det_cols: 0,
-    det_rows: 0,
+    src_cols: 0,
+    src_rows: 0,
+    src_base: 0,
     side: 0,
     tile_cols: 0,
     tiles: 0,
@@ -120,8 +121,10 @@ export function buildPasses(
           },
         ],
       );
-      // The tile levels' sums after each frame's pixels: dispatches of at most 2^22 (frame, tile) invocations.
-      const tiles = g.tiles.map((t) => {
+      // The tile levels' sums after each frame's pixels, the smallest level from the pixels, each larger one from
+      // the level below it: dispatches of at most 2^22 (frame, tile) invocations.
+      const tiles = [...g.tiles].reverse().map((t, k, up) => {
+        const below = up[k - 1];
         const count = t.rows * t.cols;
         const framesPer = Math.max(1, Math.floor(2 ** 22 / count));
         const parts: DispatchChunk[] = [];
@@ -132,9 +135,10 @@ export function buildPasses(
               ...params(c, 0, 0),
               frames,
               frame_first: f,
-              det_cols: g.detector[1],
-              det_rows: g.detector[0],
-              side: t.side,
+              src_cols: below ? below.cols : g.detector[1],
+              src_rows: below ? below.rows : g.detector[0],
+              src_base: below ? below.base : 0,
+              side: below ? t.side / below.side : t.side,
               tile_cols: t.cols,
               tiles: count,
               level_base: t.base,

@@ -271,24 +271,29 @@ export function packedQuery(
 
 /**
  * Twin of `tiles_main`: each tile's exact sum, for every frame of a chunk, written after the pixels of the frame
- * (`values` holds frames of `virtualPixels` values; the pixels' are filled).
+ * (`values` holds frames of `virtualPixels` values; the pixels' are filled). The smallest level sums pixels, each
+ * larger one the tiles of the level below it (levels nest, so the sums are the tiles' pixel sums).
  */
 export function packedTiles(values: Uint32Array, frames: number, g: IndexGeometry): void {
   const [rows, cols] = g.detector;
   const stride = g.virtualPixels;
+  const up = [...g.tiles].reverse();
   for (let f = 0; f < frames; f++) {
     const at = f * stride;
-    for (const t of g.tiles) {
+    up.forEach((t, k) => {
+      const below = up[k - 1];
+      const [srcRows, srcCols, srcBase] = below ? [below.rows, below.cols, below.base] : [rows, cols, 0];
+      const side = below ? t.side / below.side : t.side;
       for (let tr = 0; tr < t.rows; tr++) {
         for (let tc = 0; tc < t.cols; tc++) {
           let sum = 0;
-          for (let r = tr * t.side; r < Math.min(rows, (tr + 1) * t.side); r++)
-            for (let c = tc * t.side; c < Math.min(cols, (tc + 1) * t.side); c++)
-              sum += values[at + r * cols + c];
+          for (let r = tr * side; r < Math.min(srcRows, (tr + 1) * side); r++)
+            for (let c = tc * side; c < Math.min(srcCols, (tc + 1) * side); c++)
+              sum += values[at + srcBase + r * srcCols + c];
           values[at + t.base + tr * t.cols + tc] = sum;
         }
       }
-    }
+    });
   }
 }
 

@@ -15,11 +15,13 @@ struct Params {
   // Word offset of the chunk's data in `data` (pack) and the chunk's slot in `totals` (scan).
   data_base: u32,
   chunk: u32,
-  // tiles_main: frames [frame_first, frame_first + frames) of the chunk; the detector's columns and rows; the
-  // level's side, tiles per row, tiles, and first virtual pixel.
+  // tiles_main: frames [frame_first, frame_first + frames) of the chunk; the source grid (the detector's pixels,
+  // or the next smaller level's tiles): its columns, rows and first virtual pixel; how many of its cells a tile
+  // spans a side; the level's tiles per row, tiles, and first virtual pixel.
   frame_first: u32,
-  det_cols: u32,
-  det_rows: u32,
+  src_cols: u32,
+  src_rows: u32,
+  src_base: u32,
   side: u32,
   tile_cols: u32,
   tiles: u32,
@@ -44,7 +46,9 @@ fn block_or(p: u32, b: u32) -> u32 {
   return or;
 }
 
-// One invocation per (frame, tile) of a level: the exact sum of the tile's pixels (those inside the detector).
+// One invocation per (frame, tile) of a level: the exact sum of the tile's cells in its source grid, the pixels
+// (the smallest level) or the tiles of the next smaller level (computed by the dispatch before; levels nest, so
+// those cells cover exactly the tile's pixels inside the detector).
 @compute @workgroup_size(64)
 fn tiles_main(@builtin(global_invocation_id) id: vec3<u32>) {
   if (id.x >= params.frames * params.tiles) {
@@ -56,9 +60,9 @@ fn tiles_main(@builtin(global_invocation_id) id: vec3<u32>) {
   let c0 = (i % params.tile_cols) * params.side;
   let at = f * params.pixels;
   var sum = 0u;
-  for (var r = r0; r < min(params.det_rows, r0 + params.side); r++) {
-    for (var c = c0; c < min(params.det_cols, c0 + params.side); c++) {
-      sum += values[at + r * params.det_cols + c];
+  for (var r = r0; r < min(params.src_rows, r0 + params.side); r++) {
+    for (var c = c0; c < min(params.src_cols, c0 + params.side); c++) {
+      sum += values[at + params.src_base + r * params.src_cols + c];
     }
   }
   values[at + params.level_base + i] = sum;
