@@ -326,6 +326,28 @@ export function buildPackedIndex(
 }
 
 /**
+ * The dynamic programme's arrays per geometry, made once and overwritten by every query (a query makes no garbage
+ * but its lists: the garbage collector's pauses were the p95 of interactive queries).
+ */
+const scratch = new WeakMap<
+  IndexGeometry,
+  { cost: Int32Array[]; pick: Int8Array[]; now: Int8Array; change: Int8Array }
+>();
+function scratchOf(g: IndexGeometry) {
+  let s = scratch.get(g);
+  if (!s) {
+    s = {
+      cost: g.tiles.map((t) => new Int32Array(3 * t.rows * t.cols)),
+      pick: g.tiles.map((t) => new Int8Array(3 * t.rows * t.cols)),
+      now: new Int8Array(g.pixels),
+      change: new Int8Array(g.pixels),
+    };
+    scratch.set(g, s);
+  }
+  return s;
+}
+
+/**
  * The fewest entries whose signed sum is `target` exactly: per pixel -1, 0 or 1 (flagged pixels 0), each entry a
  * tile or a pixel with +1 (accumulator A) or -1 (B). A dynamic programme over the tile tree (each tile level nests in
  * the one above, pixels at the bottom): a tile either adds nothing, or adds or subtracts its whole sum, and its
@@ -336,6 +358,7 @@ export function buildPackedIndex(
 export function decomposeSigned(target: Int8Array, g: IndexGeometry): Uint32Array {
   const [rows, cols] = g.detector;
   const levels = g.tiles.length;
+  const { cost, pick } = scratchOf(g);
   // Per level: the children's grid (the next level's tiles, or the pixels) and how many of them a tile spans.
   const grid = g.tiles.map((t, l) => {
     const below = g.tiles[l + 1];
@@ -343,14 +366,12 @@ export function decomposeSigned(target: Int8Array, g: IndexGeometry): Uint32Arra
   });
   // cost[l][3 e + k + 1]: the entries tile e of level l needs when its ancestors' coefficients sum to k (-1, 0,
   // 1); pick[l][...]: the tile's own coefficient then. A pixel needs |target - k| entries.
-  const cost: Int32Array[] = new Array(levels);
-  const pick: Int8Array[] = new Array(levels);
   for (let l = levels - 1; l >= 0; l--) {
     const t = g.tiles[l];
     const { f, rows: cr, cols: cc } = grid[l];
     const sub = l + 1 < levels ? cost[l + 1] : null;
-    const c = new Int32Array(3 * t.rows * t.cols);
-    const k = new Int8Array(3 * t.rows * t.cols);
+    const c = cost[l];
+    const k = pick[l];
     for (let tr = 0; tr < t.rows; tr++) {
       const r1 = Math.min(cr, (tr + 1) * f);
       for (let tc = 0; tc < t.cols; tc++) {
@@ -386,8 +407,6 @@ export function decomposeSigned(target: Int8Array, g: IndexGeometry): Uint32Arra
         k[e + 2] = p < 1 + z ? 0 : -1;
       }
     }
-    cost[l] = c;
-    pick[l] = k;
   }
   const a: number[] = [];
   const b: number[] = [];
@@ -431,11 +450,10 @@ export function chooseIndexList(
   g: IndexGeometry,
 ): { list: Uint32Array; mode: 'full' | 'delta' } {
   const n = mask.length;
-  const now = new Int8Array(n);
+  const { now, change } = scratchOf(g);
   for (let p = 0; p < n; p++) now[p] = mask[p] && !flagged[p] ? 1 : 0;
   const full = mode === 'delta' && previous ? null : decomposeSigned(now, g);
   if (full && (!previous || mode === 'full')) return { list: full, mode: 'full' };
-  const change = new Int8Array(n);
   for (let p = 0; p < n; p++) change[p] = now[p] - ((previous as Uint8Array)[p] && !flagged[p] ? 1 : 0);
   const delta = decomposeSigned(change, g);
   return !full || delta.length < full.length ? { list: delta, mode: 'delta' } : { list: full, mode: 'full' };
