@@ -168,7 +168,14 @@ describe('series index on the GPU', () => {
         expect(filled.images[1]).toBe(into[1]);
         expect(Float64Array.from(into[0])).toEqual(await reference(archive.acquisitions[2], bf));
         expect(Float64Array.from(into[1])).toEqual(await reference(archive.acquisitions[0], bf));
-        for (const bad of [[into[0]], [into[0], into[0]], [into[0], new Uint32Array(3)]]) {
+        // Two views of one buffer that overlap share memory: refused (views that do not overlap are fine).
+        const shared = new Uint32Array(frames[2] + frames[0]);
+        const views = [shared.subarray(0, frames[2]), shared.subarray(frames[2])];
+        const inViews = await series.virtualImages(bf, { order: [2, 0], into: views });
+        expect(inViews.images[1]).toBe(views[1]);
+        expect(Float64Array.from(views[1])).toEqual(await reference(archive.acquisitions[0], bf));
+        const overlap = [shared.subarray(0, frames[2]), shared.subarray(1, frames[0] + 1)];
+        for (const bad of [[into[0]], [into[0], into[0]], [into[0], new Uint32Array(3)], overlap]) {
           const e = await series.virtualImages(bf, { order: [2, 0], into: bad }).catch((x) => x);
           expect(isStemflowError(e, 'invalid') && e.message).toMatch(/distinct Uint32Arrays/);
         }

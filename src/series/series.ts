@@ -105,6 +105,19 @@ export interface Series {
   release(): Promise<void>;
 }
 
+/** Whether any two of the arrays share memory (the same array twice, or overlapping views of one buffer). */
+function overlapping(arrays: ArrayBufferView[]): boolean {
+  return arrays.some((a, i) =>
+    arrays.some(
+      (b, j) =>
+        j > i &&
+        a.buffer === b.buffer &&
+        a.byteOffset < b.byteOffset + b.byteLength &&
+        b.byteOffset < a.byteOffset + a.byteLength,
+    ),
+  );
+}
+
 /** Loads acquisitions of an opened archive onto the GPU (encoded). */
 export async function loadSeries(
   device: GPUDevice,
@@ -288,7 +301,7 @@ export async function loadSeries(
     if (
       given &&
       (given.length !== order.length ||
-        new Set(given).size !== given.length ||
+        overlapping(given) ||
         given.some((im, i) => {
           const [rows, cols] = archive.acquisitions[order[i]].info.scan;
           return !(im instanceof Uint32Array) || im.length !== rows * cols;
@@ -296,7 +309,7 @@ export async function loadSeries(
     )
       throw new StemflowError(
         'invalid',
-        `Give ${order.length} distinct Uint32Arrays to fill, each as long as its acquisition's scan.`,
+        `Give ${order.length} distinct Uint32Arrays to fill (no two sharing memory), each as long as its acquisition's scan.`,
       );
     const frames = order.map(
       (a) => archive.acquisitions[a].info.scan[0] * archive.acquisitions[a].info.scan[1],
