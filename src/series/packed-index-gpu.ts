@@ -7,7 +7,8 @@ import { readBuffer } from '../compute/readback';
 import { StemflowError } from '../errors';
 import { packStruct, structLayout } from '../gpu/uniform-layout';
 import querySource from '../shaders/packed-query.wgsl?raw';
-import { BLOCK, chooseIndexList, type IndexGeometry } from './packed-index';
+import { chooseIndexList } from './index-lists';
+import { BLOCK, type IndexGeometry } from './packed-index';
 import type { SeriesSlot } from './series-query';
 
 const queryLayout = structLayout(querySource, 'Params');

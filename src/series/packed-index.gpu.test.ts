@@ -9,7 +9,8 @@ import { generateSynthetic, prng } from '../bench/synthetic';
 import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
 import { isStemflowError } from '../errors';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
-import { buildPackedIndex, chooseIndexList, indexGeometry, listEntry, packedQuery } from './packed-index';
+import { chooseIndexList } from './index-lists';
+import { buildPackedIndex, indexGeometry, listEntry, packedQuery } from './packed-index';
 import { buildSeriesIndex, estimateIndexBytes, planIndex } from './packed-index-build';
 import {
   encodeIndexQuery,

@@ -1,10 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import { prng } from '../bench/synthetic';
+import { chooseIndexList } from './index-lists';
 import {
   blockAt,
   blockValue,
   buildPackedIndex,
-  chooseIndexList,
   chunkFramesFor,
   type IndexGeometry,
   indexGeometry,
