@@ -48,8 +48,6 @@ override KEEP: bool = false;
 // its own literals) and builds each word from it in registers: no per-byte loop, no per-word reads. (The same for
 // offsets up to 7, and a word across a longer period's end read in two parts, were measured slower on the H200.)
 override PATTERN: bool = false;
-// Every sequence's first 8 bytes are read at once, so a short sequence's offset needs no second dependent read.
-override PEEK: bool = false;
 // Words of workgroup memory holding decoded blocks: 2048 * GROUPS without SCRATCH, else 1 (unused).
 override BLOCK_WG_WORDS: u32 = 1u;
 
@@ -372,18 +370,7 @@ fn lz4_epoch(w0: Walk, end: u32, out_end: u32, lane: u32) -> Walk {
       w.done = 1u + ERR_LZ4_TRUNCATED;
       break;
     }
-    // PEEK: the sequence's first 8 bytes in one go (two independent reads), so the offset of a sequence of at
-    // most 5 literals does not wait for the token's read.
-    let seq_at = w.ip;
-    var peek = vec2<u32>(0u);
-    let peeked = PEEK && end - w.ip >= 8u;
-    var token = 0u;
-    if (peeked) {
-      peek = vec2<u32>(in_bytes(w.ip, 4u), in_bytes(w.ip + 4u, 4u));
-      token = peek.x & 0xffu;
-    } else {
-      token = in_byte(w.ip);
-    }
+    let token = in_byte(w.ip);
     w.ip += 1u;
     var lit = token >> 4u;
     if (lit == 15u) {
@@ -441,12 +428,7 @@ fn lz4_epoch(w0: Walk, end: u32, out_end: u32, lane: u32) -> Walk {
       w.done = 1u + ERR_LZ4_TRUNCATED;
       break;
     }
-    var offset = 0u;
-    if (peeked && w.ip + 2u - seq_at <= 8u) {
-      offset = shr64(peek, 8u * (w.ip - seq_at)).x & 0xffffu;
-    } else {
-      offset = in_bytes(w.ip, 2u);
-    }
+    let offset = in_bytes(w.ip, 2u);
     w.ip += 2u;
     if (offset == 0u || offset > w.op) {
       w.done = 1u + ERR_LZ4_BAD_OFFSET;

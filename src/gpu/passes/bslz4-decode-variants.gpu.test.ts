@@ -41,8 +41,6 @@ const VARIANTS = [
   'scratch-keep-win-wg16-x2-stage3',
   'scratch-keep-pat-x1-stage64',
   'multi-pat-wg7-x3-stage5',
-  'scratch-keep-pat-peek-x1-stage64',
-  'multi-peek-wg7-x3-stage1',
 ];
 
 describe('bslz4-decode pass: variants vs twin', () => {
@@ -153,7 +151,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'scratch-pat-wg16-x2-stage3',
         'multi-keep-pat-wg7-x3-stage5',
         'scratch-keep-pat-win-wg32-x1-stage1',
-        'scratch-keep-pat-peek-x1-stage3',
       ]) {
         const { twin } = await compare(ctx, batch, { variant });
         expect([...twin.errors]).toEqual([0, 0, 0]);
@@ -191,7 +188,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
       window: false,
       keep: false,
       pattern: false,
-      peek: false,
       epochs: 8,
       workgroups: 9,
     });

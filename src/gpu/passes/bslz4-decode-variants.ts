@@ -11,8 +11,6 @@
  * - `keep`: every lane keeps the last word it wrote in registers; a partial word merges with it instead of being
  *   read back from the block (multi).
  * - `pat`: a match of offset 1 to 3 loads its pattern once and builds its words in registers (multi).
- * - `peek`: each LZ4 sequence's first 8 bytes read at once, so a short sequence's offset needs no dependent read
- *   (multi).
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
  * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
@@ -55,8 +53,6 @@ export interface DecodeVariant {
   keep: boolean;
   /** Matches of offset 1 to 3 built from their pattern in registers ('multi' only). */
   pattern: boolean;
-  /** Each sequence's first 8 bytes read at once ('multi' only). */
-  peek: boolean;
   /** Epochs between checks that the round is done ('multi' only; 8 in 'fused'). */
   epochs: number;
   /** Persistent workgroups per dispatch (undefined: one per frame). */
@@ -74,7 +70,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let win = false;
   let keep = false;
   let pattern = false;
-  let peek = false;
   let multi = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
@@ -93,15 +88,14 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'win') win = true;
     else if (part === 'keep') keep = true;
     else if (part === 'pat') pattern = true;
-    else if (part === 'peek') peek = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, peek, multi, ep<N>, persist<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, multi, ep<N>, persist<N>).`,
       );
   }
-  if (multi || scratch || win || keep || pattern || peek || groups !== undefined || epochs !== undefined) {
+  if (multi || scratch || win || keep || pattern || groups !== undefined || epochs !== undefined) {
     return {
       name,
       shader: 'multi',
@@ -112,7 +106,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       window: win,
       keep,
       pattern,
-      peek,
       epochs: epochs ?? 8,
       workgroups,
     };
@@ -127,7 +120,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     window: false,
     keep: false,
     pattern: false,
-    peek: false,
     epochs: 8,
     workgroups,
   };

@@ -130,7 +130,6 @@ export function createBslz4DecodePass(
         window: false,
         keep: false,
         pattern: false,
-        peek: false,
         epochs: 8,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
