@@ -60,6 +60,14 @@ export interface GpuVerifyTimings {
   gpuWaitMs: number;
   /** Planning and creating buffers and passes. */
   setupMs: number;
+  /**
+   * Of the set-up: planning and the decode pass (its pipeline made here), the mapped staging buffers, the GPU
+   * buffers (with their error scope), the wait for the compare pipeline.
+   */
+  setupPrepareMs: number;
+  setupStagingMs: number;
+  setupBuffersMs: number;
+  setupPipelineMs: number;
   totalMs: number;
   /**
    * Profile mode only (each step waited for), summed over records: staging copies with the small uploads,
@@ -160,6 +168,7 @@ export async function verifyAcquisitionGpu(
   const STORAGE_OUT = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC;
   const STAGING = GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
   // The staging first: the first records are read into it while the GPU buffers are created.
+  const tStaging = performance.now();
   device.pushErrorScope('out-of-memory');
   const slots: Slot[] = [];
   for (let k = 0; k < plan.slots; k++) {
@@ -168,6 +177,7 @@ export async function verifyAcquisitionGpu(
     slots.push({ chunks, data, ready: Promise.resolve() });
   }
   const stagingOom = await device.popErrorScope();
+  const setupStagingMs = performance.now() - tStaging;
   const staged: Promise<{ rec: ArchiveRecord; slot: Slot; stored: StoredBatch }>[] = [];
   const budgetError = (oom: GPUError) =>
     new StemflowError(
@@ -190,6 +200,10 @@ export async function verifyAcquisitionGpu(
       uploadMs: 0,
       gpuWaitMs: 0,
       setupMs: 0,
+      setupPrepareMs: tStaging - t0,
+      setupStagingMs,
+      setupBuffersMs: 0,
+      setupPipelineMs: 0,
       totalMs: 0,
       copyMs: 0,
       decodeMs: 0,
@@ -249,6 +263,7 @@ export async function verifyAcquisitionGpu(
     let blockBase = 0;
     for (let k = 0; k < slots.length; k++) stageNext();
     await new Promise((resolve) => setTimeout(resolve, 0)); // the reads are issued before the buffers below
+    const tBuffers = performance.now();
     device.pushErrorScope('out-of-memory');
     const decoded = make('decoded', GPUBufferUsage.STORAGE);
     const flags = make('pixel flags', STORAGE_IN);
@@ -272,7 +287,10 @@ export async function verifyAcquisitionGpu(
     decode.reserve(maxFrames);
     const oom = await device.popErrorScope();
     if (oom) throw budgetError(oom);
+    const tPipeline = performance.now();
+    timings.setupBuffersMs = tPipeline - tBuffers;
     const compare = await comparing;
+    timings.setupPipelineMs = performance.now() - tPipeline;
     timings.setupMs = performance.now() - t0;
     for (let i = 0; i < acq.records.length; i++) {
       throwIfAborted(signal);

@@ -58,7 +58,7 @@ export async function benchVerify(
   const p = verify.plan;
   const gib = (n: number) => `${(n / 2 ** 30).toFixed(2)} GiB`;
   log(
-    `GPU verify: ${verify.compared} values, ${verify.mismatches} mismatches, ${verify.laneErrors} lane errors, ${verify.sourceErrors} source errors in ${ms(verify.ms)} = ${gbps(rawBytes, verify.ms).toFixed(1)} GB/s raw-equivalent (set-up ${ms(t.setupMs)}, read ${ms(t.readMs)}, waiting for staging slots ${ms(t.stagingWaitMs)}, upload ${ms(t.uploadMs)}, loop waiting for reads + final readback ${ms(t.gpuWaitMs)}); plan ${gib(p.totalBytes)}: ${p.sets} input sets of ${gib(p.setBytes)}, ${p.slots} staging slots of ${gib(p.slotBytes)}, shared ${gib(p.sharedBytes)}, decode scratch ${gib(p.decodeScratchBytes)}`,
+    `GPU verify: ${verify.compared} values, ${verify.mismatches} mismatches, ${verify.laneErrors} lane errors, ${verify.sourceErrors} source errors in ${ms(verify.ms)} = ${gbps(rawBytes, verify.ms).toFixed(1)} GB/s raw-equivalent (set-up ${ms(t.setupMs)}: plan and decode pass ${ms(t.setupPrepareMs)}, staging ${ms(t.setupStagingMs)}, GPU buffers ${ms(t.setupBuffersMs)}, compare pipeline ${ms(t.setupPipelineMs)}; read ${ms(t.readMs)}, waiting for staging slots ${ms(t.stagingWaitMs)}, upload ${ms(t.uploadMs)}, loop waiting for reads + final readback ${ms(t.gpuWaitMs)}); plan ${gib(p.totalBytes)}: ${p.sets} input sets of ${gib(p.setBytes)}, ${p.slots} staging slots of ${gib(p.slotBytes)}, shared ${gib(p.sharedBytes)}, decode scratch ${gib(p.decodeScratchBytes)}`,
   );
   const v = perRecord;
   log(
