@@ -49,6 +49,13 @@ type InputSet = Record<'compressed' | 'index' | 'data' | 'offsets' | 'cells' | '
 
 const align4 = (n: number) => Math.ceil(n / 4) * 4;
 
+/**
+ * Records staged at once by default. One: on the H200 a second slot's 0.26 GiB of mapped staging took ~75 ms to
+ * create and the records then came no faster (one slot: 418 ms = 46.2 GB/s for the 512 x 512 x 192 x 192 bench,
+ * 18.7 ms a record after a set-up of 120 ms; two slots: 535-546 ms, 19.2-19.4 ms a record after 228-236 ms).
+ */
+export const VERIFY_SLOTS = 1;
+
 export interface GpuVerifyTimings {
   /** Reading the stored chunks and the lanes into mapped staging (summed over records; overlapped). */
   readMs: number;
@@ -81,7 +88,7 @@ export interface GpuVerifyTimings {
 export interface GpuVerifyOptions {
   signal?: AbortSignal;
   onProgress?: (framesDone: number, frameCount: number) => void;
-  /** Records staged at once (default 2). */
+  /** Records staged at once (default VERIFY_SLOTS). */
   slots?: number;
   /** Copies of the next record overlap the decode and compare of this one (two input sets; default true). */
   overlap?: boolean;
@@ -144,7 +151,7 @@ export async function verifyAcquisitionGpu(
     blocks: acq.records.reduce((n, r) => n + Math.ceil(r.frames / info.blockFrames), 0),
     maxStoredBytes: maxStored,
     maxDataWords: Math.max(1, ...acq.records.map((r) => r.dataWords)),
-    slots: Math.max(1, Math.min(Math.floor(options.slots ?? 2), acq.records.length)),
+    slots: Math.max(1, Math.min(Math.floor(options.slots ?? VERIFY_SLOTS), acq.records.length)),
     sets: overlap && acq.records.length > 1 ? 2 : 1,
     decodeScratchBytes: decodeScratchBytes(decode.variant, maxFrames, {
       maxWorkgroups: device.limits.maxComputeWorkgroupsPerDimension,

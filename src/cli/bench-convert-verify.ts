@@ -4,7 +4,7 @@
  * input set, as before), with one staging slot more, one step at a time (profile), and at other compare
  * dispatch sizes. Every run must be exact.
  */
-import { COMPARE_LANES_PER_DISPATCH, verifyAcquisitionGpu } from '../archive/gpu-verify';
+import { COMPARE_LANES_PER_DISPATCH, VERIFY_SLOTS, verifyAcquisitionGpu } from '../archive/gpu-verify';
 import type { ArchiveAcquisition } from '../archive/reader';
 import type { AcquisitionSource } from '../source/acquisition-source';
 
@@ -19,7 +19,7 @@ export async function benchVerify(
   device: GPUDevice,
   acquisition: ArchiveAcquisition,
   source: AcquisitionSource,
-  { slots = 2, rawBytes, log }: { slots?: number; rawBytes: number; log: (s: string) => void },
+  { slots = VERIFY_SLOTS, rawBytes, log }: { slots?: number; rawBytes: number; log: (s: string) => void },
 ) {
   const run = async (options: Parameters<typeof verifyAcquisitionGpu>[3] = {}) => {
     // The run before destroyed its buffers; the driver frees them at the next wait on the queue: here.

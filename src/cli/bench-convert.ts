@@ -35,8 +35,10 @@ export interface BenchConvertOptions {
   distinct: number;
   /** Frames per record (default 16,384). */
   record?: number;
-  /** Records in flight (default 2). */
+  /** Records in flight in the encoder (default 2). */
   slots?: number;
+  /** Records staged at once by the verification (default VERIFY_SLOTS). */
+  verifySlots?: number;
   /** Output readbacks the encoder lends (written without a host copy; default 3, 0: copy every record). */
   lend?: number;
   /** Shards written + hashed while the next records are encoded (default 4). */
@@ -188,7 +190,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     const openMs = performance.now() - t;
     try {
       const acquisition = archive.acquisitions[0];
-      const v = await benchVerify(device, acquisition, source, { slots: o.slots, rawBytes, log });
+      const v = await benchVerify(device, acquisition, source, { slots: o.verifySlots, rawBytes, log });
       const spot = await spotCheck(acquisition, source);
       const ok =
         sameManifest &&

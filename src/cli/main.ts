@@ -36,7 +36,7 @@ Usage:
       series (as many as the budget admits) and times mask gestures over all of them (median, p95); with
       --index, builds the exact index in the budget left and times the gestures on it.
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--lend 3]
-      [--writes 4] [--budget 64] [--json FILE]
+      [--writes 4] [--budget 64] [--verify-slots 1] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
       count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4.
   stemflow bench decode [--scan 512] [--det 192] [--distinct 1024] [--batch 8192] [--variant base,scratch,...] [--rounds 3]
@@ -205,6 +205,7 @@ export async function main(argv: string[]): Promise<number> {
           distinct: { type: 'string', default: '1024' },
           batch: { type: 'string' },
           slots: { type: 'string' },
+          'verify-slots': { type: 'string' },
           repeat: { type: 'string', default: '3' },
           json: { type: 'string' },
           keep: { type: 'boolean' },
@@ -272,6 +273,7 @@ export async function main(argv: string[]): Promise<number> {
           distinct: n(values.distinct)!,
           record: n(values.record),
           slots: n(values.slots),
+          verifySlots: n(values['verify-slots']),
           lend: n(values.lend),
           writes: n(values.writes),
           budgetGiB: n(values.budget),
