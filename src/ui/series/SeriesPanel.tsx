@@ -25,7 +25,9 @@ export type MaskSource = 'series' | 'panel';
 
 /**
  * The series panel (issue #6): an archive opened from a folder is loaded encoded onto the GPU; one detector
- * mask drives the virtual images of every acquisition at once (exact sums, straight from the tANS lanes);
+ * mask drives the virtual images of every acquisition at once (exact sums from the exact index built after
+ * loading, or straight from the tANS lanes when it does not fit); images no longer shown go back to the worker to
+ * be filled again;
  * shared or per-image contrast; an acquisition slider; the frames at a picked scan position across
  * acquisitions; the time each query took.
  */
