@@ -4,7 +4,6 @@
  * host copies one part's images out while the GPU runs the next; only the last part's copy adds to the query's
  * time. The host waits once per part, never inside the submissions.
  */
-import { StemflowError } from '../errors';
 import type { GpuTimer } from '../gpu/gpu-timer';
 import {
   encodeIndexQuery,
@@ -14,6 +13,7 @@ import {
   readIndexImage,
   type SeriesIndex,
 } from './packed-index-gpu';
+import { mapQueryReadback } from './series-query';
 
 /** Parts of a query (submissions and readback buffers). */
 export const READBACK_PARTS = 3;
@@ -115,15 +115,7 @@ export async function queryIndex(
     const buffer = readback.buffers[k];
     const bytes = Math.max(16, Math.ceil(partBytes(frames.slice(s, e)) / 16) * 16);
     const t1 = performance.now();
-    try {
-      await buffer.mapAsync(GPUMapMode.READ, 0, bytes);
-    } catch (err) {
-      // A lost device (or a destroyed buffer) aborts the mapping: say so, typed.
-      throw new StemflowError(
-        'device',
-        `The GPU did not finish the series query (${err instanceof Error ? err.message || err.name : String(err)}); the device may have been lost. Release the series and load it again, or load fewer acquisitions.`,
-      );
-    }
+    await mapQueryReadback(buffer, bytes);
     const t2 = performance.now();
     try {
       const words = new Uint32Array(buffer.getMappedRange(0, bytes));

@@ -5,6 +5,7 @@
  */
 import type { LaneGeometry } from '../archive/lanes';
 import type { Archive, ArchiveAcquisition } from '../archive/reader';
+import { StemflowError } from '../errors';
 import { type DispatchChunk, encodeChunks } from '../gpu/chunked-dispatch';
 import { structLayout } from '../gpu/uniform-layout';
 import source from '../shaders/tans-query.wgsl?raw';
@@ -13,6 +14,21 @@ import type { SeriesBuffers } from './series-load';
 import { type planSeries, RECORD_WORDS } from './series-plan';
 
 const layout = structLayout(source, 'Params');
+
+/**
+ * Maps `bytes` of a query's readback for reading; a lost device (or a destroyed buffer) aborts the mapping, which
+ * becomes a typed 'device' error. Both query paths (the lanes' and the index's) wait here.
+ */
+export async function mapQueryReadback(buffer: GPUBuffer, bytes: number): Promise<void> {
+  try {
+    await buffer.mapAsync(GPUMapMode.READ, 0, bytes);
+  } catch (e) {
+    throw new StemflowError(
+      'device',
+      `The GPU did not finish the series query (${e instanceof Error ? e.message || e.name : String(e)}); the device may have been lost. Release the series and load it again, or load fewer acquisitions.`,
+    );
+  }
+}
 
 /** A series' plan with its placements (what planSeries returns). */
 type SeriesPlan = ReturnType<typeof planSeries>;

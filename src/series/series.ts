@@ -27,6 +27,7 @@ import {
   encodeQueryBits,
   encodeQueryGroups,
   encodeReadbackCopies,
+  mapQueryReadback,
   queryGroups,
   sameMask,
   seriesSlots,
@@ -282,15 +283,7 @@ export async function loadSeries(
       for (const p of q.params) p.destroy();
       const tSubmit = performance.now();
       const mapped = Math.max(16, Math.ceil(q.stagingBytes / 16) * 16);
-      try {
-        await staging.mapAsync(GPUMapMode.READ, 0, mapped);
-      } catch (e) {
-        // A lost device (or a destroyed buffer) aborts the mapping: say so, typed.
-        throw new StemflowError(
-          'device',
-          `The GPU did not finish the series query (${e instanceof Error ? e.message || e.name : String(e)}); the device may have been lost. Release the series and load it again, or load fewer acquisitions.`,
-        );
-      }
+      await mapQueryReadback(staging, mapped);
       const tMapped = performance.now();
       // The lanes' u64 sums as (lo, hi), combined with the images before (every image fits 2^53).
       try {
