@@ -43,6 +43,32 @@ const VARIANTS = [
   'multi-pat-wg7-x3-stage5',
 ];
 
+/**
+ * A 33 x 35 uint16 frame whose one LZ4 block is `payload` (literals and matches crafted to decode to 2,304 bytes),
+ * between two valid frames: every variant decodes the three as the twin does, without an error.
+ */
+async function decodesCrafted(
+  ctx: Parameters<typeof compare>[0],
+  seed: number,
+  payload: number[],
+  variants: string[],
+): Promise<void> {
+  const pixels = 33 * 35;
+  const values = sparseCounts(3, 33, 35, seed);
+  const valid = bslz4Encode(new Uint8Array(values.buffer, 0, pixels * 2), 2);
+  const batch = {
+    ...pack([valid, withPayload(valid, payload), valid]),
+    frameCount: 3,
+    pixels,
+    elemSize: 2 as const,
+    flags: new Uint32Array(pixels),
+  };
+  for (const variant of variants) {
+    const { twin } = await compare(ctx, batch, { variant });
+    expect([...twin.errors]).toEqual([0, 0, 0]);
+  }
+}
+
 describe('bslz4-decode pass: variants vs twin', () => {
   for (const variant of VARIANTS) {
     withGpu(
@@ -69,9 +95,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
   withGpu(
     'matches whose offsets are multiples of 4 * lanes, or at most 8 (read without a barrier)',
     async (ctx) => {
-      const pixels = 33 * 35;
-      const values = sparseCounts(3, 33, 35, 3);
-      const valid = bslz4Encode(new Uint8Array(values.buffer, 0, pixels * 2), 2);
       const next = rng(9);
       const lits = (n: number) => Array.from({ length: n }, () => next() & 0xff);
       // 128 literals, match offset 128 x 300; 7 literals, match offset 256 x 1000; 5 literals, match offset 3 x 40;
@@ -83,15 +106,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
         ...[0x0f, 0x07, 0x00, 11],
         ...[0xf0, 0xff, 0xff, 0xff, 14, ...lits(794)],
       ];
-      const chunks = [valid, withPayload(valid, payload), valid];
-      const batch = {
-        ...pack(chunks),
-        frameCount: 3,
-        pixels,
-        elemSize: 2 as const,
-        flags: new Uint32Array(pixels),
-      };
-      for (const variant of [
+      await decodesCrafted(ctx, 3, payload, [
         'base',
         'multi',
         'scratch-wg32-x2-stage512',
@@ -99,10 +114,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'multi-wg7-x3-stage5',
         'scratch-win-wg32-x1-stage4',
         'multi-win-wg5-x2-stage1',
-      ]) {
-        const { twin } = await compare(ctx, batch, { variant });
-        expect([...twin.errors]).toEqual([0, 0, 0]);
-      }
+      ]);
     },
     180_000,
   );
@@ -110,9 +122,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
   withGpu(
     'matches of every offset from 1 to 12, overlapping and not, from the block and from their own literals',
     async (ctx) => {
-      const pixels = 33 * 35;
-      const values = sparseCounts(3, 33, 35, 5);
-      const valid = bslz4Encode(new Uint8Array(values.buffer, 0, pixels * 2), 2);
       const next = rng(11);
       const lits = (n: number) => Array.from({ length: n }, () => next() & 0xff);
       const length = (n: number) => (n < 15 ? [] : [...Array((n - 15) >> 8).fill(255), (n - 15) & 255]);
@@ -138,23 +147,13 @@ describe('bslz4-decode pass: variants vs twin', () => {
       expect(out).toBe(2244);
       const rest = 2304 - out;
       payload.push((Math.min(rest, 15) << 4) | 0, ...length(rest), ...lits(rest));
-      const batch = {
-        ...pack([valid, withPayload(valid, payload), valid]),
-        frameCount: 3,
-        pixels,
-        elemSize: 2 as const,
-        flags: new Uint32Array(pixels),
-      };
-      for (const variant of [
+      await decodesCrafted(ctx, 5, payload, [
         'multi',
         'scratch-keep-pat-x1-stage64',
         'scratch-pat-wg16-x2-stage3',
         'multi-keep-pat-wg7-x3-stage5',
         'scratch-keep-pat-win-wg32-x1-stage1',
-      ]) {
-        const { twin } = await compare(ctx, batch, { variant });
-        expect([...twin.errors]).toEqual([0, 0, 0]);
-      }
+      ]);
     },
     180_000,
   );
