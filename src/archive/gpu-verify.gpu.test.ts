@@ -50,15 +50,25 @@ describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, t
           // sources with one input set (copies not overlapped).
           const profile = i % 2 === 1;
           const overlap = i % 3 !== 2;
-          const gpu = await verifyAcquisitionGpu(device, acq, s, { slots: 1 + (i % 3), profile, overlap });
-          expect(gpu.timings.decodeMs > 0 && gpu.timings.compareMs > 0).toBe(profile);
-          expect(gpu.plan.sets).toBe(overlap ? 2 : 1);
-          expect(gpu.badBlocks).toEqual(cpu.badBlocks);
-          expect([gpu.mismatches, gpu.laneErrors, gpu.sourceErrors]).toEqual([
-            cpu.mismatches,
-            cpu.laneErrors,
-            0,
-          ]);
+          // Whole records, and pieces of one block (3 frames) or two: 7-frame records make pieces of 3, 3, 1
+          // or 6, 1 frames, so the planted values lie at piece boundaries as well.
+          for (const pieceFrames of [undefined, 3, 6]) {
+            const gpu = await verifyAcquisitionGpu(device, acq, s, {
+              slots: 1 + (i % 3),
+              profile,
+              overlap,
+              pieceFrames,
+            });
+            expect(gpu.timings.decodeMs > 0 && gpu.timings.compareMs > 0).toBe(profile);
+            expect(gpu.plan.sets).toBe(overlap ? 2 : 1);
+            expect(gpu.plan.maxFrames).toBe(pieceFrames ?? 7);
+            expect(gpu.badBlocks).toEqual(cpu.badBlocks);
+            expect([gpu.mismatches, gpu.laneErrors, gpu.sourceErrors]).toEqual([
+              cpu.mismatches,
+              cpu.laneErrors,
+              0,
+            ]);
+          }
         }
         expect(tracked.createdLabels()).toContain('bslz4-decode scratch');
         expect(tracked.alive()).toBe(0);
@@ -79,14 +89,16 @@ describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, t
         });
         const damaged = (await openArchive(nodeArchiveFiles(bad), { hash: nodeSha256 })).acquisitions[0];
         const cpu = await verifyAcquisition(damaged, source, cpuVerifier);
-        const gpu = await verifyAcquisitionGpu(device, damaged, source);
         expect(cpu.laneErrors).toBe(1);
         expect(cpu.mismatches).toBeGreaterThan(0);
-        expect([gpu.mismatches, gpu.laneErrors, gpu.badBlocks]).toEqual([
-          cpu.mismatches,
-          cpu.laneErrors,
-          cpu.badBlocks,
-        ]);
+        for (const pieceFrames of [undefined, 3]) {
+          const gpu = await verifyAcquisitionGpu(device, damaged, source, { pieceFrames });
+          expect([gpu.mismatches, gpu.laneErrors, gpu.badBlocks]).toEqual([
+            cpu.mismatches,
+            cpu.laneErrors,
+            cpu.badBlocks,
+          ]);
+        }
       } finally {
         tracked.stop();
         await close();

@@ -1,32 +1,41 @@
 /**
- * Exhaustive verification on the GPU. Per record: the source's stored chunks and the record's lanes are read
+ * Exhaustive verification on the GPU, a piece of a record at a time (at most `pieceFrames` frames, whole
+ * mismatch blocks; gpu-verify-plan.ts). Per piece: the source's stored chunks and the piece's lanes are read
  * (concurrent reads) straight into mapped staging buffers of one of `slots` slots, copied by the GPU into one
  * of two sets of bound inputs, decoded by bslz4-decode.wgsl into a frame-major scratch buffer, and
  * tans-compare.wgsl (gpu-verify-compare.ts) decodes every lane and compares every value. Mismatch counts per
  * block and lane error codes stay on the GPU until one readback at the end. CPU twin: `cpuVerifier`
- * (verify.ts) over `tansCompare` (tans-decode.ts). Memory is planned first (gpu-verify-plan.ts).
+ * (verify.ts) over `tansCompare` (tans-decode.ts). Memory is planned first (gpu-verify-plan.ts), for a piece:
+ * smaller pieces make smaller buffers, which are faster to create, and a shorter first read and last compare.
  *
- * Overlap. Record r + 1's staging copies (PCIe, ~9 ms for 1.2 GB raw-equivalent on the H200) run while record
- * r is decoded and compared, into the other input set. One queue runs everything, and Dawn puts a barrier
+ * Overlap. Piece p + 1's staging copies (PCIe, ~9 ms for 1.2 GB raw-equivalent on the H200) run while piece
+ * p is decoded and compared, into the other input set. One queue runs everything, and Dawn puts a barrier
  * before each use of a buffer whose last use differs; a barrier waits for every earlier command of its source
- * stage. The queue order per record r is therefore:
- *   copies(r) [transfer: staging -> set r % 2], tag(r + 1) [transfer: 4-byte clears of every buffer of set
- *   (r + 1) % 2], decode + compare(r) [compute].
- * tag(r + 1) waits for the compute of record r - 1 (the last reader of that set), so when copies(r + 1) are
+ * stage. The queue order per piece p is therefore:
+ *   copies(p) [transfer: staging -> set p % 2], tag(p + 1) [transfer: 4-byte clears of every buffer of set
+ *   (p + 1) % 2 that piece p + 1 writes], decode + compare(p) [compute].
+ * tag(p + 1) waits for the compute of piece p - 1 (the last reader of that set), so when copies(p + 1) are
  * submitted the set's last use is a transfer write: their barrier waits for earlier transfers only, not for
- * the compute of record r, which runs alongside. decode(r) waits for transfers submitted before it (copies(r),
- * tag(r + 1), parameter uploads), never for copies(r + 1). With `overlap: false` (one set, no tags) each
- * record's copies wait for the record before, as before; the bench measures both.
- * The only host waits are a record's staging reads (bounded by `slots`) and the final readback.
+ * the compute of piece p, which runs alongside. decode(p) waits for transfers submitted before it (copies(p),
+ * tag(p + 1), parameter uploads), never for copies(p + 1). A set's record tables (decode cells, class map) are
+ * written, and tagged, only when its record changes. With `overlap: false` (one set, no tags) each piece's
+ * copies wait for the piece before; the bench measures both.
+ * The only host waits are a piece's staging reads (bounded by `slots`) and the final readback.
  */
 import { StemflowError, throwIfAborted } from '../errors';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import { decodeScratchBytes } from '../gpu/passes/bslz4-decode-variants';
 import type { AcquisitionSource, StoredBatch } from '../source/acquisition-source';
 import { createTansComparePassAsync, readU32, tally } from './gpu-verify-compare';
-import { type GpuVerifyPlan, planGpuVerify } from './gpu-verify-plan';
+import {
+  type GpuVerifyPlan,
+  planGpuVerify,
+  planVerifyPieces,
+  VERIFY_PIECE_FRAMES,
+  type VerifyPiece,
+} from './gpu-verify-plan';
 import { DTYPE_BITS } from './lanes';
-import type { ArchiveAcquisition, ArchiveRecord } from './reader';
+import type { ArchiveAcquisition } from './reader';
 import type { VerifyReport } from './verify';
 
 export {
@@ -34,9 +43,9 @@ export {
   createTansComparePass,
   type TansComparePass,
 } from './gpu-verify-compare';
-export { type GpuVerifyPlan, planGpuVerify } from './gpu-verify-plan';
+export { type GpuVerifyPlan, planGpuVerify, VERIFY_PIECE_FRAMES } from './gpu-verify-plan';
 
-/** Staging for one record in flight. */
+/** Staging for one piece in flight. */
 interface Slot {
   chunks: GPUBuffer;
   data: GPUBuffer;
@@ -44,26 +53,27 @@ interface Slot {
   ready: Promise<void>;
 }
 
-/** Bound inputs of one record: chunks, chunk index, data words, lane offsets, decode cells, class map. */
+/** Bound inputs of one piece: chunks, chunk index, data words, lane offsets, decode cells, class map. */
 type InputSet = Record<'compressed' | 'index' | 'data' | 'offsets' | 'cells' | 'classMap', GPUBuffer>;
 
 const align4 = (n: number) => Math.ceil(n / 4) * 4;
 
 /**
- * Records staged at once by default. One: on the H200 a second slot's 0.26 GiB of mapped staging took ~75 ms to
- * create and the records then came no faster (one slot: 418 ms = 46.2 GB/s for the 512 x 512 x 192 x 192 bench,
- * 18.7 ms a record after a set-up of 120 ms; two slots: 535-546 ms, 19.2-19.4 ms a record after 228-236 ms).
+ * Pieces staged at once by default. One: on the H200, with whole 16,384-frame records as pieces, a second
+ * slot's 0.26 GiB of mapped staging took ~75 ms to create and the records then came no faster (one slot:
+ * 418 ms = 46.2 GB/s for the 512 x 512 x 192 x 192 bench, 18.7 ms a record after a set-up of 120 ms; two
+ * slots: 535-546 ms, 19.2-19.4 ms a record after 228-236 ms).
  */
 export const VERIFY_SLOTS = 1;
 
 export interface GpuVerifyTimings {
-  /** Reading the stored chunks and the lanes into mapped staging (summed over records; overlapped). */
+  /** Reading the stored chunks and the lanes into mapped staging (summed over pieces; overlapped). */
   readMs: number;
-  /** Records waiting for their staging slot to be mapped again before being read (summed; overlapped). */
+  /** Pieces waiting for their staging slot to be mapped again before being read (summed; overlapped). */
   stagingWaitMs: number;
   /** Host: unmapping, small uploads, encoding the passes. */
   uploadMs: number;
-  /** The submission loop waiting for a record's staging to be read, and for the final readback. */
+  /** The submission loop waiting for a piece's staging to be read, and for the final readback. */
   gpuWaitMs: number;
   /** Planning and creating buffers and passes. */
   setupMs: number;
@@ -77,7 +87,7 @@ export interface GpuVerifyTimings {
   setupPipelineMs: number;
   totalMs: number;
   /**
-   * Profile mode only (each step waited for), summed over records: staging copies with the small uploads,
+   * Profile mode only (each step waited for), summed over pieces: staging copies with the small uploads,
    * decode, compare.
    */
   copyMs: number;
@@ -88,9 +98,11 @@ export interface GpuVerifyTimings {
 export interface GpuVerifyOptions {
   signal?: AbortSignal;
   onProgress?: (framesDone: number, frameCount: number) => void;
-  /** Records staged at once (default VERIFY_SLOTS). */
+  /** Pieces staged at once (default VERIFY_SLOTS). */
   slots?: number;
-  /** Copies of the next record overlap the decode and compare of this one (two input sets; default true). */
+  /** Frames verified at once, rounded down to whole mismatch blocks (default VERIFY_PIECE_FRAMES). */
+  pieceFrames?: number;
+  /** Copies of the next piece overlap the decode and compare of this one (two input sets; default true). */
   overlap?: boolean;
   /** Wait after each pass so copies, decode and compare are timed apart (slower; default false). */
   profile?: boolean;
@@ -130,13 +142,17 @@ export async function verifyAcquisitionGpu(
   const elem = (bits / 8) as 1 | 2 | 4;
   const pixels = geometry.pixels;
   const wordsPerFrame = Math.ceil((pixels * elem) / 4);
-  const maxFrames = Math.max(...acq.records.map((r) => r.frames));
-  const storedSizes = src.storedSizes();
-  let maxStored = 4;
-  for (const r of acq.records) {
-    let s = 0;
-    for (let f = r.firstFrame; f < r.firstFrame + r.frames; f++) s += storedSizes[f];
-    maxStored = Math.max(maxStored, s);
+  const pieces = planVerifyPieces(acq.records, {
+    slices: geometry.slices,
+    blockFrames: info.blockFrames,
+    pieceFrames: options.pieceFrames ?? VERIFY_PIECE_FRAMES,
+    storedSizes: src.storedSizes(),
+  });
+  let [maxFrames, maxStored, maxDataWords] = [1, 4, 1];
+  for (const p of pieces) {
+    maxFrames = Math.max(maxFrames, p.frames);
+    maxStored = Math.max(maxStored, p.storedBytes);
+    maxDataWords = Math.max(maxDataWords, p.to - p.from);
   }
   const overlap = options.overlap ?? true;
   const decode = createBslz4DecodePass(device, { elemSize: elem });
@@ -150,9 +166,9 @@ export async function verifyAcquisitionGpu(
     tableLog: info.tableLog,
     blocks: acq.records.reduce((n, r) => n + Math.ceil(r.frames / info.blockFrames), 0),
     maxStoredBytes: maxStored,
-    maxDataWords: Math.max(1, ...acq.records.map((r) => r.dataWords)),
-    slots: Math.max(1, Math.min(Math.floor(options.slots ?? VERIFY_SLOTS), acq.records.length)),
-    sets: overlap && acq.records.length > 1 ? 2 : 1,
+    maxDataWords,
+    slots: Math.max(1, Math.min(Math.floor(options.slots ?? VERIFY_SLOTS), pieces.length)),
+    sets: overlap && pieces.length > 1 ? 2 : 1,
     decodeScratchBytes: decodeScratchBytes(decode.variant, maxFrames, {
       maxWorkgroups: device.limits.maxComputeWorkgroupsPerDimension,
     }),
@@ -175,13 +191,13 @@ export async function verifyAcquisitionGpu(
   const STORAGE_OUT = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC;
   const STAGING = GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
   const slots: Slot[] = [];
-  const staged: Promise<{ rec: ArchiveRecord; slot: Slot; stored: StoredBatch }>[] = [];
+  const staged: Promise<{ piece: VerifyPiece; slot: Slot; stored: StoredBatch }>[] = [];
   const budgetError = (oom: GPUError) =>
     new StemflowError(
       'budget',
       `GPU verification: ${plan.totalBytes} bytes planned (${plan.slots} staging slot(s), ${plan.sets} input set(s)) do not fit this GPU's memory (${oom.message}).`,
     );
-  // Compiled while the first records are read and the buffers created.
+  // Compiled while the first pieces are read and the buffers created.
   const comparing = createTansComparePassAsync(device, {
     bits,
     tableLog: info.tableLog,
@@ -210,9 +226,9 @@ export async function verifyAcquisitionGpu(
       timings[what] += performance.now() - t;
     };
 
-    /** Reads record i's chunks and lanes into its slot's mapped staging buffers (after the slot is free). */
+    /** Reads piece i's chunks and lanes into its slot's mapped staging buffers (after the slot is free). */
     const stage = async (i: number) => {
-      const rec = acq.records[i];
+      const piece = pieces[i];
       const slot = slots[i % slots.length];
       let t = performance.now();
       await slot.ready;
@@ -222,8 +238,10 @@ export async function verifyAcquisitionGpu(
       const dataRange = new Uint8Array(slot.data.getMappedRange());
       // Both reads end before a failure is reported: neither may write into staging that is being freed.
       const [read, words] = await Promise.allSettled([
-        src.readStored(rec.firstFrame, rec.frames, signal, chunkRange),
-        rec.dataWords > 0 ? acq.readRecordData(rec.index, signal, dataRange) : Promise.resolve(),
+        src.readStored(piece.firstFrame, piece.frames, signal, chunkRange),
+        piece.to > piece.from
+          ? acq.readRecordData(acq.records[piece.record].index, signal, dataRange, piece)
+          : Promise.resolve(),
       ]);
       if (read.status === 'rejected') throw read.reason;
       if (words.status === 'rejected') throw words.reason;
@@ -234,30 +252,34 @@ export async function verifyAcquisitionGpu(
         if (align4(stored.bytes.byteLength) > chunkRange.byteLength) {
           throw new StemflowError(
             'invalid',
-            `Record ${rec.index}: the stored chunks exceed the planned staging.`,
+            `Frames from ${piece.firstFrame}: the stored chunks exceed the planned staging.`,
           );
         }
         chunkRange.set(stored.bytes);
       }
       timings.readMs += performance.now() - t;
-      return { rec, slot, stored };
+      return { piece, slot, stored };
     };
     const stageNext = () => {
       const i = staged.length;
-      if (i >= acq.records.length) return;
+      if (i >= pieces.length) return;
       const p = stage(i);
       p.catch(() => undefined); // awaited in order below
       staged.push(p);
     };
-    /** A 4-byte clear of every buffer of a set: its last use becomes a transfer (see the header). */
-    const tag = (set: InputSet, label: string) => {
+    /**
+     * A 4-byte clear of every buffer of a set that its next piece writes: their last use becomes a transfer
+     * (see the header). The record's tables are written only when the set's record changes.
+     */
+    const tag = (set: InputSet, tables: boolean, label: string) => {
       const encoder = device.createCommandEncoder({ label });
-      for (const b of Object.values(set)) encoder.clearBuffer(b, 0, 4);
+      for (const [name, b] of Object.entries(set)) {
+        if (tables || (name !== 'cells' && name !== 'classMap')) encoder.clearBuffer(b, 0, 4);
+      }
       device.queue.submit([encoder.finish()]);
     };
 
-    let blockBase = 0;
-    // The staging first, one slot at a time: each slot's first record is read into it (on other threads) while
+    // The staging first, one slot at a time: each slot's first piece is read into it (on other threads) while
     // the next slot and then the GPU buffers are created (mapped staging costs ~65 ms a slot to create here).
     const tStaging = performance.now();
     timings.setupPrepareMs = tStaging - t0;
@@ -301,31 +323,44 @@ export async function verifyAcquisitionGpu(
     const compare = await comparing;
     timings.setupPipelineMs = performance.now() - tPipeline;
     timings.setupMs = performance.now() - t0;
-    for (let i = 0; i < acq.records.length; i++) {
+    /** The record whose tables each set holds. */
+    const setRecord = sets.map(() => -1);
+    for (let i = 0; i < pieces.length; i++) {
       throwIfAborted(signal);
       let t = performance.now();
-      const { rec, slot, stored } = await staged[i];
+      const { piece, slot, stored } = await staged[i];
       timings.gpuWaitMs += performance.now() - t;
       t = performance.now();
+      const rec = acq.records[piece.record];
       const set = sets[i % sets.length];
       const storedBytes = align4(stored.bytes.byteLength);
+      const dataWords = piece.to - piece.from;
       slot.chunks.unmap();
       slot.data.unmap();
-      const idx = new Uint32Array(rec.frames * 2);
-      for (let f = 0; f < rec.frames; f++) {
+      const idx = new Uint32Array(piece.frames * 2);
+      for (let f = 0; f < piece.frames; f++) {
         idx[2 * f] = stored.offsets[f];
         idx[2 * f + 1] = stored.sizes[f];
       }
+      // The piece's lane offsets, from the start of its words.
+      const { slices } = geometry;
+      const offsets = rec.offsets
+        .subarray(piece.start * slices, (piece.start + piece.frames) * slices + 1)
+        .map((w) => w - piece.from);
       // Queue writes go with the next submission: the copies.
       device.queue.writeBuffer(set.index, 0, idx);
-      device.queue.writeBuffer(set.offsets, 0, rec.offsets);
-      device.queue.writeBuffer(set.cells, 0, rec.tables.decodeCells);
-      device.queue.writeBuffer(set.classMap, 0, Uint32Array.from(rec.tables.classMap));
-      // The staging copies go in their own submission, so the slot is mapped again (and the record after the
+      device.queue.writeBuffer(set.offsets, 0, offsets);
+      if (setRecord[i % sets.length] !== piece.record) {
+        device.queue.writeBuffer(set.cells, 0, rec.tables.decodeCells);
+        device.queue.writeBuffer(set.classMap, 0, Uint32Array.from(rec.tables.classMap));
+        setRecord[i % sets.length] = piece.record;
+      }
+      // The staging copies go in their own submission, so the slot is mapped again (and the piece after the
       // next ones read into it) as soon as they are done.
-      const copies = device.createCommandEncoder({ label: `verify record ${rec.index}: staging` });
+      const label = `verify record ${rec.index} from frame ${piece.start}`;
+      const copies = device.createCommandEncoder({ label: `${label}: staging` });
       if (storedBytes > 0) copies.copyBufferToBuffer(slot.chunks, 0, set.compressed, 0, storedBytes);
-      if (rec.dataWords > 0) copies.copyBufferToBuffer(slot.data, 0, set.data, 0, rec.dataWords * 4);
+      if (dataWords > 0) copies.copyBufferToBuffer(slot.data, 0, set.data, 0, dataWords * 4);
       timings.uploadMs += performance.now() - t;
       t = performance.now();
       device.queue.submit([copies.finish()]);
@@ -335,11 +370,12 @@ export async function verifyAcquisitionGpu(
       ]).then(() => undefined);
       slot.ready.catch(() => undefined); // awaited by the next read into this slot, or at the end
       if (options.profile) await profiled('copyMs', t);
-      if (sets.length > 1 && i + 1 < acq.records.length) {
-        tag(sets[(i + 1) % sets.length], `verify: tag set ${(i + 1) % sets.length}`);
+      if (sets.length > 1 && i + 1 < pieces.length) {
+        const next = (i + 1) % sets.length;
+        tag(sets[next], setRecord[next] !== pieces[i + 1].record, `verify: tag set ${next}`);
       }
       t = performance.now();
-      let encoder = device.createCommandEncoder({ label: `verify record ${rec.index}` });
+      let encoder = device.createCommandEncoder({ label });
       const p1 = decode.encode(encoder, {
         compressed: set.compressed,
         compressedBytes: storedBytes,
@@ -349,34 +385,34 @@ export async function verifyAcquisitionGpu(
         errors: frameErrors,
         totals,
         audit,
-        frameCount: rec.frames,
+        frameCount: piece.frames,
         pixels,
-        firstFrame: rec.firstFrame,
+        firstFrame: piece.firstFrame,
         wordsPerFrame,
       });
       if (options.profile) {
         device.queue.submit([encoder.finish()]);
         await profiled('decodeMs', t);
         t = performance.now();
-        encoder = device.createCommandEncoder({ label: `verify record ${rec.index}: compare` });
+        encoder = device.createCommandEncoder({ label: `${label}: compare` });
       }
       const p2 = compare.encode(encoder, {
         data: set.data,
-        dataWords: rec.dataWords,
+        dataWords,
         offsets: set.offsets,
         cells: set.cells,
         classMap: set.classMap,
         reference: decoded,
         mismatches,
         errors: laneErrors,
-        frames: rec.frames,
+        frames: piece.frames,
         slices: geometry.slices,
         slicePixels: geometry.slicePixels,
         pixels,
         wordsPerFrame,
         blockFrames: info.blockFrames,
-        blockBase,
-        laneBase: rec.firstFrame * geometry.slices,
+        blockBase: piece.blockBase,
+        laneBase: piece.firstFrame * geometry.slices,
         cols: info.detector[1],
       });
       device.queue.submit([encoder.finish()]);
@@ -384,8 +420,7 @@ export async function verifyAcquisitionGpu(
       p2.destroy();
       if (options.profile) await profiled('compareMs', t);
       stageNext();
-      blockBase += Math.ceil(rec.frames / info.blockFrames);
-      options.onProgress?.(rec.firstFrame + rec.frames, frameCount);
+      options.onProgress?.(piece.firstFrame + piece.frames, frameCount);
     }
     const t = performance.now();
     const [mm, le, fe] = await Promise.all([

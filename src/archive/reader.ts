@@ -58,7 +58,16 @@ export interface ArchiveAcquisition {
    * The data words of a record (read from its shard); into `into` (4-byte aligned, large enough) when given,
    * then the words are a view of it.
    */
-  readRecordData(record: number, signal?: AbortSignal, into?: Uint8Array): Promise<Uint32Array>;
+  /**
+   * Reads a record's data words: all of them, or words [from, to) (the lanes of some of its frames, bounded by
+   * its lane offsets). Into `into` (a mapped staging buffer, 4-aligned) when it is large enough.
+   */
+  readRecordData(
+    record: number,
+    signal?: AbortSignal,
+    into?: Uint8Array,
+    words?: { from: number; to: number },
+  ): Promise<Uint32Array>;
   /** Decodes frames [start, start + count) on the CPU, frame-major. */
   readFrames(start: number, count: number, signal?: AbortSignal): Promise<Values>;
 }
@@ -233,11 +242,22 @@ export async function openArchive(
         );
         records.push({ index: r, ...rec, offsets, dataWords, dataOffset: headBytes, tables });
       }
-      const readRecordData = async (r: number, s?: AbortSignal, into?: Uint8Array) => {
+      const readRecordData = async (
+        r: number,
+        s?: AbortSignal,
+        into?: Uint8Array,
+        range?: { from: number; to: number },
+      ) => {
         const rec = records[r];
         if (!rec) throw new StemflowError('invalid', `Record ${r} does not exist.`);
+        const { from, to } = range ?? { from: 0, to: rec.dataWords };
+        if (
+          !(Number.isInteger(from) && Number.isInteger(to) && 0 <= from && from <= to && to <= rec.dataWords)
+        )
+          throw new StemflowError('invalid', `Record ${r}: words ${from} to ${to} are not within its data.`);
         const src = opened.get(rec.file) as ByteSource;
-        const length = rec.dataWords * 4;
+        const start = rec.dataOffset + 4 * from;
+        const length = (to - from) * 4;
         if (into && into.byteLength >= length && into.byteOffset % 4 === 0) {
           // Several concurrent reads straight into the caller's memory (a mapped staging buffer).
           const reads: Promise<void>[] = [];
@@ -245,16 +265,16 @@ export async function openArchive(
             const piece = into.subarray(at, Math.min(length, at + READ_PIECE));
             reads.push(
               src.readInto
-                ? src.readInto(rec.dataOffset + at, piece, s)
-                : src.read(rec.dataOffset + at, piece.byteLength, s).then((b) => piece.set(b)),
+                ? src.readInto(start + at, piece, s)
+                : src.read(start + at, piece.byteLength, s).then((b) => piece.set(b)),
             );
           }
           await Promise.all(reads);
-          return new Uint32Array(into.buffer, into.byteOffset, rec.dataWords);
+          return new Uint32Array(into.buffer, into.byteOffset, to - from);
         }
-        const bytes = await src.read(rec.dataOffset, length, s);
+        const bytes = await src.read(start, length, s);
         const copy = bytes.byteOffset % 4 === 0 ? bytes : bytes.slice();
-        return new Uint32Array(copy.buffer, copy.byteOffset, rec.dataWords);
+        return new Uint32Array(copy.buffer, copy.byteOffset, to - from);
       };
       acquisitions.push({
         index: a,

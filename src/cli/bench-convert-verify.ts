@@ -4,7 +4,12 @@
  * input set, as before), with one staging slot more, one step at a time (profile), and at other compare
  * dispatch sizes. Every run must be exact.
  */
-import { COMPARE_LANES_PER_DISPATCH, VERIFY_SLOTS, verifyAcquisitionGpu } from '../archive/gpu-verify';
+import {
+  COMPARE_LANES_PER_DISPATCH,
+  VERIFY_PIECE_FRAMES,
+  VERIFY_SLOTS,
+  verifyAcquisitionGpu,
+} from '../archive/gpu-verify';
 import type { ArchiveAcquisition } from '../archive/reader';
 import type { AcquisitionSource } from '../source/acquisition-source';
 
@@ -19,12 +24,17 @@ export async function benchVerify(
   device: GPUDevice,
   acquisition: ArchiveAcquisition,
   source: AcquisitionSource,
-  { slots = VERIFY_SLOTS, rawBytes, log }: { slots?: number; rawBytes: number; log: (s: string) => void },
+  {
+    slots = VERIFY_SLOTS,
+    pieceFrames = VERIFY_PIECE_FRAMES,
+    rawBytes,
+    log,
+  }: { slots?: number; pieceFrames?: number; rawBytes: number; log: (s: string) => void },
 ) {
   const run = async (options: Parameters<typeof verifyAcquisitionGpu>[3] = {}) => {
     // The run before destroyed its buffers; the driver frees them at the next wait on the queue: here.
     await device.queue.onSubmittedWorkDone();
-    return verifyAcquisitionGpu(device, acquisition, source, { slots, ...options });
+    return verifyAcquisitionGpu(device, acquisition, source, { slots, pieceFrames, ...options });
   };
   await run(); // warm-up (pipelines)
   const verify = await run();
@@ -48,6 +58,19 @@ export async function benchVerify(
     profiledTotalMs: prof.ms,
     exact: exact(prof) && exact(serialCopies) && exact(moreSlots),
   };
+  // Other piece sizes (timed as the default run, pipelined; every run must stay exact).
+  const pieceSweep = [];
+  for (const frames of [16384, 8192, 4096, 2048, 1024].filter((f) => f !== pieceFrames)) {
+    const r = await run({ pieceFrames: frames });
+    pieceSweep.push({
+      pieceFrames: frames,
+      ms: r.ms,
+      setupMs: r.timings.setupMs,
+      planBytes: r.plan.totalBytes,
+      GBps: gbps(rawBytes, r.ms),
+      exact: exact(r),
+    });
+  }
   // Compare per record at other dispatch sizes (each step waited for; every run must stay exact).
   const compareSweep = [];
   for (const lanes of [32768, 131072, 262144]) {
@@ -65,6 +88,9 @@ export async function benchVerify(
     `GPU verify per record: ${ms(v.pipelinedMs)} pipelined (copies overlapping the record before; ${slots} slots; ${ms(v.afterSetupMs)} after the set-up); ${ms(v.serialCopiesMs)} with copies not overlapped (${gbps(rawBytes, serialCopies.ms).toFixed(1)} GB/s); ${ms(v.moreSlotsMs)} with ${slots + 1} slots (${gbps(rawBytes, moreSlots.ms).toFixed(1)} GB/s); one step at a time: staging copies + small uploads ${ms(v.copyMs)}, decode ${ms(v.decodeMs)}, compare ${ms(v.compareMs)}; not the decode: ${ms(v.notDecodeMs)} (${((100 * v.notDecodeMs) / v.pipelinedMs).toFixed(0)} %)`,
   );
   log(
+    `GPU verify by frames a piece: ${pieceFrames} (default) ${ms(verify.ms)}, ${pieceSweep.map((p) => `${p.pieceFrames} ${ms(p.ms)} (set-up ${ms(p.setupMs)}, ${gib(p.planBytes)}, ${p.GBps.toFixed(1)} GB/s)${p.exact ? '' : ' NOT EXACT'}`).join(', ')}`,
+  );
+  log(
     `compare per record by lanes a dispatch: ${COMPARE_LANES_PER_DISPATCH} (default) ${ms(v.compareMs)}, ${compareSweep.map((c) => `${c.lanesPerDispatch} ${ms(c.compareMs)}${c.exact ? '' : ' NOT EXACT'}`).join(', ')}`,
   );
   return {
@@ -75,8 +101,14 @@ export async function benchVerify(
       serialCopiesGBps: gbps(rawBytes, serialCopies.ms),
       moreSlotsGBps: gbps(rawBytes, moreSlots.ms),
       perRecord,
+      pieceFrames,
+      pieceSweep,
       compareSweep,
     },
-    exact: exact(verify) && perRecord.exact && compareSweep.every((c) => c.exact),
+    exact:
+      exact(verify) &&
+      perRecord.exact &&
+      compareSweep.every((c) => c.exact) &&
+      pieceSweep.every((p) => p.exact),
   };
 }

@@ -39,6 +39,8 @@ export interface BenchConvertOptions {
   slots?: number;
   /** Records staged at once by the verification (default VERIFY_SLOTS). */
   verifySlots?: number;
+  /** Frames the verifier checks at once (default VERIFY_PIECE_FRAMES). */
+  verifyPieces?: number;
   /** Output readbacks the encoder lends (written without a host copy; default 3, 0: copy every record). */
   lend?: number;
   /** Shards written + hashed while the next records are encoded (default 4). */
@@ -190,7 +192,12 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     const openMs = performance.now() - t;
     try {
       const acquisition = archive.acquisitions[0];
-      const v = await benchVerify(device, acquisition, source, { slots: o.verifySlots, rawBytes, log });
+      const v = await benchVerify(device, acquisition, source, {
+        slots: o.verifySlots,
+        pieceFrames: o.verifyPieces,
+        rawBytes,
+        log,
+      });
       const spot = await spotCheck(acquisition, source);
       const ok =
         sameManifest &&
