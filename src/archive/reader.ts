@@ -25,8 +25,8 @@ import type { Values } from './tans-stats';
 
 /** Bytes hashed per read while checking files. */
 const HASH_CHUNK = 16 * 1024 * 1024;
-/** Bytes per read when a record's data is read into the caller's memory (reads run concurrently). */
-const READ_PIECE = 8 * 1024 * 1024;
+/** Bytes per read when a record's data is read into the caller's memory (reads run concurrently; default). */
+export const READ_PIECE_BYTES = 8 * 1024 * 1024;
 
 export interface OpenProgress {
   bytesChecked: number;
@@ -92,9 +92,14 @@ export async function openArchive(
     signal?: AbortSignal;
     onProgress?: (p: OpenProgress) => void;
     concurrency?: number;
+    /** Bytes per concurrent read of record data into the caller's memory (default READ_PIECE_BYTES). */
+    readPieceBytes?: number;
   },
 ): Promise<Archive> {
   const { hash, signal, onProgress } = options;
+  const readPiece = options.readPieceBytes ?? READ_PIECE_BYTES;
+  if (!(Number.isInteger(readPiece) && readPiece > 0))
+    throw new StemflowError('invalid', `Bytes per read must be a positive integer, not ${readPiece}.`);
   const concurrency = options.concurrency ?? files.hashThreads ?? 4;
   const opened = new Map<string, ByteSource & { close?(): Promise<void> }>();
   const closeAll = async () => {
@@ -261,8 +266,8 @@ export async function openArchive(
         if (into && into.byteLength >= length && into.byteOffset % 4 === 0) {
           // Several concurrent reads straight into the caller's memory (a mapped staging buffer).
           const reads: Promise<void>[] = [];
-          for (let at = 0; at < length; at += READ_PIECE) {
-            const piece = into.subarray(at, Math.min(length, at + READ_PIECE));
+          for (let at = 0; at < length; at += readPiece) {
+            const piece = into.subarray(at, Math.min(length, at + readPiece));
             reads.push(
               src.readInto
                 ? src.readInto(start + at, piece, s)

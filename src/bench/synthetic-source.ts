@@ -39,7 +39,11 @@ export async function syntheticSource(
   acq: SyntheticAcquisition,
   path: string,
   offsets: Float64Array,
+  /** Bytes per concurrent read of a batch's chunks (default 8 MiB). */
+  readPieceBytes = 8 * 1024 * 1024,
 ): Promise<AcquisitionSource> {
+  if (!(Number.isInteger(readPieceBytes) && readPieceBytes > 0))
+    throw new StemflowError('invalid', `Bytes per read must be a positive integer, not ${readPieceBytes}.`);
   const handle = await open(path, 'r');
   const [rows, cols] = acq.detector;
   const frameBytes = rows * cols * 2;
@@ -93,7 +97,7 @@ export async function syntheticSource(
       const total = offsets[start + count] - base;
       const bytes = into ? into.subarray(0, total) : new Uint8Array(total);
       // Several concurrent reads, as the HDF5 source does for its runs of chunks.
-      const piece = 8 * 1024 * 1024;
+      const piece = readPieceBytes;
       const reads: Promise<void>[] = [];
       for (let at = 0; at < total; at += piece)
         reads.push(readRange(base + at, bytes.subarray(at, Math.min(total, at + piece))));

@@ -58,18 +58,25 @@ export async function benchVerify(
     profiledTotalMs: prof.ms,
     exact: exact(prof) && exact(serialCopies) && exact(moreSlots),
   };
-  // Other piece sizes (timed as the default run, pipelined; every run must stay exact).
+  // Piece sizes by staging slots (timed as the default run, pipelined; every run must stay exact).
   const pieceSweep = [];
-  for (const frames of [16384, 8192, 4096, 2048, 1024].filter((f) => f !== pieceFrames)) {
-    const r = await run({ pieceFrames: frames });
-    pieceSweep.push({
-      pieceFrames: frames,
-      ms: r.ms,
-      setupMs: r.timings.setupMs,
-      planBytes: r.plan.totalBytes,
-      GBps: gbps(rawBytes, r.ms),
-      exact: exact(r),
-    });
+  for (const frames of [16384, 8192, 4096, 2048, 1024]) {
+    for (const n of [1, 2, 3, 4]) {
+      const r = await run({ pieceFrames: frames, slots: n });
+      const t = r.timings;
+      pieceSweep.push({
+        pieceFrames: frames,
+        slots: n,
+        ms: r.ms,
+        setupMs: t.setupMs,
+        readMs: t.readMs,
+        stagingWaitMs: t.stagingWaitMs,
+        uploadMs: t.uploadMs,
+        planBytes: r.plan.totalBytes,
+        GBps: gbps(rawBytes, r.ms),
+        exact: exact(r),
+      });
+    }
   }
   // Compare per record at other dispatch sizes (each step waited for; every run must stay exact).
   const compareSweep = [];
@@ -88,7 +95,7 @@ export async function benchVerify(
     `GPU verify per record: ${ms(v.pipelinedMs)} pipelined (copies overlapping the record before; ${slots} slots; ${ms(v.afterSetupMs)} after the set-up); ${ms(v.serialCopiesMs)} with copies not overlapped (${gbps(rawBytes, serialCopies.ms).toFixed(1)} GB/s); ${ms(v.moreSlotsMs)} with ${slots + 1} slots (${gbps(rawBytes, moreSlots.ms).toFixed(1)} GB/s); one step at a time: staging copies + small uploads ${ms(v.copyMs)}, decode ${ms(v.decodeMs)}, compare ${ms(v.compareMs)}; not the decode: ${ms(v.notDecodeMs)} (${((100 * v.notDecodeMs) / v.pipelinedMs).toFixed(0)} %)`,
   );
   log(
-    `GPU verify by frames a piece: ${pieceFrames} (default) ${ms(verify.ms)}, ${pieceSweep.map((p) => `${p.pieceFrames} ${ms(p.ms)} (set-up ${ms(p.setupMs)}, ${gib(p.planBytes)}, ${p.GBps.toFixed(1)} GB/s)${p.exact ? '' : ' NOT EXACT'}`).join(', ')}`,
+    `GPU verify by frames a piece x staging slots (default ${pieceFrames} x ${slots}: ${ms(verify.ms)}):\n${pieceSweep.map((p) => `  ${p.pieceFrames} x ${p.slots}: ${ms(p.ms)} = ${p.GBps.toFixed(1)} GB/s (set-up ${ms(p.setupMs)}, read ${ms(p.readMs)}, staging waits ${ms(p.stagingWaitMs)}, upload ${ms(p.uploadMs)}, ${gib(p.planBytes)})${p.exact ? '' : ' NOT EXACT'}`).join('\n')}`,
   );
   log(
     `compare per record by lanes a dispatch: ${COMPARE_LANES_PER_DISPATCH} (default) ${ms(v.compareMs)}, ${compareSweep.map((c) => `${c.lanesPerDispatch} ${ms(c.compareMs)}${c.exact ? '' : ' NOT EXACT'}`).join(', ')}`,

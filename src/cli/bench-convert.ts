@@ -41,6 +41,8 @@ export interface BenchConvertOptions {
   verifySlots?: number;
   /** Frames the verifier checks at once (default VERIFY_PIECE_FRAMES). */
   verifyPieces?: number;
+  /** MiB per concurrent read of source chunks and archive words (default 8). */
+  readPieceMiB?: number;
   /** Output readbacks the encoder lends (written without a host copy; default 3, 0: copy every record). */
   lend?: number;
   /** Shards written + hashed while the next records are encoded (default 4). */
@@ -88,9 +90,10 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   log(
     `encoder: ${o.slots ?? 2} record slots (+1 record reading ahead), ${encoderOptions.lendReadbacks} lent readbacks, ${writesInFlight} shards written at once, libuv threads ${uvThreads}`,
   );
-  const source = await syntheticSource(acq, path, offsets);
+  const readPieceBytes = Math.round((o.readPieceMiB ?? 8) * 2 ** 20);
+  const source = await syntheticSource(acq, path, offsets, readPieceBytes);
   const report: Record<string, unknown> = {
-    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64}`,
+    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64} --read-piece ${readPieceBytes / 2 ** 20}${o.verifySlots ? ` --verify-slots ${o.verifySlots}` : ''}${o.verifyPieces ? ` --verify-pieces ${o.verifyPieces}` : ''}`,
     adapter: ctx.adapter,
     uvThreadpool: uvThreads,
     frames: acq.frames,
@@ -188,7 +191,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     const openMainThreadMs = performance.now() - t;
     await serialOpen.close();
     t = performance.now();
-    const archive = await openArchive(files, { hash: nodeSha256 });
+    const archive = await openArchive(files, { hash: nodeSha256, readPieceBytes });
     const openMs = performance.now() - t;
     try {
       const acquisition = archive.acquisitions[0];

@@ -36,7 +36,8 @@ Usage:
       series (as many as the budget admits) and times mask gestures over all of them (median, p95); with
       --index, builds the exact index in the budget left and times the gestures on it.
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--lend 3]
-      [--writes 4] [--budget 64] [--verify-slots 1] [--verify-pieces 4096] [--json FILE]
+      [--writes 4] [--budget 64] [--verify-slots 1] [--verify-pieces 4096]
+      [--read-piece 8] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
       count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4.
   stemflow bench decode [--scan 512] [--det 192] [--distinct 1024] [--batch 8192] [--variant base,scratch,...] [--rounds 3]
@@ -207,6 +208,7 @@ export async function main(argv: string[]): Promise<number> {
           slots: { type: 'string' },
           'verify-slots': { type: 'string' },
           'verify-pieces': { type: 'string' },
+          'read-piece': { type: 'string' },
           repeat: { type: 'string', default: '3' },
           json: { type: 'string' },
           keep: { type: 'boolean' },
@@ -276,6 +278,7 @@ export async function main(argv: string[]): Promise<number> {
           slots: n(values.slots),
           verifySlots: n(values['verify-slots']),
           verifyPieces: n(values['verify-pieces']),
+          readPieceMiB: n(values['read-piece']),
           lend: n(values.lend),
           writes: n(values.writes),
           budgetGiB: n(values.budget),

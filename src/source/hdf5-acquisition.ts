@@ -190,8 +190,8 @@ class Hdf5Acquisition implements AcquisitionSource {
       );
     }
     const bytes = into ? into.subarray(0, total) : new Uint8Array(total);
-    // One read per run of chunks stored back to back in one file (ARINA writes them in frame order); the
-    // runs are read concurrently (several threads copy from the page cache at once).
+    // One read per run of chunks stored back to back in one file (ARINA writes them in frame order), of at
+    // most MAX_READ_BYTES; the runs are read concurrently (several threads copy from the page cache at once).
     const reads: Promise<void>[] = [];
     let k = 0;
     while (k < count) {
@@ -215,13 +215,15 @@ class Hdf5Acquisition implements AcquisitionSource {
         });
       }
       const at = offsets[k];
+      const src = part.input.bytes;
+      // Straight into the batch (a mapped staging buffer) where the source can; else read, then copied.
+      const read = src.readInto
+        ? src.readInto(first.address, bytes.subarray(at, at + length), signal)
+        : src.read(first.address, length, signal).then((data) => bytes.set(data, at));
       reads.push(
-        part.input.bytes.read(first.address, length, signal).then(
-          (data) => bytes.set(data, at),
-          (e) => {
-            throw withErrorContext(e, { file: part.input.name, frame });
-          },
-        ),
+        read.catch((e) => {
+          throw withErrorContext(e, { file: part.input.name, frame });
+        }),
       );
       k = end;
     }
