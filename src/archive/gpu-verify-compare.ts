@@ -76,14 +76,31 @@ export function createTansComparePass(device: GPUDevice, options: CompareOptions
   );
 }
 
-/** As createTansComparePass, with the pipeline compiled asynchronously (start it early, await it when needed). */
+/** Compiled compare pipelines per device, by constants (a verification after the first compiles nothing). */
+const pipelines = new WeakMap<GPUDevice, Map<string, Promise<GPUComputePipeline>>>();
+
+/**
+ * As createTansComparePass, with the pipeline compiled asynchronously (start it early, await it when needed)
+ * once per device and constants.
+ */
 export async function createTansComparePassAsync(
   device: GPUDevice,
   options: CompareOptions,
 ): Promise<TansComparePass> {
   checkLanes(options.lanesPerDispatch);
-  const pipeline = await device.createComputePipelineAsync(compareDescriptor(options, device));
-  return comparePass(device, pipeline, options.lanesPerDispatch);
+  let cache = pipelines.get(device);
+  if (!cache) {
+    cache = new Map();
+    pipelines.set(device, cache);
+  }
+  const key = `${options.bits} ${options.tableLog} ${options.tokens}`;
+  let pipeline = cache.get(key);
+  if (!pipeline) {
+    pipeline = device.createComputePipelineAsync(compareDescriptor(options, device));
+    cache.set(key, pipeline);
+    pipeline.catch(() => cache.delete(key)); // a failed compile is not kept
+  }
+  return comparePass(device, await pipeline, options.lanesPerDispatch);
 }
 
 function checkLanes(lanesPerDispatch = COMPARE_LANES_PER_DISPATCH): void {

@@ -89,7 +89,9 @@ export async function syntheticSource(
       };
     },
     storedSizes() {
-      return Uint32Array.from({ length: acq.frames }, (_, i) => size(i));
+      const out = new Uint32Array(acq.frames);
+      for (let i = 0; i < acq.frames; i++) out[i] = size(i);
+      return out;
     },
     async readStored(start, count, signal, into): Promise<StoredBatch> {
       throwIfAborted(signal);

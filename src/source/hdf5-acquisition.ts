@@ -155,10 +155,15 @@ class Hdf5Acquisition implements AcquisitionSource {
     this.storedCodec = gpuCodecOf(parts);
   }
 
+  /** Located once (a chunk-table walk per frame), then copied for each caller. */
+  private sizes: Uint32Array | null = null;
+
   storedSizes(): Uint32Array {
-    const out = new Uint32Array(this.frameCount);
-    for (let i = 0; i < this.frameCount; i++) out[i] = this.locate(i).size;
-    return out;
+    if (!this.sizes) {
+      this.sizes = new Uint32Array(this.frameCount);
+      for (let i = 0; i < this.frameCount; i++) this.sizes[i] = this.locate(i).size;
+    }
+    return this.sizes.slice();
   }
 
   async readStored(
