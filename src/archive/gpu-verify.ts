@@ -96,6 +96,11 @@ export interface GpuVerifyTimings {
   copyMs: number;
   decodeMs: number;
   compareMs: number;
+  /**
+   * Per piece, ms after the start: its slot mapped again (ready), its reads begun and ended, its passes
+   * submitted.
+   */
+  pieces: { ready: number; readStart: number; readEnd: number; submitted: number }[];
 }
 
 export interface GpuVerifyOptions {
@@ -226,6 +231,7 @@ export async function verifyAcquisitionGpu(
       copyMs: 0,
       decodeMs: 0,
       compareMs: 0,
+      pieces: pieces.map(() => ({ ready: 0, readStart: 0, readEnd: 0, submitted: 0 })),
     };
     const profiled = async (what: 'copyMs' | 'decodeMs' | 'compareMs', t: number) => {
       await device.queue.onSubmittedWorkDone();
@@ -236,12 +242,15 @@ export async function verifyAcquisitionGpu(
     const stage = async (i: number) => {
       const piece = pieces[i];
       const slot = slots[i % slots.length];
+      const line = timings.pieces[i];
       let t = performance.now();
       await slot.ready;
       timings.stagingWaitMs += performance.now() - t;
       t = performance.now();
+      line.ready = t - t0;
       const chunkRange = new Uint8Array(slot.chunks.getMappedRange());
       const dataRange = new Uint8Array(slot.data.getMappedRange());
+      line.readStart = performance.now() - t0;
       // Both reads end before a failure is reported: neither may write into staging that is being freed.
       const [read, words] = await Promise.allSettled([
         src.readStored(piece.firstFrame, piece.frames, signal, chunkRange),
@@ -249,6 +258,7 @@ export async function verifyAcquisitionGpu(
           ? acq.readRecordData(acq.records[piece.record].index, signal, dataRange, piece)
           : Promise.resolve(),
       ]);
+      line.readEnd = performance.now() - t0;
       if (read.status === 'rejected') throw read.reason;
       if (words.status === 'rejected') throw words.reason;
       const stored = read.value;
@@ -425,6 +435,7 @@ export async function verifyAcquisitionGpu(
         cols: info.detector[1],
       });
       device.queue.submit([encoder.finish()]);
+      timings.pieces[i].submitted = performance.now() - t0;
       p1.destroy();
       p2.destroy();
       if (options.profile) await profiled('compareMs', t);

@@ -111,6 +111,37 @@ export async function benchVerify(
   log(
     `GPU verify by frames a piece x staging slots (default ${pieceFrames} x ${slots}: ${ms(verify.ms)}):\n${pieceSweep.map((p) => `  ${p.pieceFrames} x ${p.slots}: median ${ms(p.ms)} = ${p.GBps.toFixed(1)} GB/s of ${p.allMs.map((x) => x.toFixed(0)).join(' / ')} ms (set-up ${ms(p.setupMs)}, read ${ms(p.readMs)}, staging waits ${ms(p.stagingWaitMs)}, upload ${ms(p.uploadMs)}, ${gib(p.planBytes)})${p.exact ? '' : ' NOT EXACT'}`).join('\n')}`,
   );
+  // Where the default run's pieces waited: the slot mapped again after the submission that copied from it,
+  // the mapped range taken, the reads, and the host's turn before the passes are submitted.
+  const line = verify.timings.pieces;
+  const mean = (f: (k: number) => number, from = 0, to = line.length) => {
+    let sum = 0;
+    for (let k = from; k < to; k++) sum += f(k);
+    return to > from ? sum / (to - from) : 0;
+  };
+  const timeline = {
+    pieces: line.length,
+    readMs: mean((k) => line[k].readEnd - line[k].readStart),
+    mapRangeMs: mean((k) => line[k].readStart - line[k].ready),
+    readEndToSubmitMs: mean((k) => line[k].submitted - line[k].readEnd),
+    /** Submission of piece k to its slot mapped again for piece k + slots. */
+    remapMs: mean((k) => line[k + slots].ready - line[k].submitted, 0, Math.max(0, line.length - slots)),
+    intervalMs: mean((k) => line[k].submitted - line[k - 1].submitted, 1),
+    firstSubmittedMs: line[0]?.submitted ?? 0,
+    lastSubmittedMs: line.at(-1)?.submitted ?? 0,
+  };
+  log(
+    `GPU verify timeline (${timeline.pieces} pieces, means): read ${ms(timeline.readMs)}, mapped range ${ms(timeline.mapRangeMs)}, read end to submitted ${ms(timeline.readEndToSubmitMs)}, submitted to the slot mapped again ${ms(timeline.remapMs)}, one piece every ${ms(timeline.intervalMs)}; first submitted at ${ms(timeline.firstSubmittedMs)}, last at ${ms(timeline.lastSubmittedMs)}, done at ${ms(verify.ms)}`,
+  );
+  log(
+    line
+      .slice(0, 6)
+      .map(
+        (l, k) =>
+          `  piece ${k}: ready ${ms(l.ready)}, reads ${ms(l.readStart)} to ${ms(l.readEnd)}, submitted ${ms(l.submitted)}`,
+      )
+      .join('\n'),
+  );
   log(
     `compare per record by lanes a dispatch: ${COMPARE_LANES_PER_DISPATCH} (default) ${ms(v.compareMs)}, ${compareSweep.map((c) => `${c.lanesPerDispatch} ${ms(c.compareMs)}${c.exact ? '' : ' NOT EXACT'}`).join(', ')}`,
   );
@@ -122,6 +153,7 @@ export async function benchVerify(
       serialCopiesGBps: gbps(rawBytes, serialCopies.ms),
       moreSlotsGBps: gbps(rawBytes, moreSlots.ms),
       perRecord,
+      timeline,
       pieceFrames,
       pieceSweep,
       compareSweep,
