@@ -8,12 +8,16 @@
  * (verify.ts) over `tansCompare` (tans-decode.ts). Memory is planned first (gpu-verify-plan.ts), for a piece:
  * smaller pieces make smaller buffers, which are faster to create, and a shorter first read and last compare.
  *
- * Overlap. Piece p + 1's staging copies (PCIe, ~9 ms for 1.2 GB raw-equivalent on the H200) run while piece
- * p is decoded and compared, into the other input set. One queue runs everything, and Dawn puts a barrier
+ * Overlap. Piece p + 1's staging copies run while piece p is decoded and compared, into the other input set.
+ * (On the H200 mapped staging is device memory behind the PCIe BAR: the host's reads write into it at up to
+ * ~33 GB/s, ~24 GB/s when each piece maps it again, and the GPU's copies out of it are device-local.) One queue runs everything, and Dawn puts a barrier
  * before each use of a buffer whose last use differs; a barrier waits for every earlier command of its source
  * stage. The queue order per piece p is therefore:
- *   copies(p) [transfer: staging -> set p % 2], tag(p + 1) [transfer: 4-byte clears of every buffer of set
- *   (p + 1) % 2 that piece p + 1 writes], decode + compare(p) [compute].
+ *   copies(p) [transfer: staging -> set p % 2], writes(p) + tag(p + 1) [transfer: the chunk index, lane offsets
+ *   and tables into set p % 2; 4-byte clears of every buffer of set (p + 1) % 2 that piece p + 1 writes],
+ *   decode + compare(p) [compute].
+ * The copies are submitted before the host prepares the piece's small writes, so the slot is free for the
+ * next read sooner.
  * tag(p + 1) waits for the compute of piece p - 1 (the last reader of that set), so when copies(p + 1) are
  * submitted the set's last use is a transfer write: their barrier waits for earlier transfers only, not for
  * the compute of piece p, which runs alongside. decode(p) waits for transfers submitted before it (copies(p),
@@ -71,7 +75,7 @@ export interface GpuVerifyTimings {
   readMs: number;
   /** Pieces waiting for their staging slot to be mapped again before being read (summed; overlapped). */
   stagingWaitMs: number;
-  /** Host: unmapping, small uploads, encoding the passes; of it, unmapping the staging. */
+  /** Host: a piece's small uploads (chunk index, lane offsets, tables); unmapping its staging. */
   uploadMs: number;
   unmapMs: number;
   /** The submission loop waiting for a piece's staging to be read, and for the final readback. */
@@ -355,6 +359,21 @@ export async function verifyAcquisitionGpu(
       slot.chunks.unmap();
       slot.data.unmap();
       timings.unmapMs += performance.now() - t;
+      // The staging copies first, in their own submission, so the slot is mapped again (and the piece after
+      // the next ones read into it) as soon as they are done; the host's work for this piece follows.
+      const label = `verify record ${rec.index} from frame ${piece.start}`;
+      const copies = device.createCommandEncoder({ label: `${label}: staging` });
+      if (storedBytes > 0) copies.copyBufferToBuffer(slot.chunks, 0, set.compressed, 0, storedBytes);
+      if (dataWords > 0) copies.copyBufferToBuffer(slot.data, 0, set.data, 0, dataWords * 4);
+      device.queue.submit([copies.finish()]);
+      slot.ready = Promise.all([
+        slot.chunks.mapAsync(GPUMapMode.WRITE),
+        slot.data.mapAsync(GPUMapMode.WRITE),
+      ]).then(() => undefined);
+      slot.ready.catch(() => undefined); // awaited by the next read into this slot, or at the end
+      stageNext();
+      if (options.profile) await profiled('copyMs', t);
+      t = performance.now();
       const idx = new Uint32Array(piece.frames * 2);
       for (let f = 0; f < piece.frames; f++) {
         idx[2 * f] = stored.offsets[f];
@@ -366,7 +385,8 @@ export async function verifyAcquisitionGpu(
       const laneCount = piece.frames * slices;
       const first = piece.start * slices;
       for (let k = 0; k <= laneCount; k++) offsets[k] = rec.offsets[first + k] - piece.from;
-      // Queue writes go with the next submission: the copies.
+      // Queue writes go with the next submission (the tag, else the passes): transfers into this piece's set,
+      // whose last use was its own copies or tag.
       device.queue.writeBuffer(set.index, 0, idx);
       device.queue.writeBuffer(set.offsets, 0, offsets, 0, laneCount + 1);
       if (setRecord[i % sets.length] !== piece.record) {
@@ -374,21 +394,7 @@ export async function verifyAcquisitionGpu(
         device.queue.writeBuffer(set.classMap, 0, new Uint32Array(rec.tables.classMap));
         setRecord[i % sets.length] = piece.record;
       }
-      // The staging copies go in their own submission, so the slot is mapped again (and the piece after the
-      // next ones read into it) as soon as they are done.
-      const label = `verify record ${rec.index} from frame ${piece.start}`;
-      const copies = device.createCommandEncoder({ label: `${label}: staging` });
-      if (storedBytes > 0) copies.copyBufferToBuffer(slot.chunks, 0, set.compressed, 0, storedBytes);
-      if (dataWords > 0) copies.copyBufferToBuffer(slot.data, 0, set.data, 0, dataWords * 4);
       timings.uploadMs += performance.now() - t;
-      t = performance.now();
-      device.queue.submit([copies.finish()]);
-      slot.ready = Promise.all([
-        slot.chunks.mapAsync(GPUMapMode.WRITE),
-        slot.data.mapAsync(GPUMapMode.WRITE),
-      ]).then(() => undefined);
-      slot.ready.catch(() => undefined); // awaited by the next read into this slot, or at the end
-      if (options.profile) await profiled('copyMs', t);
       if (sets.length > 1 && i + 1 < pieces.length) {
         const next = (i + 1) % sets.length;
         tag(sets[next], setRecord[next] !== pieces[i + 1].record, `verify: tag set ${next}`);
@@ -439,7 +445,6 @@ export async function verifyAcquisitionGpu(
       p1.destroy();
       p2.destroy();
       if (options.profile) await profiled('compareMs', t);
-      stageNext();
       options.onProgress?.(piece.firstFrame + piece.frames, frameCount);
     }
     const t = performance.now();
