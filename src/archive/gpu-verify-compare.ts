@@ -44,6 +44,12 @@ export interface TansComparePass {
       blockBase: number;
       laneBase: number;
       cols: number;
+      /**
+       * A piece of a record (default 0, 0): its first lane's index in `offsets` (the record's), and the
+       * record's word at which `data` (the piece's words) starts.
+       */
+      offsetBase?: number;
+      wordBase?: number;
     },
   ): GPUBuffer;
 }
@@ -146,6 +152,8 @@ function comparePass(
             data_words: job.dataWords,
             cols: job.cols,
             lane_base: job.laneBase,
+            offset_base: job.offsetBase ?? 0,
+            word_base: job.wordBase ?? 0,
           },
           workgroups: Math.ceil(count / WORKGROUP),
         });

@@ -7,6 +7,7 @@ describe('planGpuVerify: the GPU verifier sized before anything is allocated', (
   const base = {
     frameCount: 262144,
     maxFrames: 16384,
+    maxRecordFrames: 16384,
     pixels: 192 * 192,
     wordsPerFrame: (192 * 192) / 2,
     slices: 16,
@@ -39,6 +40,12 @@ describe('planGpuVerify: the GPU verifier sized before anything is allocated', (
     );
     const one = planGpuVerify({ ...base, sets: 1, slots: 3 });
     expect(one.totalBytes).toBe(plan.totalBytes - plan.setBytes + plan.slotBytes);
+    // Pieces of half a record: the decoded scratch and the chunk index halve; the lane offsets stay the
+    // record's (the compare pass reads a piece's from an offset).
+    const half = planGpuVerify({ ...base, maxFrames: 8192 });
+    expect(bytes(half, 'decoded')).toBe(8192 * 192 * 192 * 2);
+    expect(bytes(half, 'index')).toBe(8192 * 8);
+    expect(bytes(half, 'lane offsets')).toBe((16384 * 16 + 1) * 4);
   });
 
   it('refuses a plan over the budget with the numbers and the slots that fit', () => {

@@ -11,9 +11,10 @@ import { StemflowError } from '../errors';
 import { NEIGHBOUR_BUCKETS } from './hybrid-uint';
 
 export interface GpuVerifyPlanInput {
-  /** Frames of the acquisition, and of its largest record. */
+  /** Frames of the acquisition, of its largest piece verified at once, and of its largest record. */
   frameCount: number;
   maxFrames: number;
+  maxRecordFrames: number;
   pixels: number;
   wordsPerFrame: number;
   /** Lanes per frame. */
@@ -76,7 +77,7 @@ export function planGpuVerify(input: GpuVerifyPlanInput): GpuVerifyPlan {
     b('compressed', stored, 'set'),
     b('index', maxFrames * 8, 'set'),
     b('record data', data, 'set'),
-    b('lane offsets', (maxFrames * slices + 1) * 4, 'set'),
+    b('lane offsets', (input.maxRecordFrames * slices + 1) * 4, 'set'),
     b('decode cells', cells * 4, 'set'),
     b('class map', pixels * 4, 'set'),
     b('chunks staging', stored, 'slot', false),

@@ -21,7 +21,7 @@
  * tag(p + 1) waits for the compute of piece p - 1 (the last reader of that set), so when copies(p + 1) are
  * submitted the set's last use is a transfer write: their barrier waits for earlier transfers only, not for
  * the compute of piece p, which runs alongside. decode(p) waits for transfers submitted before it (copies(p),
- * tag(p + 1), parameter uploads), never for copies(p + 1). A set's record tables (decode cells, class map) are
+ * tag(p + 1), parameter uploads), never for copies(p + 1). A set's record tables (lane offsets, decode cells, class map) are
  * written, and tagged, only when its record changes. With `overlap: false` (one set, no tags) each piece's
  * copies wait for the piece before; the bench measures both.
  * The only host waits are a piece's staging reads (bounded by `slots`) and the final readback.
@@ -180,6 +180,7 @@ export async function verifyAcquisitionGpu(
     blocks: acq.records.reduce((n, r) => n + Math.ceil(r.frames / info.blockFrames), 0),
     maxStoredBytes: maxStored,
     maxDataWords,
+    maxRecordFrames: Math.max(1, ...acq.records.map((r) => r.frames)),
     slots: Math.max(1, Math.min(Math.floor(options.slots ?? VERIFY_SLOTS), pieces.length)),
     sets: overlap && pieces.length > 1 ? 2 : 1,
     decodeScratchBytes: decodeScratchBytes(decode.variant, maxFrames, {
@@ -289,12 +290,12 @@ export async function verifyAcquisitionGpu(
     };
     /**
      * A 4-byte clear of every buffer of a set that its next piece writes: their last use becomes a transfer
-     * (see the header). The record's tables are written only when the set's record changes.
+     * (see the header). The record's tables and lane offsets are written only when the set's record changes.
      */
     const tag = (set: InputSet, tables: boolean, label: string) => {
       const encoder = device.createCommandEncoder({ label });
       for (const [name, b] of Object.entries(set)) {
-        if (tables || (name !== 'cells' && name !== 'classMap')) encoder.clearBuffer(b, 0, 4);
+        if (tables || !['offsets', 'cells', 'classMap'].includes(name)) encoder.clearBuffer(b, 0, 4);
       }
       device.queue.submit([encoder.finish()]);
     };
@@ -345,7 +346,6 @@ export async function verifyAcquisitionGpu(
     timings.setupMs = performance.now() - t0;
     /** The record whose tables each set holds. */
     const setRecord = sets.map(() => -1);
-    const offsets = new Uint32Array(maxFrames * geometry.slices + 1);
     for (let i = 0; i < pieces.length; i++) {
       throwIfAborted(signal);
       let t = performance.now();
@@ -379,17 +379,12 @@ export async function verifyAcquisitionGpu(
         idx[2 * f] = stored.offsets[f];
         idx[2 * f + 1] = stored.sizes[f];
       }
-      // The piece's lane offsets, from the start of its words.
-      const { slices } = geometry;
-      // (A plain loop: TypedArray.map calls a closure per element, ~5 ms for a 16,384-frame record's lanes.)
-      const laneCount = piece.frames * slices;
-      const first = piece.start * slices;
-      for (let k = 0; k <= laneCount; k++) offsets[k] = rec.offsets[first + k] - piece.from;
       // Queue writes go with the next submission (the tag, else the passes): transfers into this piece's set,
-      // whose last use was its own copies or tag.
+      // whose last use was its own copies or tag. The record's lane offsets go with its tables: the compare
+      // pass reads the piece's from offsetBase, less wordBase.
       device.queue.writeBuffer(set.index, 0, idx);
-      device.queue.writeBuffer(set.offsets, 0, offsets, 0, laneCount + 1);
       if (setRecord[i % sets.length] !== piece.record) {
+        device.queue.writeBuffer(set.offsets, 0, rec.offsets);
         device.queue.writeBuffer(set.cells, 0, rec.tables.decodeCells);
         device.queue.writeBuffer(set.classMap, 0, new Uint32Array(rec.tables.classMap));
         setRecord[i % sets.length] = piece.record;
@@ -438,6 +433,8 @@ export async function verifyAcquisitionGpu(
         blockFrames: info.blockFrames,
         blockBase: piece.blockBase,
         laneBase: piece.firstFrame * geometry.slices,
+        offsetBase: piece.start * geometry.slices,
+        wordBase: piece.from,
         cols: info.detector[1],
       });
       device.queue.submit([encoder.finish()]);

@@ -26,6 +26,10 @@ struct Params {
   cols: u32,
   // Index in `errors` of the record's first lane.
   lane_base: u32,
+  // A piece of a record: lane k's stream is words [offsets[offset_base + k], offsets[offset_base + k + 1])
+  // of the record, at data[that - word_base] (the piece's words start at word_base).
+  offset_base: u32,
+  word_base: u32,
 }
 
 @group(0) @binding(5) var<storage, read> reference: array<u32>;
@@ -87,8 +91,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
   var error = LANE_OK;
   var produced = 0u;
   var bad = 0u;
-  let s0 = offsets[lane];
-  let s1 = offsets[lane + 1u];
+  // Offsets below word_base wrap to large values, which the range check refuses.
+  let s0 = offsets[params.offset_base + lane] - params.word_base;
+  let s1 = offsets[params.offset_base + lane + 1u] - params.word_base;
   start = s0;
   ref_at = 0xffffffffu;
   if (!(s0 <= s1 && s1 <= params.data_words)) {
