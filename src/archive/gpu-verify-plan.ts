@@ -111,15 +111,17 @@ export function planGpuVerify(input: GpuVerifyPlanInput): GpuVerifyPlan {
 }
 
 /**
- * Frames verified at once by default (a piece of a record). Pieces bound the decoded scratch, the input sets
- * and the mapped staging by their frames, not by the record's: at 16,384-frame records of 192 x 192 uint16 a
- * whole record needs 1.97 GiB (1.1 GiB decoded, 0.26 GiB of staging that took ~60 ms to create on the H200),
- * half a record 1.01 GiB. On the H200 (512 x 512 x 192 x 192, medians of three runs on three hosts) half
- * records with one staging slot were as fast as whole ones or faster (399.5 / 451.7 / 457.1 ms against
- * 414.5 / 473.0 / 466.2 ms); quarter records were slower with one to three slots (440-592 ms): the reads
- * into staging mapped again for each piece are the bound, and they run faster in larger pieces.
+ * Frames verified at once by default (a piece of a record; with VERIFY_SLOTS = 2 staging slots). Pieces bound
+ * the decoded scratch, the input sets and the mapped staging by their frames, not by the record's: at
+ * 16,384-frame records of 192 x 192 uint16 a whole record needs 1.97 GiB (1.1 GiB decoded, 0.26 GiB of
+ * staging that took ~60 ms to create on the H200), a quarter record with two slots 0.60 GiB. On the H200
+ * (512 x 512 x 192 x 192, medians of three runs), once a piece's host work was out of the read path (lane
+ * offsets per record, copies submitted first): quarter records with two slots 346.9 ms, with three 347.7,
+ * half records with one 379.0, whole records with one 380.3, eighths with two 491.8. Smaller pieces start
+ * sooner (less staging to create, a shorter first read) until their reads, into staging mapped again for
+ * each piece, stop keeping up with the GPU.
  */
-export const VERIFY_PIECE_FRAMES = 8192;
+export const VERIFY_PIECE_FRAMES = 4096;
 
 /** Frames [start, start + frames) of a record, verified as one step. */
 export interface VerifyPiece {

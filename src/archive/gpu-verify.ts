@@ -63,12 +63,11 @@ type InputSet = Record<'compressed' | 'index' | 'data' | 'offsets' | 'cells' | '
 const align4 = (n: number) => Math.ceil(n / 4) * 4;
 
 /**
- * Pieces staged at once by default. One: on the H200, with whole 16,384-frame records as pieces, a second
- * slot's 0.26 GiB of mapped staging took ~75 ms to create and the records then came no faster (one slot:
- * 418 ms = 46.2 GB/s for the 512 x 512 x 192 x 192 bench, 18.7 ms a record after a set-up of 120 ms; two
- * slots: 535-546 ms, 19.2-19.4 ms a record after 228-236 ms).
+ * Pieces staged at once by default: two, for pieces of VERIFY_PIECE_FRAMES (see there), so that one piece is
+ * read while the other's host work is done. (With whole 16,384-frame records as pieces one slot was better:
+ * a second slot's 0.26 GiB of mapped staging took ~75 ms to create and the records came no faster.)
  */
-export const VERIFY_SLOTS = 1;
+export const VERIFY_SLOTS = 2;
 
 export interface GpuVerifyTimings {
   /** Reading the stored chunks and the lanes into mapped staging (summed over pieces; overlapped). */

@@ -36,7 +36,7 @@ Usage:
       series (as many as the budget admits) and times mask gestures over all of them (median, p95); with
       --index, builds the exact index in the budget left and times the gestures on it.
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--lend 3]
-      [--writes 4] [--budget 64] [--verify-slots 1] [--verify-pieces 8192]
+      [--writes 4] [--budget 64] [--verify-slots 2] [--verify-pieces 4096]
       [--read-piece 8] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
       count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4.
