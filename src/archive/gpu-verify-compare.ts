@@ -33,7 +33,9 @@ export interface TansComparePass {
       cells: GPUBuffer;
       classMap: GPUBuffer;
       reference: GPUBuffer;
+      /** Mismatches per block (atomic adds from blockBase). */
       mismatches: GPUBuffer;
+      /** One word: lanes with an error (atomic adds). */
       errors: GPUBuffer;
       frames: number;
       slices: number;
@@ -42,7 +44,6 @@ export interface TansComparePass {
       wordsPerFrame: number;
       blockFrames: number;
       blockBase: number;
-      laneBase: number;
       cols: number;
       /**
        * A piece of a record (default 0, 0): its first lane's index in `offsets` (the record's), and the
@@ -151,7 +152,6 @@ function comparePass(
             block_base: job.blockBase,
             data_words: job.dataWords,
             cols: job.cols,
-            lane_base: job.laneBase,
             offset_base: job.offsetBase ?? 0,
             word_base: job.wordBase ?? 0,
           },
@@ -182,11 +182,15 @@ function comparePass(
 }
 
 /** The report from the mismatch counts per block, lane error codes and frame decode verdicts. */
+/**
+ * The report from the counts read back: mismatches per block, lanes with an error, source frames the GPU
+ * decoder refused (its audit's failed frames).
+ */
 export function tally(
   acq: ArchiveAcquisition,
   mm: Uint32Array,
-  le: Uint32Array,
-  fe: Uint32Array,
+  laneErrors: number,
+  sourceErrors: number,
 ): Omit<VerifyReport, 'ms'> & { sourceErrors: number } {
   const { info, geometry } = acq;
   const badBlocks: VerifyReport['badBlocks'] = [];
@@ -208,8 +212,8 @@ export function tally(
     compared: info.scan[0] * info.scan[1] * geometry.pixels,
     mismatches: total,
     badBlocks,
-    laneErrors: le.reduce((n, e) => n + (e === 0 ? 0 : 1), 0),
-    sourceErrors: fe.reduce((n, e) => n + (e === 0 ? 0 : 1), 0),
+    laneErrors,
+    sourceErrors,
   };
 }
 

@@ -73,7 +73,7 @@ export function planGpuVerify(input: GpuVerifyPlanInput): GpuVerifyPlan {
     b('frame errors', frameCount * 4, 'shared'),
     b('frame totals', frameCount * 8, 'shared'),
     b('mismatches', input.blocks * 4, 'shared'),
-    b('lane errors', frameCount * slices * 4, 'shared'),
+    b('lane errors', 4, 'shared'),
     b('compressed', stored, 'set'),
     b('index', maxFrames * 8, 'set'),
     b('record data', data, 'set'),

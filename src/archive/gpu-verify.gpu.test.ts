@@ -70,6 +70,24 @@ describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, t
             ]);
           }
         }
+        // A source chunk that lies about its sizes (its bitshuffle/LZ4 header's block size zeroed): the GPU
+        // decoder refuses that frame, and the report counts it as a source error.
+        const lying: typeof source = {
+          ...source,
+          locate: (f) => source.locate(f),
+          storedSizes: () => source.storedSizes(),
+          readFrames: (start, count, sig) => source.readFrames(start, count, sig),
+          async readStored(start, count, sig, into) {
+            const batch = await source.readStored(start, count, sig, into);
+            const k = 5 - start;
+            if (k >= 0 && k < count) batch.bytes.fill(0, batch.offsets[k] + 8, batch.offsets[k] + 12);
+            return batch;
+          },
+        };
+        for (const pieceFrames of [undefined, 3]) {
+          const gpu = await verifyAcquisitionGpu(device, acq, lying, { pieceFrames });
+          expect(gpu.sourceErrors).toBe(1);
+        }
         expect(tracked.createdLabels()).toContain('bslz4-decode scratch');
         expect(tracked.alive()).toBe(0);
         // Memory is planned first: a budget below the plan is refused with its numbers, before any buffer.

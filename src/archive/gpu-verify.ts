@@ -4,7 +4,8 @@
  * (concurrent reads) straight into mapped staging buffers of one of `slots` slots, copied by the GPU into one
  * of two sets of bound inputs, decoded by bslz4-decode.wgsl into a frame-major scratch buffer, and
  * tans-compare.wgsl (gpu-verify-compare.ts) decodes every lane and compares every value. Mismatch counts per
- * block and lane error codes stay on the GPU until one readback at the end. CPU twin: `cpuVerifier`
+ * block, the count of lanes with an error and the decode's audit stay on the GPU until one readback of a few
+ * KB at the end. CPU twin: `cpuVerifier`
  * (verify.ts) over `tansCompare` (tans-decode.ts). Memory is planned first (gpu-verify-plan.ts), for a piece:
  * smaller pieces make smaller buffers, which are faster to create, and a shorter first read and last compare.
  *
@@ -29,6 +30,7 @@
 import { StemflowError, throwIfAborted } from '../errors';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import { decodeScratchBytes } from '../gpu/passes/bslz4-decode-variants';
+import { AUDIT_LAYOUT, auditFromWords } from '../kernels/bslz4-decode';
 import type { AcquisitionSource, StoredBatch } from '../source/acquisition-source';
 import { createTansComparePassAsync, readU32, tally } from './gpu-verify-compare';
 import {
@@ -434,7 +436,6 @@ export async function verifyAcquisitionGpu(
         wordsPerFrame,
         blockFrames: info.blockFrames,
         blockBase: piece.blockBase,
-        laneBase: piece.firstFrame * geometry.slices,
         offsetBase: piece.start * geometry.slices,
         wordBase: piece.from,
         cols: info.detector[1],
@@ -447,14 +448,17 @@ export async function verifyAcquisitionGpu(
       options.onProgress?.(piece.firstFrame + piece.frames, frameCount);
     }
     const t = performance.now();
-    const [mm, le, fe] = await Promise.all([
+    // Counts only: mismatches per block, lanes with an error, and the decode audit (its failed frames are
+    // the source's frames the GPU refused).
+    const [mm, le, auditWords] = await Promise.all([
       readU32(device, mismatches, plan.blocks),
-      readU32(device, laneErrors, frameCount * geometry.slices),
-      readU32(device, frameErrors, frameCount),
+      readU32(device, laneErrors, 1),
+      readU32(device, audit, AUDIT_LAYOUT.words),
     ]);
     timings.gpuWaitMs += performance.now() - t;
     timings.totalMs = performance.now() - t0;
-    return { ...tally(acq, mm, le, fe), ms: timings.totalMs, timings, plan };
+    const sourceErrors = auditFromWords(auditWords).failedFrames;
+    return { ...tally(acq, mm, le[0], sourceErrors), ms: timings.totalMs, timings, plan };
   } finally {
     // Reads may still be writing into mapped staging after a failure: let them finish first.
     await Promise.allSettled(staged);

@@ -1,8 +1,9 @@
 // Exhaustive verification of an archive record: decode every tANS lane (docs/archive-format.md) and compare
 // each value with the reference values (the source, decoded by bslz4-decode.wgsl, frame-major, packed at the
 // dtype's width from word frame * words_per_frame). Only counts come back: mismatches per block of
-// block_frames frames (atomic adds) and an error code per lane. CPU twin: src/archive/tans-compare.ts
-// (`tansCompare`; same error codes). One invocation per lane; invocations are numbered slice-major
+// block_frames frames and the lanes with an error (atomic adds; a lane's error code is what the CPU twin,
+// src/archive/tans-compare.ts `tansCompare`, returns per lane, and the lanes it counts are those whose code
+// is not LANE_OK). One invocation per lane; invocations are numbered slice-major
 // (g = slice * frames + frame), so a workgroup's lanes walk the same pixels in lockstep.
 
 // Overrides WORKGROUP_SIZE, TABLE_LOG, BITS, TOKENS; bindings 0-4: params (the Params below), data, offsets,
@@ -24,8 +25,6 @@ struct Params {
   data_words: u32,
   // Detector columns: neighbour contexts restart at each row.
   cols: u32,
-  // Index in `errors` of the record's first lane.
-  lane_base: u32,
   // A piece of a record: lane k's stream is words [offsets[offset_base + k], offsets[offset_base + k + 1])
   // of the record, at data[that - word_base] (the piece's words start at word_base).
   offset_base: u32,
@@ -34,7 +33,8 @@ struct Params {
 
 @group(0) @binding(5) var<storage, read> reference: array<u32>;
 @group(0) @binding(6) var<storage, read_write> mismatches: array<atomic<u32>>;
-@group(0) @binding(7) var<storage, read_write> errors: array<u32>;
+// One word: lanes with an error (not LANE_OK).
+@group(0) @binding(7) var<storage, read_write> lane_errors: array<atomic<u32>>;
 
 const LANE_OK: u32 = 0u;
 const LANE_BAD_RANGE: u32 = 1u;
@@ -158,8 +158,8 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
   }
   if (error != LANE_OK) {
     bad += count - produced;
+    atomicAdd(&lane_errors[0], 1u);
   }
-  errors[params.lane_base + lane] = error;
   if (bad > 0u) {
     atomicAdd(&mismatches[params.block_base + frame / params.block_frames], bad);
   }
