@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
+import { createStagingPool } from '../gpu/staging-pool';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { fixture, loadOracle } from '../testing/fixtures';
 import { type CodecParams, convertArchive } from './convert';
@@ -117,6 +118,55 @@ describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, t
             cpu.badBlocks,
           ]);
         }
+      } finally {
+        tracked.stop();
+        await close();
+        await archive.close();
+      }
+    },
+    240_000,
+  );
+
+  withGpu(
+    'staging from a pool: the second verification creates no staging, gives the same counts, and the pool keeps what fits',
+    async ({ device }) => {
+      const dir = await convert(arinaPaths, {
+        recordFrames: 7,
+        lanesPerFrame: 3,
+        classes: 8,
+        blockFrames: 3,
+      });
+      const archive = await openArchive(nodeArchiveFiles(dir), { hash: nodeSha256 });
+      const acq = archive.acquisitions[0];
+      const { source, close } = await openSource(arinaPaths);
+      const tracked = trackBuffers(device);
+      try {
+        const planted = plantValue(source, 6, 1023, 300);
+        const cpu = await verifyAcquisition(acq, planted, cpuVerifier);
+        expect(cpu.mismatches).toBe(1);
+        const staging = createStagingPool();
+        const stagingMade = () => tracked.createdLabels().filter((l) => l.includes('staging')).length;
+        const first = await verifyAcquisitionGpu(device, acq, planted, { staging, pieceFrames: 3 });
+        const made = stagingMade();
+        expect(made).toBe(4); // two slots, chunks and lane words each
+        expect(staging.bytes).toBe(first.plan.slots * first.plan.slotBytes);
+        expect(tracked.alive()).toBe(4); // only the pool's
+        const second = await verifyAcquisitionGpu(device, acq, planted, { staging, pieceFrames: 3 });
+        expect(stagingMade()).toBe(made);
+        for (const r of [first, second]) {
+          expect([r.mismatches, r.laneErrors, r.sourceErrors, r.badBlocks]).toEqual([1, 0, 0, cpu.badBlocks]);
+        }
+        // Whole records need larger staging than the pooled pieces': new buffers, and the pool keeps the
+        // larger ones it has room for.
+        await verifyAcquisitionGpu(device, acq, planted, { staging });
+        expect(stagingMade()).toBe(made + 4);
+        // A pool too small to keep anything destroys what it is given.
+        const tiny = createStagingPool(16);
+        await verifyAcquisitionGpu(device, acq, planted, { staging: tiny });
+        expect(tiny.bytes).toBe(0);
+        staging.clear();
+        expect(staging.bytes).toBe(0);
+        expect(tracked.alive()).toBe(0);
       } finally {
         tracked.stop();
         await close();

@@ -30,6 +30,7 @@
 import { StemflowError, throwIfAborted } from '../errors';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import { decodeScratchBytes } from '../gpu/passes/bslz4-decode-variants';
+import type { StagingPool } from '../gpu/staging-pool';
 import { AUDIT_LAYOUT, auditFromWords } from '../kernels/bslz4-decode';
 import type { AcquisitionSource, StoredBatch } from '../source/acquisition-source';
 import { createTansComparePassAsync, readU32, tally } from './gpu-verify-compare';
@@ -123,6 +124,11 @@ export interface GpuVerifyOptions {
   compareLanes?: number;
   /** GPU bytes the verifier may allocate (optional): a plan above it is refused with its numbers. */
   budgetBytes?: number;
+  /**
+   * Mapped staging kept between verifications (src/gpu/staging-pool.ts): the slots are taken from it and given
+   * back at the end, mapped. Without it the slots are created and destroyed.
+   */
+  staging?: StagingPool;
 }
 
 /**
@@ -206,6 +212,8 @@ export async function verifyAcquisitionGpu(
   const STORAGE_OUT = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC;
   const STAGING = GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
   const slots: Slot[] = [];
+  /** Staging taken from options.staging (given back at the end). */
+  const pooled: GPUBuffer[] = [];
   const staged: Promise<{ piece: VerifyPiece; slot: Slot; stored: StoredBatch }>[] = [];
   const budgetError = (oom: GPUError) =>
     new StemflowError(
@@ -307,8 +315,14 @@ export async function verifyAcquisitionGpu(
     const addSlot = async () => {
       const t = performance.now();
       device.pushErrorScope('out-of-memory');
-      const chunks = make('chunks staging', STAGING, true);
-      const data = make('record data staging', STAGING, true);
+      const take = (label: string) => {
+        if (!options.staging) return make(label, STAGING, true);
+        const b = options.staging.take(device, bytesOf(label), `verify ${label}`);
+        pooled.push(b);
+        return b;
+      };
+      const chunks = take('chunks staging');
+      const data = take('record data staging');
       const oom = await device.popErrorScope();
       if (oom) throw budgetError(oom);
       slots.push({ chunks, data, ready: Promise.resolve() });
@@ -462,8 +476,14 @@ export async function verifyAcquisitionGpu(
   } finally {
     // Reads may still be writing into mapped staging after a failure: let them finish first.
     await Promise.allSettled(staged);
-    await Promise.allSettled(slots.map((s) => s.ready));
+    const mapped = await Promise.allSettled(slots.map((s) => s.ready));
     for (const b of buffers) b.destroy();
+    // Pooled staging goes back mapped (the pool destroys what it does not keep).
+    for (const b of pooled) {
+      const slot = slots.find((s) => s.chunks === b || s.data === b);
+      if (slot && mapped[slots.indexOf(slot)].status === 'fulfilled') options.staging?.give(b);
+      else b.destroy();
+    }
     decode.destroy();
   }
 }

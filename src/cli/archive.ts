@@ -1,4 +1,5 @@
 /** `stemflow convert` and `stemflow verify`: lossless tANS archives from the command line. */
+
 import { createReadStream, readdirSync, statSync } from 'node:fs';
 import { stat } from 'node:fs/promises';
 import { basename, join, resolve } from 'node:path';
@@ -11,6 +12,7 @@ import { cpuVerifier, type VerifyReport, verifyAcquisition } from '../archive/ve
 import { StemflowError } from '../errors';
 import { acquireDevice, type GpuContext } from '../gpu/device';
 import { nodeGpu } from '../gpu/node-gpu';
+import { createStagingPool } from '../gpu/staging-pool';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import { HDF5_NAME } from '../source/hdf5-names';
 import { closeInputs, openInputs } from './inputs';
@@ -180,6 +182,8 @@ export async function verifyCommand(
   const archive = await openArchive(nodeArchiveFiles(archiveDir), { hash: nodeSha256 });
   const openMs = performance.now() - t0;
   let ctx: GpuContext | undefined;
+  // The acquisitions after the first reuse the first's mapped staging.
+  const staging = createStagingPool();
   const reports: (VerifyReport & { sourceFiles: { path: string; sha256: string; matches: boolean }[] })[] =
     [];
   try {
@@ -209,7 +213,7 @@ export async function verifyCommand(
           if (o.backend === 'webgpu' && source.storedCodec.gpu) {
             ctx ??= await acquireDevice(nodeGpu());
             const { verifyAcquisitionGpu } = await import('../archive/gpu-verify');
-            report = await verifyAcquisitionGpu(ctx.device, acq, source);
+            report = await verifyAcquisitionGpu(ctx.device, acq, source, { staging });
           } else {
             report = await verifyAcquisition(acq, source, cpuVerifier);
           }
@@ -222,6 +226,7 @@ export async function verifyCommand(
       }
     }
   } finally {
+    staging.clear();
     ctx?.destroy();
     await archive.close();
   }

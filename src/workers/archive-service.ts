@@ -3,12 +3,14 @@
  * passes FileSystemDirectoryHandles): identity of the source files, conversion, opening with every check,
  * exhaustive verification on the GPU when it can take the source's chunks, else on the CPU.
  */
+
 import { type ConvertInput, convertArchive, type RecordEncoder } from '../archive/convert';
 import type { ArchiveFiles, ArchiveTarget, Sha256Factory } from '../archive/files';
 import type { ManifestFile } from '../archive/manifest';
 import { openArchive } from '../archive/reader';
 import { cpuVerifier, type VerifyReport, verifyAcquisition } from '../archive/verify';
 import { StemflowError, throwIfAborted } from '../errors';
+import { createStagingPool, type StagingPool } from '../gpu/staging-pool';
 import type { ByteSource } from '../io/byte-source';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import type { InputFile } from '../source/input-file';
@@ -135,6 +137,7 @@ export function createArchiveService(options: ArchiveServiceOptions) {
     ): Promise<ArchiveVerifySummary> {
       const signal = begin();
       let inputs: ConvertInput[] = [];
+      let staging: StagingPool | undefined;
       try {
         const archive = await openArchive(files, {
           hash: options.hash,
@@ -151,6 +154,8 @@ export function createArchiveService(options: ArchiveServiceOptions) {
             );
           }
           const device = await options.device?.();
+          // The acquisitions after the first reuse the first's mapped staging.
+          staging = createStagingPool();
           const out: ArchiveVerifySummary['acquisitions'] = [];
           let backend: 'webgpu' | 'cpu' = 'cpu';
           for (const [a, input] of inputs.entries()) {
@@ -163,6 +168,7 @@ export function createArchiveService(options: ArchiveServiceOptions) {
               report = await verifyAcquisitionGpu(device, acq, input.source, {
                 signal,
                 onProgress: progress,
+                staging,
               });
               backend = 'webgpu';
             } else {
@@ -195,6 +201,7 @@ export function createArchiveService(options: ArchiveServiceOptions) {
             ok: out.every((r) => r.mismatches === 0 && r.laneErrors === 0),
           };
         } finally {
+          staging?.clear();
           await archive.close();
         }
       } finally {
