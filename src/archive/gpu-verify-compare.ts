@@ -7,6 +7,7 @@ import { readBuffer } from '../compute/readback';
 import { StemflowError } from '../errors';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../gpu/chunked-dispatch';
 import { structLayout } from '../gpu/uniform-layout';
+import { AUDIT_LAYOUT, auditFromWords } from '../kernels/bslz4-decode';
 import source from '../shaders/tans-compare.wgsl?raw';
 import type { ArchiveAcquisition } from './reader';
 import type { VerifyReport } from './verify';
@@ -182,15 +183,34 @@ function comparePass(
 }
 
 /** The report from the mismatch counts per block, lane error codes and frame decode verdicts. */
-/**
- * The report from the counts read back: mismatches per block, lanes with an error, source frames the GPU
- * decoder refused (its audit's failed frames).
- */
+/** What a verification reads back: counts only. */
+export interface VerifyCounts {
+  /** Mismatches per block. */
+  mismatches: Uint32Array;
+  /** Lanes with an error. */
+  laneErrors: number;
+  /** Source frames the GPU decoder refused (its audit's failed frames). */
+  sourceErrors: number;
+}
+
+/** Reads the counts back: `blocks` words of mismatches, the lane-error word, the decode audit. */
+export async function readVerifyCounts(
+  device: GPUDevice,
+  buffers: { mismatches: GPUBuffer; laneErrors: GPUBuffer; audit: GPUBuffer },
+  blocks: number,
+): Promise<VerifyCounts> {
+  const [mismatches, laneErrors, audit] = await Promise.all([
+    readU32(device, buffers.mismatches, blocks),
+    readU32(device, buffers.laneErrors, 1),
+    readU32(device, buffers.audit, AUDIT_LAYOUT.words),
+  ]);
+  return { mismatches, laneErrors: laneErrors[0], sourceErrors: auditFromWords(audit).failedFrames };
+}
+
+/** The report from the counts read back. */
 export function tally(
   acq: ArchiveAcquisition,
-  mm: Uint32Array,
-  laneErrors: number,
-  sourceErrors: number,
+  { mismatches: mm, laneErrors, sourceErrors }: VerifyCounts,
 ): Omit<VerifyReport, 'ms'> & { sourceErrors: number } {
   const { info, geometry } = acq;
   const badBlocks: VerifyReport['badBlocks'] = [];

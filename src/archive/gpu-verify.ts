@@ -1,39 +1,35 @@
 /**
  * Exhaustive verification on the GPU, a piece of a record at a time (at most `pieceFrames` frames, whole
  * mismatch blocks; gpu-verify-plan.ts). Per piece: the source's stored chunks and the piece's lanes are read
- * (concurrent reads) straight into mapped staging buffers of one of `slots` slots, copied by the GPU into one
- * of two sets of bound inputs, decoded by bslz4-decode.wgsl into a frame-major scratch buffer, and
- * tans-compare.wgsl (gpu-verify-compare.ts) decodes every lane and compares every value. Mismatch counts per
- * block, the count of lanes with an error and the decode's audit stay on the GPU until one readback of a few
- * KB at the end. CPU twin: `cpuVerifier`
- * (verify.ts) over `tansCompare` (tans-decode.ts). Memory is planned first (gpu-verify-plan.ts), for a piece:
- * smaller pieces make smaller buffers, which are faster to create, and a shorter first read and last compare.
+ * (concurrent reads) straight into mapped staging of one of `slots` slots, copied by the GPU into one of two
+ * sets of bound inputs, decoded by bslz4-decode.wgsl into a frame-major scratch buffer, and tans-compare.wgsl
+ * (gpu-verify-compare.ts) decodes every lane and compares every value. Only counts come back, in one readback
+ * of a few KB at the end: mismatches per block, lanes with an error, the decode's audit. CPU twin:
+ * `cpuVerifier` (verify.ts) over `tansCompare`. Memory is planned first (gpu-verify-plan.ts), for a piece:
+ * smaller pieces make smaller buffers, faster to create, and a shorter first read and last compare.
  *
  * Overlap. Piece p + 1's staging copies run while piece p is decoded and compared, into the other input set.
  * (On the H200 mapped staging is device memory behind the PCIe BAR: the host's reads write into it at up to
- * ~33 GB/s, ~24 GB/s when each piece maps it again, and the GPU's copies out of it are device-local.) One queue runs everything, and Dawn puts a barrier
- * before each use of a buffer whose last use differs; a barrier waits for every earlier command of its source
- * stage. The queue order per piece p is therefore:
+ * ~33 GB/s, ~24 GB/s when each piece maps it again; the GPU's copies out of it are device-local.) One queue
+ * runs everything, and Dawn puts a barrier before each use of a buffer whose last use differs; a barrier waits
+ * for every earlier command of its source stage. The queue order per piece p is therefore:
  *   copies(p) [transfer: staging -> set p % 2], writes(p) + tag(p + 1) [transfer: the chunk index, lane offsets
  *   and tables into set p % 2; 4-byte clears of every buffer of set (p + 1) % 2 that piece p + 1 writes],
  *   decode + compare(p) [compute].
- * The copies are submitted before the host prepares the piece's small writes, so the slot is free for the
- * next read sooner.
+ * The copies go first, so the slot is free for the next read before the host prepares the small writes.
  * tag(p + 1) waits for the compute of piece p - 1 (the last reader of that set), so when copies(p + 1) are
  * submitted the set's last use is a transfer write: their barrier waits for earlier transfers only, not for
- * the compute of piece p, which runs alongside. decode(p) waits for transfers submitted before it (copies(p),
- * tag(p + 1), parameter uploads), never for copies(p + 1). A set's record tables (lane offsets, decode cells, class map) are
- * written, and tagged, only when its record changes. With `overlap: false` (one set, no tags) each piece's
- * copies wait for the piece before; the bench measures both.
- * The only host waits are a piece's staging reads (bounded by `slots`) and the final readback.
+ * the compute of piece p, which runs alongside. decode(p) waits for transfers submitted before it, never for
+ * copies(p + 1). A set's record tables (lane offsets, decode cells, class map) are written, and tagged, only
+ * when its record changes. With `overlap: false` (one set, no tags) each piece's copies wait for the piece
+ * before. The only host waits are a piece's staging reads (bounded by `slots`) and the final readback.
  */
 import { StemflowError, throwIfAborted } from '../errors';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import { decodeScratchBytes } from '../gpu/passes/bslz4-decode-variants';
-import type { StagingPool } from '../gpu/staging-pool';
-import { AUDIT_LAYOUT, auditFromWords } from '../kernels/bslz4-decode';
 import type { AcquisitionSource, StoredBatch } from '../source/acquisition-source';
-import { createTansComparePassAsync, readU32, tally } from './gpu-verify-compare';
+import { createTansComparePassAsync, readVerifyCounts, tally } from './gpu-verify-compare';
+import { type GpuVerifyOptions, type GpuVerifyTimings, newTimings, VERIFY_SLOTS } from './gpu-verify-options';
 import {
   type GpuVerifyPlan,
   planGpuVerify,
@@ -50,6 +46,7 @@ export {
   createTansComparePass,
   type TansComparePass,
 } from './gpu-verify-compare';
+export { type GpuVerifyOptions, type GpuVerifyTimings, VERIFY_SLOTS } from './gpu-verify-options';
 export { type GpuVerifyPlan, planGpuVerify, VERIFY_PIECE_FRAMES } from './gpu-verify-plan';
 
 /** Staging for one piece in flight. */
@@ -64,72 +61,6 @@ interface Slot {
 type InputSet = Record<'compressed' | 'index' | 'data' | 'offsets' | 'cells' | 'classMap', GPUBuffer>;
 
 const align4 = (n: number) => Math.ceil(n / 4) * 4;
-
-/**
- * Pieces staged at once by default: two, for pieces of VERIFY_PIECE_FRAMES (see there), so that one piece is
- * read while the other's host work is done. (With whole 16,384-frame records as pieces one slot was better:
- * a second slot's 0.26 GiB of mapped staging took ~75 ms to create and the records came no faster.)
- */
-export const VERIFY_SLOTS = 2;
-
-export interface GpuVerifyTimings {
-  /** Reading the stored chunks and the lanes into mapped staging (summed over pieces; overlapped). */
-  readMs: number;
-  /** Pieces waiting for their staging slot to be mapped again before being read (summed; overlapped). */
-  stagingWaitMs: number;
-  /** Host: a piece's small uploads (chunk index, lane offsets, tables); unmapping its staging. */
-  uploadMs: number;
-  unmapMs: number;
-  /** The submission loop waiting for a piece's staging to be read, and for the final readback. */
-  gpuWaitMs: number;
-  /** Planning and creating buffers and passes. */
-  setupMs: number;
-  /**
-   * Of the set-up: planning and the decode pass (its pipeline made here), the mapped staging buffers, the GPU
-   * buffers (with their error scope), the wait for the compare pipeline. Of the first: the pieces (with the
-   * source's stored sizes).
-   */
-  setupPrepareMs: number;
-  setupPiecesMs: number;
-  setupStagingMs: number;
-  setupBuffersMs: number;
-  setupPipelineMs: number;
-  totalMs: number;
-  /**
-   * Profile mode only (each step waited for), summed over pieces: staging copies with the small uploads,
-   * decode, compare.
-   */
-  copyMs: number;
-  decodeMs: number;
-  compareMs: number;
-  /**
-   * Per piece, ms after the start: its slot mapped again (ready), its reads begun and ended, its passes
-   * submitted.
-   */
-  pieces: { ready: number; readStart: number; readEnd: number; submitted: number }[];
-}
-
-export interface GpuVerifyOptions {
-  signal?: AbortSignal;
-  onProgress?: (framesDone: number, frameCount: number) => void;
-  /** Pieces staged at once (default VERIFY_SLOTS). */
-  slots?: number;
-  /** Frames verified at once, rounded down to whole mismatch blocks (default VERIFY_PIECE_FRAMES). */
-  pieceFrames?: number;
-  /** Copies of the next piece overlap the decode and compare of this one (two input sets; default true). */
-  overlap?: boolean;
-  /** Wait after each pass so copies, decode and compare are timed apart (slower; default false). */
-  profile?: boolean;
-  /** Lanes per compare dispatch (default COMPARE_LANES_PER_DISPATCH; a multiple of 64). */
-  compareLanes?: number;
-  /** GPU bytes the verifier may allocate (optional): a plan above it is refused with its numbers. */
-  budgetBytes?: number;
-  /**
-   * Mapped staging kept between verifications (src/gpu/staging-pool.ts): the slots are taken from it and given
-   * back at the end, mapped. Without it the slots are created and destroyed.
-   */
-  staging?: StagingPool;
-}
 
 /**
  * Verifies every count of an archived acquisition against its source on the GPU. The source must be
@@ -229,24 +160,7 @@ export async function verifyAcquisitionGpu(
   });
   comparing.catch(() => undefined); // awaited below
   try {
-    const timings: GpuVerifyTimings = {
-      readMs: 0,
-      stagingWaitMs: 0,
-      uploadMs: 0,
-      unmapMs: 0,
-      gpuWaitMs: 0,
-      setupMs: 0,
-      setupPrepareMs: 0,
-      setupPiecesMs: tPieces - t0,
-      setupStagingMs: 0,
-      setupBuffersMs: 0,
-      setupPipelineMs: 0,
-      totalMs: 0,
-      copyMs: 0,
-      decodeMs: 0,
-      compareMs: 0,
-      pieces: pieces.map(() => ({ ready: 0, readStart: 0, readEnd: 0, submitted: 0 })),
-    };
+    const timings = newTimings(pieces.length, tPieces - t0);
     const profiled = async (what: 'copyMs' | 'decodeMs' | 'compareMs', t: number) => {
       await device.queue.onSubmittedWorkDone();
       timings[what] += performance.now() - t;
@@ -462,17 +376,10 @@ export async function verifyAcquisitionGpu(
       options.onProgress?.(piece.firstFrame + piece.frames, frameCount);
     }
     const t = performance.now();
-    // Counts only: mismatches per block, lanes with an error, and the decode audit (its failed frames are
-    // the source's frames the GPU refused).
-    const [mm, le, auditWords] = await Promise.all([
-      readU32(device, mismatches, plan.blocks),
-      readU32(device, laneErrors, 1),
-      readU32(device, audit, AUDIT_LAYOUT.words),
-    ]);
+    const counts = await readVerifyCounts(device, { mismatches, laneErrors, audit }, plan.blocks);
     timings.gpuWaitMs += performance.now() - t;
     timings.totalMs = performance.now() - t0;
-    const sourceErrors = auditFromWords(auditWords).failedFrames;
-    return { ...tally(acq, mm, le[0], sourceErrors), ms: timings.totalMs, timings, plan };
+    return { ...tally(acq, counts), ms: timings.totalMs, timings, plan };
   } finally {
     // Reads may still be writing into mapped staging after a failure: let them finish first.
     await Promise.allSettled(staged);
