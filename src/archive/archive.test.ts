@@ -79,6 +79,26 @@ describe('archive: convert, open, read back', () => {
         }
         expect(acq.info.audit.total).toBe(total.toString());
         expect(acq.info.audit.max).toBe(max);
+        // A record's data words, whole and as a range (a piece of its frames' lanes), into memory or into a
+        // caller's buffer; a range outside the record is refused.
+        const rec = acq.records[0];
+        const whole = (await acq.readRecordData(0)).slice();
+        expect(whole.length).toBe(rec.dataWords);
+        const from = rec.offsets[acq.geometry.slices];
+        const to = rec.offsets[Math.min(rec.frames, 3) * acq.geometry.slices];
+        expect(await acq.readRecordData(0, undefined, undefined, { from, to })).toEqual(whole.subarray(from, to));
+        const into = new Uint8Array(4 * (to - from) + 8);
+        const got = await acq.readRecordData(0, undefined, into, { from, to });
+        expect(got.buffer).toBe(into.buffer);
+        expect(got).toEqual(whole.subarray(from, to));
+        for (const bad of [
+          { from: to, to: from - 1 },
+          { from: 0, to: rec.dataWords + 1 },
+          { from: -1, to: 2 },
+          { from: 0.5, to: 2 },
+        ]) {
+          await expect(acq.readRecordData(0, undefined, undefined, bad)).rejects.toThrow(/not within its data/);
+        }
       } finally {
         await close();
         await archive.close();
