@@ -86,7 +86,9 @@ describe('archive: convert, open, read back', () => {
         expect(whole.length).toBe(rec.dataWords);
         const from = rec.offsets[acq.geometry.slices];
         const to = rec.offsets[Math.min(rec.frames, 3) * acq.geometry.slices];
-        expect(await acq.readRecordData(0, undefined, undefined, { from, to })).toEqual(whole.subarray(from, to));
+        expect(await acq.readRecordData(0, undefined, undefined, { from, to })).toEqual(
+          whole.subarray(from, to),
+        );
         const into = new Uint8Array(4 * (to - from) + 8);
         const got = await acq.readRecordData(0, undefined, into, { from, to });
         expect(got.buffer).toBe(into.buffer);
@@ -97,7 +99,9 @@ describe('archive: convert, open, read back', () => {
           { from: -1, to: 2 },
           { from: 0.5, to: 2 },
         ]) {
-          await expect(acq.readRecordData(0, undefined, undefined, bad)).rejects.toThrow(/not within its data/);
+          await expect(acq.readRecordData(0, undefined, undefined, bad)).rejects.toThrow(
+            /not within its data/,
+          );
         }
       } finally {
         await close();

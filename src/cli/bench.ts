@@ -13,6 +13,7 @@ import { describePlan } from '../gpu/load-plan';
 import { nodeGpu } from '../gpu/node-gpu';
 import type { TransposeLoads } from '../gpu/passes/detector-transpose';
 import { createResidentPool } from '../gpu/resident-pool';
+import { createStagingPool } from '../gpu/staging-pool';
 import { residentReads } from '../kernels/resident-virtual-image';
 import { flaggedFromMask } from '../products/frame-stats';
 import { benchGestures, benchRepeatedGestures } from './bench-gestures';
@@ -29,7 +30,7 @@ export interface BenchOptions {
   repeat: number;
   json?: string;
   keep?: boolean;
-  /** Loads after the first reuse the resident buffers of the previous one (resident-pool.ts). */
+  /** Loads after the first reuse the resident buffers and the chunk staging of the previous one (resident-pool.ts, staging-pool.ts). */
   pool?: boolean;
   /** Decode variants to profile (bench-profile.ts parseDecodeVariant). */
   variants?: string[];
@@ -103,6 +104,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     const batchLogs: unknown[] = [];
     let last: GpuLoad | null = null;
     const pool = o.pool ? createResidentPool() : undefined;
+    const staging = o.pool ? createStagingPool() : undefined;
     for (let r = 0; r < o.repeat + 1; r++) {
       last?.release();
       // Timed loads carry GPU timestamps: 4 marks per batch (copy, decode, transpose, gap to the next batch).
@@ -113,6 +115,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
         slots: o.slots,
         timer: timer ?? undefined,
         pool,
+        staging,
         segmentFrames: o.segmentFrames,
         compactHigh: o.compact,
         transposeLoads: o.transposeLoads,
@@ -230,6 +233,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     load.release();
     imager.release();
     pool?.clear();
+    staging?.clear();
 
     const profile = await profileLoadPasses(ctx, source, {
       batchFrames: o.batch,

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect } from 'vitest';
 import { isStemflowError } from '../errors';
 import { createResidentPool } from '../gpu/resident-pool';
+import { createStagingPool } from '../gpu/staging-pool';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { residentValueAt } from '../kernels/detector-transpose';
 import { openAcquisition } from '../source/hdf5-acquisition';
@@ -76,10 +77,15 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
   withGpu('a resident pool: the next load reuses the buffers, byte for byte as fresh ones', async (ctx) => {
     const source = await open([arina.master, ...arina.shards].map(fixture));
     const pool = createResidentPool();
+    const staging = createStagingPool();
     const tracked = trackBuffers(ctx.device);
+    const stagingMade = () => tracked.createdLabels().filter((l) => l.startsWith('staging ')).length;
     try {
-      const options = { batchFrames: 64, slots: 2, pixelsPerBufferLimit: 1000, pool };
+      const options = { batchFrames: 64, slots: 2, pixelsPerBufferLimit: 1000, pool, staging };
       const first = await loadToGpu(ctx, source, options);
+      // The chunk staging ring (slots + 1) goes back to its pool, mapped.
+      expect(stagingMade()).toBe(3);
+      expect(staging.bytes).toBe(3 * first.plan.compressedSlotBytes);
       const layout = first.plan.resident;
       // 60 frames in rows of 64: each row ends in pad values, which a reused buffer must hold as 0 too; so
       // must the high plane's words of cold segments (never written) and the hot bitmap (only ORed).
@@ -93,6 +99,7 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
       for (const b of buffers) ctx.device.queue.writeBuffer(b, 0, new Uint8Array(b.size).fill(0xff));
       const second = await loadToGpu(ctx, source, options);
       expect(second.resident).toEqual(buffers);
+      expect(stagingMade()).toBe(3); // the ring came from the pool
       expect(pool.bytes).toBe(0);
       const again = await read(second);
       for (const [i, bytes] of again.entries()) expect(Buffer.compare(bytes, fresh[i])).toBe(0);
@@ -108,8 +115,16 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
       expect(pool.bytes).toBe(third.plan.resident.totalBytes);
       pool.clear();
       expect(pool.bytes).toBe(0);
+      // One slot: a ring of two from the pool's three; the third is freed, nothing is made.
+      const oneSlot = await loadToGpu(ctx, source, { ...options, slots: 1 });
+      expect(stagingMade()).toBe(3);
+      expect(staging.bytes).toBe(2 * oneSlot.plan.compressedSlotBytes);
+      expect(Array.from(oneSlot.frameTotals, Number)).toEqual(arina.unflagged.frame_sums);
+      oneSlot.release();
+      pool.clear();
+      staging.clear();
       // Each load made its decode scratch (default variant) and freed it.
-      expect(tracked.createdLabels().filter((l) => l === 'bslz4-decode scratch').length).toBe(3);
+      expect(tracked.createdLabels().filter((l) => l === 'bslz4-decode scratch').length).toBe(4);
       expect(tracked.alive()).toBe(0);
     } finally {
       tracked.stop();

@@ -150,13 +150,22 @@ export async function loadToGpu(
     // Chunk bytes are read straight into mapped staging buffers (no host copy, no writeBuffer staging);
     // the GPU copies each into its slot. A staging buffer is re-mapped once the GPU has copied it.
     const ring = plan.slots + 1;
-    const staging = Array.from({ length: ring }, (_, i) => {
-      const b = device.createBuffer({
-        label: `staging ${i}`,
-        size: plan.compressedSlotBytes,
-        usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
-        mappedAtCreation: true,
-      });
+    // From the staging pool when there is one (handed out mapped; given back at the end). What it holds
+    // besides is freed before anything is made, so the load stays within its plan.
+    const reused = Array.from(
+      { length: ring },
+      () => options.staging?.reuse(plan.compressedSlotBytes) ?? null,
+    );
+    options.staging?.clear();
+    const staging = reused.map((pooled, i) => {
+      const b =
+        pooled ??
+        device.createBuffer({
+          label: `staging ${i}`,
+          size: plan.compressedSlotBytes,
+          usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
+          mappedAtCreation: true,
+        });
       owned.push(b);
       return b;
     });
@@ -278,7 +287,12 @@ export async function loadToGpu(
     if (results.audit.failedFrames > 0) throw decodeFailure(source, results.errors);
     // Scratch goes; the resident data, the flags and nothing else stay.
     for (const s of slots) for (const b of [s.compressed, s.index, s.decoded]) b.destroy();
-    for (const b of [errors, totals, dpSums, audit, ...staging]) b.destroy();
+    for (const b of [errors, totals, dpSums, audit]) b.destroy();
+    // Every staging buffer is mapped again here (awaited above): back to the pool, else destroyed.
+    for (const b of staging) {
+      if (options.staging) options.staging.give(b);
+      else b.destroy();
+    }
     decode.destroy();
     let loaded = plan;
     let residentSet: readonly GPUBuffer[] = resident;

@@ -17,6 +17,8 @@ export interface StagingPool {
    * is at most twice the size, else a new one mapped at creation (inside the caller's error scopes).
    */
   take(device: GPUDevice, bytes: number, label: string): GPUBuffer;
+  /** The pooled buffer `take` would hand out, or null (nothing is created). */
+  reuse(bytes: number): GPUBuffer | null;
   /**
    * Keeps a buffer from `take` for a later one, if it is mapped (its last mapAsync resolved) and fits within
    * maxBytes; otherwise destroys it.
@@ -31,22 +33,23 @@ const STAGING = () => GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
 export function createStagingPool(maxBytes = 512 * 2 ** 20): StagingPool {
   let idle: GPUBuffer[] = [];
   const held = () => idle.reduce((n, b) => n + b.size, 0);
+  const reuse = (bytes: number) => {
+    const size = Math.max(4, Math.ceil(bytes / 4) * 4);
+    let best = -1;
+    idle.forEach((b, i) => {
+      if (b.size >= size && b.size <= 2 * size && (best < 0 || b.size < idle[best].size)) best = i;
+    });
+    return best >= 0 ? idle.splice(best, 1)[0] : null;
+  };
   return {
     maxBytes,
     get bytes() {
       return held();
     },
+    reuse,
     take(device, bytes, label) {
       const size = Math.max(4, Math.ceil(bytes / 4) * 4);
-      let best = -1;
-      idle.forEach((b, i) => {
-        if (b.size >= size && b.size <= 2 * size && (best < 0 || b.size < idle[best].size)) best = i;
-      });
-      if (best >= 0) {
-        const [buffer] = idle.splice(best, 1);
-        return buffer;
-      }
-      return device.createBuffer({ label, size, usage: STAGING(), mappedAtCreation: true });
+      return reuse(size) ?? device.createBuffer({ label, size, usage: STAGING(), mappedAtCreation: true });
     },
     give(buffer) {
       if (buffer.mapState !== 'mapped' || idle.includes(buffer) || held() + buffer.size > maxBytes) {

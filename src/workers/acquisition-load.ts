@@ -8,6 +8,7 @@ import { createMaskSession, type MaskSession } from '../compute/mask-session';
 import { StemflowError, throwIfAborted } from '../errors';
 import type { GpuContext } from '../gpu/device';
 import type { ResidentPool } from '../gpu/resident-pool';
+import type { StagingPool } from '../gpu/staging-pool';
 import { FrameStats } from '../products/frame-stats';
 import { type AcquisitionSource, viewAs } from '../source/acquisition-source';
 import { classifyFile } from '../source/classify';
@@ -28,6 +29,8 @@ export interface GpuLoadInputs {
   /** When the load began (elapsedMs counts from here, device acquisition included). */
   t0: number;
   pool: ResidentPool;
+  /** The chunk staging ring kept between loads. */
+  staging: StagingPool;
   /** GPU memory the load may use (undefined: the device's own limits). */
   budgetBytes: number | undefined;
   batchFrames: number | undefined;
@@ -87,7 +90,7 @@ export async function loadCpu(
 export async function loadGpu(
   ctx: GpuContext,
   src: AcquisitionSource,
-  { t0, pool, budgetBytes, batchFrames, flagged }: GpuLoadInputs,
+  { t0, pool, staging, budgetBytes, batchFrames, flagged }: GpuLoadInputs,
   signal: AbortSignal,
   onProgress?: (p: LoadProgress) => void,
 ) {
@@ -95,6 +98,7 @@ export async function loadGpu(
   const load = await loadToGpu(ctx, src, {
     signal,
     pool,
+    staging,
     budgetBytes,
     batchFrames,
     onPlan: (_plan, lines) => {

@@ -2,6 +2,7 @@ import { loadPasses } from '../compute/gpu-load';
 import { isStemflowError, StemflowError, throwIfAborted } from '../errors';
 import { acquireDevice, renewOnFailure } from '../gpu/device';
 import { createResidentPool } from '../gpu/resident-pool';
+import { createStagingPool } from '../gpu/staging-pool';
 import { type ComSums, comBitMasks, combineBits, comImages, comSumsFromFrames } from '../products/com';
 import { flaggedFromMask, unflaggedMask, virtualImage } from '../products/frame-stats';
 import { addFrames, checkRegion, regionRuns, type ScanRegion } from '../products/region-sum';
@@ -56,6 +57,12 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
    * close, on a budget change, on a CPU fallback and with a lost device.
    */
   const pool = createResidentPool();
+  /** The load's chunk staging ring (~0.3 GiB), kept with the resident pool and emptied with it. */
+  const staging = createStagingPool();
+  const clearPools = () => {
+    pool.clear();
+    staging.clear();
+  };
 
   function need(): AcquisitionSource {
     if (!source) throw new StemflowError('invalid', 'No acquisition is open.');
@@ -66,7 +73,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
   const device = renewOnFailure(
     () => {
       // A replaced device's buffers cannot be reused.
-      pool.clear();
+      clearPools();
       return acquireDevice(opts.gpu!).then((ctx) => {
         account = trackDeviceBuffers(ctx.device);
         return ctx;
@@ -83,7 +90,14 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
     const t0 = performance.now();
     const ctx = await device();
     pendingFault = armGpuFault(pendingFault, ctx.device);
-    const inputs = { t0, pool, budgetBytes: gpuBudgetBytes, batchFrames: opts.gpuBatchFrames, flagged };
+    const inputs = {
+      t0,
+      pool,
+      staging,
+      budgetBytes: gpuBudgetBytes,
+      batchFrames: opts.gpuBatchFrames,
+      flagged,
+    };
     return loadGpu(ctx, src, inputs, signal, onProgress);
   }
 
@@ -140,7 +154,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
             throw e;
           fallbackReason = e.message;
           // The CPU path holds the counts now: give the kept GPU buffers back.
-          pool.clear();
+          clearPools();
         }
       } else if (gpu) {
         fallbackReason = (src.storedCodec as { reason: string }).reason;
@@ -185,7 +199,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
         );
       gpuBudgetBytes = bytes ?? opts.gpuBudgetBytes;
       budgetBytes = bytes ?? opts.cpuBudgetBytes ?? CPU_BUDGET_BYTES;
-      pool.clear();
+      clearPools();
     },
 
     /** Arms a fault for the next GPU load ('gpu-out-of-memory', 'gpu-device-lost'); read faults live in the worker's inputs. */
@@ -317,7 +331,7 @@ export function createAcquisitionService(options: ServiceOptions | number = {}) 
     async close(): Promise<void> {
       controller?.abort();
       releaseLoaded();
-      pool.clear();
+      clearPools();
       await source?.close();
       source = null;
       flagged = null;
