@@ -41,6 +41,9 @@ const VARIANTS = [
   'scratch-keep-win-wg16-x2-stage3',
   'scratch-keep-pat-x1-stage64',
   'multi-pat-wg7-x3-stage5',
+  'scratch-keep-pat-u4-x1-stage64',
+  'multi-u4-wg7-x3-stage5',
+  'scratch-u4-wg64-x2-stage1-persist3',
 ];
 
 /**
@@ -153,6 +156,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'scratch-pat-wg16-x2-stage3',
         'multi-keep-pat-wg7-x3-stage5',
         'scratch-keep-pat-win-wg32-x1-stage1',
+        'scratch-keep-pat-u4-x1-stage64',
       ]);
     },
     180_000,
@@ -187,9 +191,11 @@ describe('bslz4-decode pass: variants vs twin', () => {
       window: false,
       keep: false,
       pattern: false,
+      unshuffleWords: false,
       epochs: 8,
       workgroups: 9,
     });
+    expect(parseDecodeVariant('scratch-keep-pat-u4-x1-stage64').unshuffleWords).toBe(true);
     expect(parseDecodeVariant('wg128').shader).toBe('fused');
     expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);
     expect(() => parseDecodeVariant('fast')).toThrow(/Unknown decode variant part/);

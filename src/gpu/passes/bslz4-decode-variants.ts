@@ -11,6 +11,7 @@
  * - `keep`: every lane keeps the last word it wrote in registers; a partial word merges with it instead of being
  *   read back from the block (multi).
  * - `pat`: a match of offset 1 to 3 loads its pattern once and builds its words in registers (multi).
+ * - `u4`: the unshuffle reads whole plane words, each once for four groups of 8 elements (multi).
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
  * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
@@ -53,6 +54,8 @@ export interface DecodeVariant {
   keep: boolean;
   /** Matches of offset 1 to 3 built from their pattern in registers ('multi' only). */
   pattern: boolean;
+  /** The unshuffle reads whole plane words ('multi' only). */
+  unshuffleWords: boolean;
   /** Epochs between checks that the round is done ('multi' only; 8 in 'fused'). */
   epochs: number;
   /** Persistent workgroups per dispatch (undefined: one per frame). */
@@ -70,6 +73,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let win = false;
   let keep = false;
   let pattern = false;
+  let unshuffleWords = false;
   let multi = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
@@ -88,14 +92,24 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'win') win = true;
     else if (part === 'keep') keep = true;
     else if (part === 'pat') pattern = true;
+    else if (part === 'u4') unshuffleWords = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, multi, ep<N>, persist<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, multi, ep<N>, persist<N>).`,
       );
   }
-  if (multi || scratch || win || keep || pattern || groups !== undefined || epochs !== undefined) {
+  if (
+    multi ||
+    scratch ||
+    win ||
+    keep ||
+    pattern ||
+    unshuffleWords ||
+    groups !== undefined ||
+    epochs !== undefined
+  ) {
     return {
       name,
       shader: 'multi',
@@ -106,6 +120,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       window: win,
       keep,
       pattern,
+      unshuffleWords,
       epochs: epochs ?? 8,
       workgroups,
     };
@@ -120,6 +135,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     window: false,
     keep: false,
     pattern: false,
+    unshuffleWords: false,
     epochs: 8,
     workgroups,
   };

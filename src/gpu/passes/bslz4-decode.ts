@@ -130,6 +130,7 @@ export function createBslz4DecodePass(
         window: false,
         keep: false,
         pattern: false,
+        unshuffleWords: false,
         epochs: 8,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
