@@ -27,9 +27,7 @@ fn read_byte(index: u32) -> u32 {
   return (shuffled[index >> 2u] >> ((index & 3u) * 8u)) & 0xffu;
 }
 
-fn bytes4(word: u32) -> vec4<u32> {
-  return (vec4<u32>(word) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu);
-}
+// #include "common/bit-transpose.wgsl"
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -71,24 +69,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
   var hi = vec4<u32>(0u);
   for (var j = 0u; j < ELEM_SIZE; j++) {
     let b = base + 8u * j * plane_bytes;
-    var x = (read_byte(b + 7u * plane_bytes) << 24u) | (read_byte(b + 6u * plane_bytes) << 16u) |
-      (read_byte(b + 5u * plane_bytes) << 8u) | read_byte(b + 4u * plane_bytes);
-    var y = (read_byte(b + 3u * plane_bytes) << 24u) | (read_byte(b + 2u * plane_bytes) << 16u) |
-      (read_byte(b + plane_bytes) << 8u) | read_byte(b);
-    var t = (x ^ (x >> 7u)) & 0x00aa00aau;
-    x = x ^ t ^ (t << 7u);
-    t = (y ^ (y >> 7u)) & 0x00aa00aau;
-    y = y ^ t ^ (t << 7u);
-    t = (x ^ (x >> 14u)) & 0x0000ccccu;
-    x = x ^ t ^ (t << 14u);
-    t = (y ^ (y >> 14u)) & 0x0000ccccu;
-    y = y ^ t ^ (t << 14u);
-    t = (x & 0xf0f0f0f0u) | ((y >> 4u) & 0x0f0f0f0fu);
-    y = ((x << 4u) & 0xf0f0f0f0u) | (y & 0x0f0f0f0fu);
-    // Byte k of y is byte j of element k (k < 4); byte k of t is byte j of element 4 + k.
+    let p = transpose8(
+      (read_byte(b + 7u * plane_bytes) << 24u) | (read_byte(b + 6u * plane_bytes) << 16u) |
+        (read_byte(b + 5u * plane_bytes) << 8u) | read_byte(b + 4u * plane_bytes),
+      (read_byte(b + 3u * plane_bytes) << 24u) | (read_byte(b + 2u * plane_bytes) << 16u) |
+        (read_byte(b + plane_bytes) << 8u) | read_byte(b),
+    );
     let shift = vec4<u32>(8u * j);
-    lo |= bytes4(y) << shift;
-    hi |= bytes4(t) << shift;
+    lo |= bytes4(p.x) << shift;
+    hi |= bytes4(p.y) << shift;
   }
   values[out_base] = lo.x;
   values[out_base + 1u] = lo.y;

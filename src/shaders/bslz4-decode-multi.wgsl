@@ -81,6 +81,7 @@ var<private> kept_w: u32;
 var<private> kept_v: u32;
 
 // #include "common/bslz4-bytes.wgsl"
+// #include "common/bslz4-unshuffle.wgsl"
 
 // Slot byte `i` of the group's block, from the stage when it holds it.
 fn in_byte(i: u32) -> u32 {
@@ -489,59 +490,6 @@ fn lz4_epoch(w0: Walk, end: u32, out_end: u32, lane: u32) -> Walk {
   }
   return w;
 }
-// The 8 x 8 bit transpose of one byte of 8 bit planes (Hacker's Delight 7-3, as src/codec/bitshuffle.ts does):
-// x holds planes 7..4 (plane 7 in the top byte), y planes 3..0. Returns (y', t): byte k of y' is this byte of
-// element k (k < 4), byte k of t this byte of element 4 + k.
-fn transpose8(x0: u32, y0: u32) -> vec2<u32> {
-  var x = x0;
-  var y = y0;
-  var t = (x ^ (x >> 7u)) & 0x00aa00aau;
-  x = x ^ t ^ (t << 7u);
-  t = (y ^ (y >> 7u)) & 0x00aa00aau;
-  y = y ^ t ^ (t << 7u);
-  t = (x ^ (x >> 14u)) & 0x0000ccccu;
-  x = x ^ t ^ (t << 14u);
-  t = (y ^ (y >> 14u)) & 0x0000ccccu;
-  y = y ^ t ^ (t << 14u);
-  t = (x & 0xf0f0f0f0u) | ((y >> 4u) & 0x0f0f0f0fu);
-  y = ((x << 4u) & 0xf0f0f0f0u) | (y & 0x0f0f0f0fu);
-  return vec2<u32>(y, t);
-}
-
-// Writes the 8 elements from frame element `e` (their bytes gathered in lo: elements 0-3, hi: 4-7) as packed
-// words and audits them.
-fn emit_group(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
-  if (ELEM_SIZE == 1u) {
-    let w = out_base + e / 4u;
-    decoded[w] = lo.x | (lo.y << 8u) | (lo.z << 16u) | (lo.w << 24u);
-    decoded[w + 1u] = hi.x | (hi.y << 8u) | (hi.z << 16u) | (hi.w << 24u);
-  } else if (ELEM_SIZE == 2u) {
-    let w = out_base + e / 2u;
-    decoded[w] = lo.x | (lo.y << 16u);
-    decoded[w + 1u] = lo.z | (lo.w << 16u);
-    decoded[w + 2u] = hi.x | (hi.y << 16u);
-    decoded[w + 3u] = hi.z | (hi.w << 16u);
-  } else {
-    let w = out_base + e;
-    decoded[w] = lo.x;
-    decoded[w + 1u] = lo.y;
-    decoded[w + 2u] = lo.z;
-    decoded[w + 3u] = lo.w;
-    decoded[w + 4u] = hi.x;
-    decoded[w + 5u] = hi.y;
-    decoded[w + 6u] = hi.z;
-    decoded[w + 7u] = hi.w;
-  }
-  audit_value(e, lo.x);
-  audit_value(e + 1u, lo.y);
-  audit_value(e + 2u, lo.z);
-  audit_value(e + 3u, lo.w);
-  audit_value(e + 4u, hi.x);
-  audit_value(e + 5u, hi.y);
-  audit_value(e + 6u, hi.z);
-  audit_value(e + 7u, hi.w);
-}
-
 // Byte k of each of four words, packed (w3's in the top byte).
 fn pick(w0: u32, w1: u32, w2: u32, w3: u32, k: u32) -> u32 {
   let s = 8u * k;
@@ -572,8 +520,8 @@ fn unshuffle_block(elems: u32, first: u32, out_base: u32, lane: u32) {
             pick(w[r], w[r + 1u], w[r + 2u], w[r + 3u], k),
           );
           let shift = vec4<u32>(8u * j);
-          lo |= ((vec4<u32>(p.x) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu)) << shift;
-          hi |= ((vec4<u32>(p.y) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu)) << shift;
+          lo |= bytes4(p.x) << shift;
+          hi |= bytes4(p.y) << shift;
         }
         emit_group(first + 32u * q + 8u * k, lo, hi, out_base);
       }
@@ -581,21 +529,7 @@ fn unshuffle_block(elems: u32, first: u32, out_base: u32, lane: u32) {
     return;
   }
   for (var g = lane; g < pb; g += LANES) {
-    var lo = vec4<u32>(0u);
-    var hi = vec4<u32>(0u);
-    for (var j = 0u; j < ELEM_SIZE; j++) {
-      let b = 8u * j * pb + g;
-      let p = transpose8(
-        (block_byte(b + 7u * pb) << 24u) | (block_byte(b + 6u * pb) << 16u) | (block_byte(b + 5u * pb) << 8u) |
-          block_byte(b + 4u * pb),
-        (block_byte(b + 3u * pb) << 24u) | (block_byte(b + 2u * pb) << 16u) | (block_byte(b + pb) << 8u) |
-          block_byte(b),
-      );
-      let shift = vec4<u32>(8u * j);
-      lo |= ((vec4<u32>(p.x) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu)) << shift;
-      hi |= ((vec4<u32>(p.y) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu)) << shift;
-    }
-    emit_group(first + 8u * g, lo, hi, out_base);
+    unshuffle_group(g, pb, first, out_base);
   }
 }
 

@@ -51,6 +51,7 @@ var<private> stage_at: u32;
 var<private> stage_len: u32;
 
 // #include "common/bslz4-bytes.wgsl"
+// #include "common/bslz4-unshuffle.wgsl"
 
 // Slot byte `i` of the current block, from the stage when it holds it.
 fn in_byte(i: u32) -> u32 {
@@ -322,60 +323,7 @@ fn lz4_block(start: u32, end: u32, out_end: u32, lid: u32) -> u32 {
 fn unshuffle_block(elems: u32, first: u32, out_base: u32, lid: u32) {
   let pb = elems / 8u;
   for (var g = lid; g < pb; g += WORKGROUP_SIZE) {
-    var lo = vec4<u32>(0u);
-    var hi = vec4<u32>(0u);
-    for (var j = 0u; j < ELEM_SIZE; j++) {
-      let b = 8u * j * pb + g;
-      var x = (block_byte(b + 7u * pb) << 24u) | (block_byte(b + 6u * pb) << 16u) |
-        (block_byte(b + 5u * pb) << 8u) | block_byte(b + 4u * pb);
-      var y = (block_byte(b + 3u * pb) << 24u) | (block_byte(b + 2u * pb) << 16u) |
-        (block_byte(b + pb) << 8u) | block_byte(b);
-      // Transpose the 8x8 bit matrix (Hacker's Delight 7-3), as src/codec/bitshuffle.ts does.
-      var t = (x ^ (x >> 7u)) & 0x00aa00aau;
-      x = x ^ t ^ (t << 7u);
-      t = (y ^ (y >> 7u)) & 0x00aa00aau;
-      y = y ^ t ^ (t << 7u);
-      t = (x ^ (x >> 14u)) & 0x0000ccccu;
-      x = x ^ t ^ (t << 14u);
-      t = (y ^ (y >> 14u)) & 0x0000ccccu;
-      y = y ^ t ^ (t << 14u);
-      t = (x & 0xf0f0f0f0u) | ((y >> 4u) & 0x0f0f0f0fu);
-      y = ((x << 4u) & 0xf0f0f0f0u) | (y & 0x0f0f0f0fu);
-      // Byte k of y is byte j of element k (k < 4); byte k of t is byte j of element 4 + k.
-      let shift = vec4<u32>(8u * j);
-      lo |= ((vec4<u32>(y) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu)) << shift;
-      hi |= ((vec4<u32>(t) >> vec4<u32>(0u, 8u, 16u, 24u)) & vec4<u32>(0xffu)) << shift;
-    }
-    let e = first + 8u * g;
-    if (ELEM_SIZE == 1u) {
-      let w = out_base + e / 4u;
-      decoded[w] = lo.x | (lo.y << 8u) | (lo.z << 16u) | (lo.w << 24u);
-      decoded[w + 1u] = hi.x | (hi.y << 8u) | (hi.z << 16u) | (hi.w << 24u);
-    } else if (ELEM_SIZE == 2u) {
-      let w = out_base + e / 2u;
-      decoded[w] = lo.x | (lo.y << 16u);
-      decoded[w + 1u] = lo.z | (lo.w << 16u);
-      decoded[w + 2u] = hi.x | (hi.y << 16u);
-      decoded[w + 3u] = hi.z | (hi.w << 16u);
-    } else {
-      let w = out_base + e;
-      decoded[w] = lo.x;
-      decoded[w + 1u] = lo.y;
-      decoded[w + 2u] = lo.z;
-      decoded[w + 3u] = lo.w;
-      decoded[w + 4u] = hi.x;
-      decoded[w + 5u] = hi.y;
-      decoded[w + 6u] = hi.z;
-      decoded[w + 7u] = hi.w;
-    }
-    audit_value(e, lo.x);
-    audit_value(e + 1u, lo.y);
-    audit_value(e + 2u, lo.z);
-    audit_value(e + 3u, lo.w);
-    audit_value(e + 4u, hi.x);
-    audit_value(e + 5u, hi.y);
-    audit_value(e + 6u, hi.z);
-    audit_value(e + 7u, hi.w);
+    unshuffle_group(g, pb, first, out_base);
   }
 }
 

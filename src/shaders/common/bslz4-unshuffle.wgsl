@@ -1,0 +1,57 @@
+// The unshuffle of a decoded (still bit-shuffled) block, shared by the two bitshuffle/LZ4 decode shaders (include
+// line): they declare `decoded`, `block_byte` (byte i of the group's block) and `audit_value`.
+// #include "bit-transpose.wgsl"
+
+// Writes the 8 elements from frame element `e` (their bytes gathered in lo: elements 0-3, hi: 4-7) as packed
+// words and audits them.
+fn emit_group(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
+  if (ELEM_SIZE == 1u) {
+    let w = out_base + e / 4u;
+    decoded[w] = lo.x | (lo.y << 8u) | (lo.z << 16u) | (lo.w << 24u);
+    decoded[w + 1u] = hi.x | (hi.y << 8u) | (hi.z << 16u) | (hi.w << 24u);
+  } else if (ELEM_SIZE == 2u) {
+    let w = out_base + e / 2u;
+    decoded[w] = lo.x | (lo.y << 16u);
+    decoded[w + 1u] = lo.z | (lo.w << 16u);
+    decoded[w + 2u] = hi.x | (hi.y << 16u);
+    decoded[w + 3u] = hi.z | (hi.w << 16u);
+  } else {
+    let w = out_base + e;
+    decoded[w] = lo.x;
+    decoded[w + 1u] = lo.y;
+    decoded[w + 2u] = lo.z;
+    decoded[w + 3u] = lo.w;
+    decoded[w + 4u] = hi.x;
+    decoded[w + 5u] = hi.y;
+    decoded[w + 6u] = hi.z;
+    decoded[w + 7u] = hi.w;
+  }
+  audit_value(e, lo.x);
+  audit_value(e + 1u, lo.y);
+  audit_value(e + 2u, lo.z);
+  audit_value(e + 3u, lo.w);
+  audit_value(e + 4u, hi.x);
+  audit_value(e + 5u, hi.y);
+  audit_value(e + 6u, hi.z);
+  audit_value(e + 7u, hi.w);
+}
+
+// Group g (of pb = elements / 8) of a block whose first element is frame element `first`: its 8 elements share
+// one byte of each bit plane (planes pb bytes apart), read byte by byte.
+fn unshuffle_group(g: u32, pb: u32, first: u32, out_base: u32) {
+  var lo = vec4<u32>(0u);
+  var hi = vec4<u32>(0u);
+  for (var j = 0u; j < ELEM_SIZE; j++) {
+    let b = 8u * j * pb + g;
+    let p = transpose8(
+      (block_byte(b + 7u * pb) << 24u) | (block_byte(b + 6u * pb) << 16u) | (block_byte(b + 5u * pb) << 8u) |
+        block_byte(b + 4u * pb),
+      (block_byte(b + 3u * pb) << 24u) | (block_byte(b + 2u * pb) << 16u) | (block_byte(b + pb) << 8u) |
+        block_byte(b),
+    );
+    let shift = vec4<u32>(8u * j);
+    lo |= bytes4(p.x) << shift;
+    hi |= bytes4(p.y) << shift;
+  }
+  emit_group(first + 8u * g, lo, hi, out_base);
+}
