@@ -27,6 +27,7 @@
 import { StemflowError, throwIfAborted } from '../errors';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import { decodeScratchBytes } from '../gpu/passes/bslz4-decode-variants';
+import { createStagingPool } from '../gpu/staging-pool';
 import type { AcquisitionSource, StoredBatch } from '../source/acquisition-source';
 import { createTansComparePassAsync, readVerifyCounts, tally } from './gpu-verify-compare';
 import { type GpuVerifyOptions, type GpuVerifyTimings, newTimings, VERIFY_SLOTS } from './gpu-verify-options';
@@ -141,9 +142,9 @@ export async function verifyAcquisitionGpu(
   };
   const STORAGE_IN = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST;
   const STORAGE_OUT = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC;
-  const STAGING = GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
   const slots: Slot[] = [];
-  /** Staging taken from options.staging (given back at the end). */
+  /** The slots' staging, taken from options.staging (else from a pool that keeps nothing) and given back. */
+  const staging = options.staging ?? createStagingPool(0);
   const pooled: GPUBuffer[] = [];
   const staged: Promise<{ piece: VerifyPiece; slot: Slot; stored: StoredBatch }>[] = [];
   const budgetError = (oom: GPUError) =>
@@ -230,8 +231,7 @@ export async function verifyAcquisitionGpu(
       const t = performance.now();
       device.pushErrorScope('out-of-memory');
       const take = (label: string) => {
-        if (!options.staging) return make(label, STAGING, true);
-        const b = options.staging.take(device, bytesOf(label), `verify ${label}`);
+        const b = staging.take(device, bytesOf(label), `verify ${label}`);
         pooled.push(b);
         return b;
       };
@@ -383,14 +383,10 @@ export async function verifyAcquisitionGpu(
   } finally {
     // Reads may still be writing into mapped staging after a failure: let them finish first.
     await Promise.allSettled(staged);
-    const mapped = await Promise.allSettled(slots.map((s) => s.ready));
+    await Promise.allSettled(slots.map((s) => s.ready));
     for (const b of buffers) b.destroy();
-    // Pooled staging goes back mapped (the pool destroys what it does not keep).
-    for (const b of pooled) {
-      const slot = slots.find((s) => s.chunks === b || s.data === b);
-      if (slot && mapped[slots.indexOf(slot)].status === 'fulfilled') options.staging?.give(b);
-      else b.destroy();
-    }
+    // The staging goes back to its pool, which keeps only buffers that are mapped again and destroys the rest.
+    for (const b of pooled) staging.give(b);
     decode.destroy();
   }
 }

@@ -3,6 +3,7 @@
  * decode of every value (docs/pass-graph.md). Batches stream through a few scratch slots; the host waits
  * only for a slot to come free (bounded back-pressure), never inside the submission of a batch.
  */
+
 import { StemflowError, throwIfAborted } from '../errors.ts';
 import type { GpuContext } from '../gpu/device.ts';
 import { describePlan, planGpuLoad } from '../gpu/load-plan.ts';
@@ -21,6 +22,7 @@ import {
 } from '../gpu/passes/detector-transpose.ts';
 import { compactHighPlane } from '../gpu/resident-compact.ts';
 import { type ElemSize, residentParts } from '../gpu/resident-layout.ts';
+import { createStagingPool } from '../gpu/staging-pool';
 import { type AcquisitionSource, DTYPE_BYTES } from '../source/acquisition-source.ts';
 import { checkBlockSize, decodeFailure, explainFailure } from './gpu-load-checks.ts';
 import type { GpuLoad, GpuLoadOptions, GpuLoadTimings, LoadStage } from './gpu-load-types.ts';
@@ -150,22 +152,13 @@ export async function loadToGpu(
     // Chunk bytes are read straight into mapped staging buffers (no host copy, no writeBuffer staging);
     // the GPU copies each into its slot. A staging buffer is re-mapped once the GPU has copied it.
     const ring = plan.slots + 1;
-    // From the staging pool when there is one (handed out mapped; given back at the end). What it holds
-    // besides is freed before anything is made, so the load stays within its plan.
-    const reused = Array.from(
-      { length: ring },
-      () => options.staging?.reuse(plan.compressedSlotBytes) ?? null,
-    );
-    options.staging?.clear();
+    // From the staging pool (handed out mapped; given back at the end; without one, a pool that keeps
+    // nothing). What it holds besides is freed before anything is made, so the load stays within its plan.
+    const stagingPool = options.staging ?? createStagingPool(0);
+    const reused = Array.from({ length: ring }, () => stagingPool.reuse(plan.compressedSlotBytes));
+    stagingPool.clear();
     const staging = reused.map((pooled, i) => {
-      const b =
-        pooled ??
-        device.createBuffer({
-          label: `staging ${i}`,
-          size: plan.compressedSlotBytes,
-          usage: GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC,
-          mappedAtCreation: true,
-        });
+      const b = pooled ?? stagingPool.take(device, plan.compressedSlotBytes, `staging ${i}`);
       owned.push(b);
       return b;
     });
@@ -288,11 +281,8 @@ export async function loadToGpu(
     // Scratch goes; the resident data, the flags and nothing else stay.
     for (const s of slots) for (const b of [s.compressed, s.index, s.decoded]) b.destroy();
     for (const b of [errors, totals, dpSums, audit]) b.destroy();
-    // Every staging buffer is mapped again here (awaited above): back to the pool, else destroyed.
-    for (const b of staging) {
-      if (options.staging) options.staging.give(b);
-      else b.destroy();
-    }
+    // Every staging buffer is mapped again here (awaited above): back to its pool.
+    for (const b of staging) stagingPool.give(b);
     decode.destroy();
     let loaded = plan;
     let residentSet: readonly GPUBuffer[] = resident;

@@ -30,11 +30,14 @@ export interface StagingPool {
 
 const STAGING = () => GPUBufferUsage.MAP_WRITE | GPUBufferUsage.COPY_SRC;
 
+const roundUp4 = (bytes: number) => Math.max(4, Math.ceil(bytes / 4) * 4);
+
+/** A pool; with maxBytes 0 it keeps nothing (every buffer is made by `take` and destroyed by `give`). */
 export function createStagingPool(maxBytes = 512 * 2 ** 20): StagingPool {
   let idle: GPUBuffer[] = [];
   const held = () => idle.reduce((n, b) => n + b.size, 0);
   const reuse = (bytes: number) => {
-    const size = Math.max(4, Math.ceil(bytes / 4) * 4);
+    const size = roundUp4(bytes);
     let best = -1;
     idle.forEach((b, i) => {
       if (b.size >= size && b.size <= 2 * size && (best < 0 || b.size < idle[best].size)) best = i;
@@ -48,15 +51,15 @@ export function createStagingPool(maxBytes = 512 * 2 ** 20): StagingPool {
     },
     reuse,
     take(device, bytes, label) {
-      const size = Math.max(4, Math.ceil(bytes / 4) * 4);
-      return reuse(size) ?? device.createBuffer({ label, size, usage: STAGING(), mappedAtCreation: true });
+      return (
+        reuse(bytes) ??
+        device.createBuffer({ label, size: roundUp4(bytes), usage: STAGING(), mappedAtCreation: true })
+      );
     },
     give(buffer) {
-      if (buffer.mapState !== 'mapped' || idle.includes(buffer) || held() + buffer.size > maxBytes) {
-        if (!idle.includes(buffer)) buffer.destroy();
-        return;
-      }
-      idle.push(buffer);
+      if (idle.includes(buffer)) return;
+      if (buffer.mapState === 'mapped' && held() + buffer.size <= maxBytes) idle.push(buffer);
+      else buffer.destroy();
     },
     clear() {
       for (const b of idle) b.destroy();
