@@ -2,7 +2,9 @@
  * One record through the GPU archive encoder (gpu-encoder.ts describes the steps): chunks into mapped staging,
  * decode + sums, host class map, histogram, host tables, lane encoding, host prefix sum, compaction, readback.
  */
+
 import { StemflowError, throwIfAborted } from '../errors';
+import { chunkIndex } from '../kernels/bslz4-decode';
 import { DecodeError } from '../kernels/decode-errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import type { EncodedRecord, RecordAudit } from './convert';
@@ -124,12 +126,7 @@ export async function encodeRecord(
   line.slotWaitMs = now() - t;
   t = now();
   upload.unmap();
-  const index = new Uint32Array(frames * 2);
-  for (let f = 0; f < frames; f++) {
-    index[2 * f] = stored.offsets[f];
-    index[2 * f + 1] = stored.sizes[f];
-  }
-  queue.writeBuffer(b['chunk index'], 0, index);
+  queue.writeBuffer(b['chunk index'], 0, chunkIndex(stored));
   timings.uploadMs += now() - t;
   throwIfAborted(signal);
 

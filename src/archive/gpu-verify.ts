@@ -24,10 +24,12 @@
  * when its record changes. With `overlap: false` (one set, no tags) each piece's copies wait for the piece
  * before. The only host waits are a piece's staging reads (bounded by `slots`) and the final readback.
  */
+
 import { StemflowError, throwIfAborted } from '../errors';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import { decodeScratchBytes } from '../gpu/passes/bslz4-decode-variants';
 import { createStagingPool } from '../gpu/staging-pool';
+import { chunkIndex } from '../kernels/bslz4-decode';
 import type { AcquisitionSource, StoredBatch } from '../source/acquisition-source';
 import { createTansComparePassAsync, readVerifyCounts, tally } from './gpu-verify-compare';
 import { type GpuVerifyOptions, type GpuVerifyTimings, newTimings, VERIFY_SLOTS } from './gpu-verify-options';
@@ -306,15 +308,10 @@ export async function verifyAcquisitionGpu(
       stageNext();
       if (options.profile) await profiled('copyMs', t);
       t = performance.now();
-      const idx = new Uint32Array(piece.frames * 2);
-      for (let f = 0; f < piece.frames; f++) {
-        idx[2 * f] = stored.offsets[f];
-        idx[2 * f + 1] = stored.sizes[f];
-      }
       // Queue writes go with the next submission (the tag, else the passes): transfers into this piece's set,
       // whose last use was its own copies or tag. The record's lane offsets go with its tables: the compare
       // pass reads the piece's from offsetBase, less wordBase.
-      device.queue.writeBuffer(set.index, 0, idx);
+      device.queue.writeBuffer(set.index, 0, chunkIndex(stored));
       if (setRecord[i % sets.length] !== piece.record) {
         device.queue.writeBuffer(set.offsets, 0, rec.offsets);
         device.queue.writeBuffer(set.cells, 0, rec.tables.decodeCells);

@@ -11,6 +11,7 @@ import {
   type TransposeLoads,
 } from '../gpu/passes/detector-transpose';
 import { locatePixel, residentParts } from '../gpu/resident-layout';
+import { chunkIndex } from '../kernels/bslz4-decode';
 import type { AcquisitionSource } from '../source/acquisition-source';
 
 export interface PassProfile {
@@ -153,12 +154,7 @@ export async function profileLoadPasses(
       last.set(stored.bytes.subarray(stored.bytes.byteLength - tail));
       device.queue.writeBuffer(compressed, stored.bytes.byteLength - tail, last);
     }
-    const idx = new Uint32Array(count * 2);
-    for (let f = 0; f < count; f++) {
-      idx[2 * f] = stored.offsets[f];
-      idx[2 * f + 1] = stored.sizes[f];
-    }
-    device.queue.writeBuffer(index, 0, idx);
+    device.queue.writeBuffer(index, 0, chunkIndex(stored));
     await device.queue.onSubmittedWorkDone();
     const decode = createBslz4DecodePass(device, { elemSize: 2 });
     const flagWords = new Uint32Array(pixels);

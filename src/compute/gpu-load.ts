@@ -23,6 +23,7 @@ import {
 import { compactHighPlane } from '../gpu/resident-compact.ts';
 import { type ElemSize, residentParts } from '../gpu/resident-layout.ts';
 import { createStagingPool } from '../gpu/staging-pool';
+import { chunkIndex } from '../kernels/bslz4-decode';
 import { type AcquisitionSource, DTYPE_BYTES } from '../source/acquisition-source.ts';
 import { checkBlockSize, decodeFailure, explainFailure } from './gpu-load-checks.ts';
 import type { GpuLoad, GpuLoadOptions, GpuLoadTimings, LoadStage } from './gpu-load-types.ts';
@@ -203,12 +204,7 @@ export async function loadToGpu(
         // Awaited at the next batch; if the load ends first (cancel, error), its failure is expected.
         next.catch(() => {});
       }
-      const index = new Uint32Array(count * 2);
-      for (let f = 0; f < count; f++) {
-        index[2 * f] = stored.offsets[f];
-        index[2 * f + 1] = stored.sizes[f];
-      }
-      device.queue.writeBuffer(slot.index, 0, index);
+      device.queue.writeBuffer(slot.index, 0, chunkIndex(stored));
       timings.uploadMs += performance.now() - t;
       t = performance.now();
       const encoder = device.createCommandEncoder({ label: `load batch ${k}` });

@@ -109,6 +109,17 @@ export function checkDecodeParams({
   return words;
 }
 
+/** The decode's chunk index of a batch: (offset, size) of each frame's chunk in the slot, interleaved. */
+export function chunkIndex(stored: { offsets: Uint32Array; sizes: Uint32Array }): Uint32Array {
+  const n = stored.sizes.length;
+  const index = new Uint32Array(n * 2);
+  for (let f = 0; f < n; f++) {
+    index[2 * f] = stored.offsets[f];
+    index[2 * f + 1] = stored.sizes[f];
+  }
+  return index;
+}
+
 /**
  * Decodes a batch exactly like the GPU pass. `audit` (optional) is accumulated into, as the GPU's audit
  * buffer is across batches; the result's audit is that object.
