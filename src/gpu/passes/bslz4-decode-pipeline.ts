@@ -6,7 +6,6 @@
 import { AUDIT_LAYOUT, type ElemSize } from '../../kernels/bslz4-decode.ts';
 import source from '../../shaders/bslz4-decode.wgsl?raw';
 import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
-import resolveSource from '../../shaders/bslz4-decode-resolve.wgsl?raw';
 import type { DecodeVariant } from './bslz4-decode-variants.ts';
 
 /** Words of a bitshuffle block of 8 KiB (the largest the shaders decode). */
@@ -23,7 +22,7 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
     AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
     AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
   };
-  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.table}`;
+  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs}`;
   let cache = pipelineCache.get(device);
   if (!cache) {
     cache = new Map();
@@ -34,49 +33,31 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
     pipeline = device.createComputePipeline({
       label: `bslz4-decode x${elemSize} ${v.name}`,
       layout: 'auto',
-      compute:
-        v.shader === 'resolve'
-          ? {
-              module: device.createShaderModule({ label: 'bslz4-decode-resolve.wgsl', code: resolveSource }),
-              entryPoint: 'main',
-              constants: {
-                ELEM_SIZE: elemSize,
-                LANES: v.lanes,
-                TABLE: v.table,
-                TABLE_ENTRIES: v.table + 1,
-                ...audit,
-              },
-            }
-          : multi
-            ? {
-                module: device.createShaderModule({ label: 'bslz4-decode-multi.wgsl', code: multiSource }),
-                entryPoint: 'main',
-                constants: {
-                  ELEM_SIZE: elemSize,
-                  LANES: v.lanes,
-                  GROUPS: v.groups,
-                  STAGE_WORDS: v.stageWords,
-                  STAGE_TOTAL: v.stageWords * v.groups,
-                  SCRATCH: v.scratch ? 1 : 0,
-                  WINDOW: v.window ? 1 : 0,
-                  KEEP: v.keep ? 1 : 0,
-                  PATTERN: v.pattern ? 1 : 0,
-                  UNSHUFFLE_WORDS: v.unshuffleWords ? 1 : 0,
-                  EPOCHS_PER_ROUND: v.epochs,
-                  BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
-                  ...audit,
-                },
-              }
-            : {
-                module: device.createShaderModule({ label: 'bslz4-decode.wgsl', code: source }),
-                entryPoint: 'main',
-                constants: {
-                  ELEM_SIZE: elemSize,
-                  WORKGROUP_SIZE: v.lanes,
-                  STAGE_WORDS: v.stageWords,
-                  ...audit,
-                },
-              },
+      compute: multi
+        ? {
+            module: device.createShaderModule({ label: 'bslz4-decode-multi.wgsl', code: multiSource }),
+            entryPoint: 'main',
+            constants: {
+              ELEM_SIZE: elemSize,
+              LANES: v.lanes,
+              GROUPS: v.groups,
+              STAGE_WORDS: v.stageWords,
+              STAGE_TOTAL: v.stageWords * v.groups,
+              SCRATCH: v.scratch ? 1 : 0,
+              WINDOW: v.window ? 1 : 0,
+              KEEP: v.keep ? 1 : 0,
+              PATTERN: v.pattern ? 1 : 0,
+              UNSHUFFLE_WORDS: v.unshuffleWords ? 1 : 0,
+              EPOCHS_PER_ROUND: v.epochs,
+              BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
+              ...audit,
+            },
+          }
+        : {
+            module: device.createShaderModule({ label: 'bslz4-decode.wgsl', code: source }),
+            entryPoint: 'main',
+            constants: { ELEM_SIZE: elemSize, WORKGROUP_SIZE: v.lanes, STAGE_WORDS: v.stageWords, ...audit },
+          },
     });
     cache.set(key, pipeline);
   }

@@ -44,10 +44,6 @@ const VARIANTS = [
   'scratch-keep-pat-u4-x1-stage64',
   'multi-u4-wg7-x3-stage5',
   'scratch-u4-wg64-x2-stage1-persist3',
-  'resolve',
-  'resolve-tab1',
-  'resolve-wg7-tab3',
-  'resolve-wg64-tab2-persist3',
 ];
 
 /**
@@ -121,9 +117,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'multi-wg7-x3-stage5',
         'scratch-win-wg32-x1-stage4',
         'multi-win-wg5-x2-stage1',
-        'resolve',
-        'resolve-tab1',
-        'resolve-wg64-tab4',
       ]);
     },
     180_000,
@@ -164,9 +157,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'multi-keep-pat-wg7-x3-stage5',
         'scratch-keep-pat-win-wg32-x1-stage1',
         'scratch-keep-pat-u4-x1-stage64',
-        'resolve',
-        'resolve-tab1',
-        'resolve-wg5-tab2',
       ]);
     },
     180_000,
@@ -181,8 +171,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'scratch-wg32-x4-stage256',
         'multi-wg64-x2-stage2',
         'scratch-win-wg32-x3-stage8',
-        'resolve',
-        'resolve-tab7',
       ]) {
         const { words } = await compare(ctx, b, { variant });
         expect(sha256(valueBytes(words, b))).toBe(ds.sha256);
@@ -205,18 +193,8 @@ describe('bslz4-decode pass: variants vs twin', () => {
       pattern: false,
       unshuffleWords: false,
       epochs: 8,
-      table: 0,
       workgroups: 9,
     });
-    expect(parseDecodeVariant('resolve-wg64-tab16-persist5')).toMatchObject({
-      shader: 'resolve',
-      lanes: 64,
-      table: 16,
-      scratch: true,
-      workgroups: 5,
-    });
-    expect(() => parseDecodeVariant('resolve-x2')).toThrow(/'resolve' takes only/);
-    expect(() => parseDecodeVariant('tab8')).toThrow(/needs 'resolve'/);
     expect(parseDecodeVariant('scratch-keep-pat-u4-x1-stage64').unshuffleWords).toBe(true);
     expect(parseDecodeVariant('wg128').shader).toBe('fused');
     expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);

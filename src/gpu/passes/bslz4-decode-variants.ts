@@ -16,9 +16,6 @@
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
  * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
- * - `resolve`: src/shaders/bslz4-decode-resolve.wgsl: lane 0 parses a round of sequences into a table, then every
- *   lane computes its output words from the table alone (no shared walk, no epoch barriers); `tab<N>`: sequences
- *   per round (default 128). Takes `wg<N>` (default 32) and `persist<N>`.
  * `base` and names with only wg/stage/persist parts use src/shaders/bslz4-decode.wgsl (64 lanes, 1 staged
  * word); the others src/shaders/bslz4-decode-multi.wgsl.
  */
@@ -43,8 +40,8 @@ export const DECODE_FRAMES_PER_DISPATCH = 4096;
 
 export interface DecodeVariant {
   name: string;
-  /** 'fused': bslz4-decode.wgsl; 'multi': bslz4-decode-multi.wgsl; 'resolve': bslz4-decode-resolve.wgsl. */
-  shader: 'fused' | 'multi' | 'resolve';
+  /** 'fused': bslz4-decode.wgsl; 'multi': bslz4-decode-multi.wgsl. */
+  shader: 'fused' | 'multi';
   /** Lanes per block. */
   lanes: number;
   /** Blocks decoded at once per workgroup (1 for 'fused'). */
@@ -62,8 +59,6 @@ export interface DecodeVariant {
   unshuffleWords: boolean;
   /** Epochs between checks that the round is done ('multi' only; 8 in 'fused'). */
   epochs: number;
-  /** Sequences parsed per round ('resolve' only). */
-  table: number;
   /** Persistent workgroups per dispatch (undefined: one per frame). */
   workgroups?: number;
 }
@@ -75,8 +70,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let groups: number | undefined;
   let workgroups: number | undefined;
   let epochs: number | undefined;
-  let table: number | undefined;
-  let resolve = false;
   let scratch = false;
   let win = false;
   let keep = false;
@@ -90,14 +83,12 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     return v;
   };
   for (const part of parts) {
-    const m = /^(wg|stage|x|persist|ep|tab)(\d+)$/.exec(part);
+    const m = /^(wg|stage|x|persist|ep)(\d+)$/.exec(part);
     if (m?.[1] === 'wg') lanes = int(part, m[2]);
     else if (m?.[1] === 'stage') stageWords = int(part, m[2]);
     else if (m?.[1] === 'x') groups = int(part, m[2]);
     else if (m?.[1] === 'persist') workgroups = int(part, m[2]);
     else if (m?.[1] === 'ep') epochs = int(part, m[2]);
-    else if (m?.[1] === 'tab') table = int(part, m[2]);
-    else if (part === 'resolve') resolve = true;
     else if (part === 'scratch') scratch = true;
     else if (part === 'win') win = true;
     else if (part === 'keep') keep = true;
@@ -107,32 +98,8 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, multi, ep<N>, persist<N>, resolve, tab<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, multi, ep<N>, persist<N>).`,
       );
-  }
-  if (resolve || table !== undefined) {
-    const others = multi || win || keep || pattern || unshuffleWords || groups !== undefined;
-    if (!resolve || others || stageWords !== undefined || epochs !== undefined) {
-      throw new StemflowError(
-        'invalid',
-        `Decode variant '${name}': 'resolve' takes only wg<N>, tab<N>, scratch and persist<N>; 'tab<N>' needs 'resolve'.`,
-      );
-    }
-    return {
-      name,
-      shader: 'resolve',
-      lanes: lanes ?? 32,
-      groups: 1,
-      stageWords: 1,
-      scratch: true,
-      window: false,
-      keep: false,
-      pattern: false,
-      unshuffleWords: false,
-      epochs: 1,
-      table: table ?? 128,
-      workgroups,
-    };
   }
   if (
     multi ||
@@ -156,7 +123,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       pattern,
       unshuffleWords,
       epochs: epochs ?? 8,
-      table: 0,
       workgroups,
     };
   }
@@ -172,7 +138,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     pattern: false,
     unshuffleWords: false,
     epochs: 8,
-    table: 0,
     workgroups,
   };
 }
@@ -196,7 +161,7 @@ export function decodeScratchBytes(
   } = {},
 ): number {
   const v = typeof variant === 'string' ? parseDecodeVariant(variant) : variant;
-  if (v.shader === 'fused') return 0;
+  if (v.shader !== 'multi') return 0;
   if (!v.scratch) return 4;
   const perDispatch = Math.max(1, Math.floor(maxFramesPerDispatch));
   const groups = Math.min(

@@ -91,8 +91,6 @@ const U32_MAX = 0xffffffff;
 const FIXED_WORKGROUP_BYTES = 8192 + 4 * 257 + 12;
 /** Workgroup memory of the multi shader besides stages and blocks: histogram, max, sum, round verdict. */
 const MULTI_FIXED_BYTES = 4 * 257 + 12 + 4;
-/** Workgroup memory of the resolve shader besides its table (16 bytes an entry): histogram, max, sum, round. */
-const RESOLVE_FIXED_BYTES = 4 * 257 + 12 + 12;
 /**
  * Default staged compressed words per block: one. Workgroup memory per workgroup bounds how many frames an SM
  * decodes at once, which matters more than where the token walk reads its bytes (H200, 4,096 frames of
@@ -134,7 +132,6 @@ export function createBslz4DecodePass(
         pattern: false,
         unshuffleWords: false,
         epochs: 8,
-        table: 0,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
   const size = v.lanes * v.groups;
@@ -146,13 +143,10 @@ export function createBslz4DecodePass(
   ) {
     throw new StemflowError('invalid', `Workgroup size ${size} is not within the GPU limits.`);
   }
-  const multi = v.shader !== 'fused';
-  const fixedBytes =
-    v.shader === 'resolve'
-      ? RESOLVE_FIXED_BYTES + 16 * (v.table + 1)
-      : multi
-        ? MULTI_FIXED_BYTES + 4 * v.groups + (v.scratch ? 4 : 4 * BLOCK_WORDS * v.groups)
-        : FIXED_WORKGROUP_BYTES;
+  const multi = v.shader === 'multi';
+  const fixedBytes = multi
+    ? MULTI_FIXED_BYTES + 4 * v.groups + (v.scratch ? 4 : 4 * BLOCK_WORDS * v.groups)
+    : FIXED_WORKGROUP_BYTES;
   const maxStage = Math.floor((device.limits.maxComputeWorkgroupStorageSize - fixedBytes) / 4 / v.groups);
   if (!Number.isInteger(v.stageWords) || v.stageWords < 1 || v.stageWords > maxStage) {
     throw new StemflowError(
