@@ -188,8 +188,13 @@ export async function benchDecode(o: BenchDecodeOptions): Promise<number> {
   log(
     `synthetic ${o.det}x${o.det} uint16, batch of ${frames} frames (${acq.chunks.length} distinct): ${(decodedBytes / GB).toFixed(3)} GB decoded from ${(batch.slot.length / GB).toFixed(3)} GB; generated in ${((performance.now() - t) / 1000).toFixed(1)} s; fault batch ${faults.frames} frames, ${twin.audit.failedFrames} failing`,
   );
-  const ctx = await acquireDevice(nodeGpu(['disable-dawn-features=timestamp_quantization']));
+  // STEMFLOW_DAWN_FEATURES (diagnostic): Dawn toggles to enable as well, comma-separated (e.g. disable_robustness).
+  const extra = process.env.STEMFLOW_DAWN_FEATURES;
+  const toggles = ['disable-dawn-features=timestamp_quantization'];
+  if (extra) toggles.push(`enable-dawn-features=${extra}`);
+  const ctx = await acquireDevice(nodeGpu(toggles));
   const { device } = ctx;
+  if (extra) log(`Dawn toggles enabled: ${extra}`);
   log(`adapter: ${ctx.adapter.vendor} ${ctx.adapter.architecture} ${ctx.adapter.description}`);
   const main = uploadBatch(device, batch, flags, wordsPerFrame);
   const bad = uploadBatch(device, faults, flags, wordsPerFrame);
