@@ -131,6 +131,7 @@ export function createBslz4DecodePass(
         keep: false,
         pattern: false,
         unshuffleWords: false,
+        laneBins: 0,
         epochs: 8,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
