@@ -414,14 +414,22 @@ fn main(
 ) {
   let value_words = (params.pixels * ELEM_SIZE + 3u) / 4u;
   for (var f = params.frame_start + wid.x; f < params.frame_end; f += groups.x) {
-    reset_lane_audit();
+    lane_zero = 0u;
+    lane_over = 0u;
+    lane_max = 0u;
+    lane_sum = vec2<u32>(0u);
     let err = decode_frame(f, lid);
     let out_base = f * params.words_per_frame;
     if (err == 0u) {
       for (var w = value_words + lid; w < params.words_per_frame; w += WORKGROUP_SIZE) {
         decoded[out_base + w] = 0u;
       }
-      flush_lane_bins();
+      if (lane_zero != 0u) {
+        atomicAdd(&frame_hist[0], lane_zero);
+      }
+      if (lane_over != 0u) {
+        atomicAdd(&frame_hist[BINS - 1u], lane_over);
+      }
       atomicMax(&frame_max, lane_max);
       let old = atomicAdd(&frame_sum[0], lane_sum.x);
       atomicAdd(&frame_sum[1], lane_sum.y + select(0u, 1u, old + lane_sum.x < old));

@@ -44,9 +44,6 @@ const VARIANTS = [
   'scratch-keep-pat-u4-x1-stage64',
   'multi-u4-wg7-x3-stage5',
   'scratch-u4-wg64-x2-stage1-persist3',
-  'scratch-keep-pat-bins3-x1-stage64',
-  'multi-bins4-wg7-x3-stage5',
-  'scratch-bins1-wg64-x2-stage1-persist3',
 ];
 
 /**
@@ -195,12 +192,9 @@ describe('bslz4-decode pass: variants vs twin', () => {
       keep: false,
       pattern: false,
       unshuffleWords: false,
-      laneBins: 0,
       epochs: 8,
       workgroups: 9,
     });
-    expect(parseDecodeVariant('scratch-bins3-x1').laneBins).toBe(3);
-    expect(() => parseDecodeVariant('scratch-bins5')).toThrow(/at most 4/);
     expect(parseDecodeVariant('scratch-keep-pat-u4-x1-stage64').unshuffleWords).toBe(true);
     expect(parseDecodeVariant('wg128').shader).toBe('fused');
     expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);

@@ -13,7 +13,6 @@
  * - `pat`: a match of offset 1 to 3 loads its pattern once and builds its words in registers (multi).
  * - `u4`: the unshuffle reads whole plane words, each once for four groups of 8 elements (multi; on the H200 the
  *   same 151.4 GB/s as without it: the token walk, not the unshuffle, sets the time).
- * - `bins<N>`: values 1 to N (N <= 4) counted in registers by the audit, not with a workgroup atomic each (multi).
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
  * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
@@ -58,8 +57,6 @@ export interface DecodeVariant {
   pattern: boolean;
   /** The unshuffle reads whole plane words ('multi' only). */
   unshuffleWords: boolean;
-  /** Values 1..laneBins counted in registers by the audit ('multi' only; 0 in 'fused'). */
-  laneBins: number;
   /** Epochs between checks that the round is done ('multi' only; 8 in 'fused'). */
   epochs: number;
   /** Persistent workgroups per dispatch (undefined: one per frame). */
@@ -73,7 +70,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let groups: number | undefined;
   let workgroups: number | undefined;
   let epochs: number | undefined;
-  let laneBins: number | undefined;
   let scratch = false;
   let win = false;
   let keep = false;
@@ -87,17 +83,13 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     return v;
   };
   for (const part of parts) {
-    const m = /^(wg|stage|x|persist|ep|bins)(\d+)$/.exec(part);
+    const m = /^(wg|stage|x|persist|ep)(\d+)$/.exec(part);
     if (m?.[1] === 'wg') lanes = int(part, m[2]);
     else if (m?.[1] === 'stage') stageWords = int(part, m[2]);
     else if (m?.[1] === 'x') groups = int(part, m[2]);
     else if (m?.[1] === 'persist') workgroups = int(part, m[2]);
     else if (m?.[1] === 'ep') epochs = int(part, m[2]);
-    else if (m?.[1] === 'bins') {
-      laneBins = int(part, m[2]);
-      if (laneBins > 4)
-        throw new StemflowError('invalid', `Decode variant '${name}': 'bins' counts at most 4 values.`);
-    } else if (part === 'scratch') scratch = true;
+    else if (part === 'scratch') scratch = true;
     else if (part === 'win') win = true;
     else if (part === 'keep') keep = true;
     else if (part === 'pat') pattern = true;
@@ -106,7 +98,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, bins<N>, multi, ep<N>, persist<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, multi, ep<N>, persist<N>).`,
       );
   }
   if (
@@ -116,7 +108,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     keep ||
     pattern ||
     unshuffleWords ||
-    laneBins !== undefined ||
     groups !== undefined ||
     epochs !== undefined
   ) {
@@ -131,7 +122,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       keep,
       pattern,
       unshuffleWords,
-      laneBins: laneBins ?? 0,
       epochs: epochs ?? 8,
       workgroups,
     };
@@ -147,7 +137,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     keep: false,
     pattern: false,
     unshuffleWords: false,
-    laneBins: 0,
     epochs: 8,
     workgroups,
   };

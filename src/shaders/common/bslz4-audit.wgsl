@@ -5,33 +5,6 @@ var<private> lane_zero: u32;
 var<private> lane_over: u32;
 var<private> lane_max: u32;
 var<private> lane_sum: vec2<u32>;
-// Values 1..LANE_BINS (at most 4; the commonest after 0 in detector counts) are counted in registers too, not
-// with a workgroup atomic each.
-override LANE_BINS: u32 = 0u;
-var<private> lane_small: vec4<u32>;
-
-fn reset_lane_audit() {
-  lane_zero = 0u;
-  lane_over = 0u;
-  lane_max = 0u;
-  lane_sum = vec2<u32>(0u);
-  lane_small = vec4<u32>(0u);
-}
-
-// Adds the lane's register counts of the frame to the workgroup's histogram.
-fn flush_lane_bins() {
-  if (lane_zero != 0u) {
-    atomicAdd(&frame_hist[0], lane_zero);
-  }
-  if (lane_over != 0u) {
-    atomicAdd(&frame_hist[BINS - 1u], lane_over);
-  }
-  for (var i = 0u; i < LANE_BINS; i++) {
-    if (lane_small[i] != 0u) {
-      atomicAdd(&frame_hist[i + 1u], lane_small[i]);
-    }
-  }
-}
 
 fn add64(a: vec2<u32>, b: u32) -> vec2<u32> {
   let lo = a.x + b;
@@ -54,8 +27,6 @@ fn audit_value(pixel: u32, v: u32) {
   lane_max = max(lane_max, v);
   if (v == 0u) {
     lane_zero += 1u;
-  } else if (v <= LANE_BINS) {
-    lane_small += select(vec4<u32>(0u), vec4<u32>(1u), vec4<u32>(v) == vec4<u32>(1u, 2u, 3u, 4u));
   } else if (v > 255u) {
     lane_over += 1u;
   } else {
