@@ -136,11 +136,6 @@ function comparePass(
       ] as const) {
         checkBindable(device, b, what);
       }
-      if (job.reference.size % 16 !== 0)
-        throw new StemflowError(
-          'invalid',
-          `The reference buffer is read as 16-byte vectors: its size (${job.reference.size}) must be a multiple of 16.`,
-        );
       const lanes = job.frames * job.slices;
       const chunks: DispatchChunk[] = [];
       for (let first = 0; first < lanes; first += lanesPerDispatch) {

@@ -68,8 +68,7 @@ export function planGpuVerify(input: GpuVerifyPlanInput): GpuVerifyPlan {
     bound,
   });
   const buffers = [
-    // Read by the compare pass as 16-byte vectors: a multiple of 16 bytes.
-    b('decoded', Math.ceil((maxFrames * wordsPerFrame) / 4) * 16, 'shared'),
+    b('decoded', maxFrames * wordsPerFrame * 4, 'shared'),
     b('pixel flags', pixels * 4, 'shared'),
     b('frame errors', frameCount * 4, 'shared'),
     b('frame totals', frameCount * 8, 'shared'),

@@ -31,8 +31,7 @@ struct Params {
   word_base: u32,
 }
 
-// The reference words as vec4 (the buffer's size is a multiple of 16 bytes; a frame may start inside a vec4).
-@group(0) @binding(5) var<storage, read> reference: array<vec4<u32>>;
+@group(0) @binding(5) var<storage, read> reference: array<u32>;
 @group(0) @binding(6) var<storage, read_write> mismatches: array<atomic<u32>>;
 // One word: lanes with an error (not LANE_OK).
 @group(0) @binding(7) var<storage, read_write> lane_errors: array<atomic<u32>>;
@@ -50,19 +49,17 @@ const LANE_BAD_TOKEN: u32 = 6u;
 // The lane's bit reader: start, p, lane_words, open_window(), read_bits(k).
 // #include "common/tans-bits.wgsl"
 
-// Reference values are read 16 bytes at a time: the vec4 is kept in registers while the pixels walk through it
-// (one load per 8 values at 16 bits, per 16 at 8 bits, per 4 at 32; the lanes of a warp walk the same pixels of
-// different frames, so each load is its own cache line).
+// Reference values are read a word at a time: the word is kept while the pixels walk through it (one load per
+// 2 values at 16 bits, per 4 at 8 bits; the lanes of a warp walk the same pixels of different frames).
 var<private> ref_at: u32;
-var<private> ref_vec: vec4<u32>;
+var<private> ref_word: u32;
 
 fn reference_word(at: u32) -> u32 {
-  let q = at >> 2u;
-  if (q != ref_at) {
-    ref_at = q;
-    ref_vec = reference[q];
+  if (at != ref_at) {
+    ref_at = at;
+    ref_word = reference[at];
   }
-  return ref_vec[at & 3u];
+  return ref_word;
 }
 
 fn reference_value(frame: u32, pixel: u32) -> u32 {
@@ -73,8 +70,9 @@ fn reference_value(frame: u32, pixel: u32) -> u32 {
   if (BITS == 8u) {
     return (reference_word(base + (pixel >> 2u)) >> ((pixel & 3u) * 8u)) & 0xffu;
   }
-  return reference_word(base + pixel);
+  return reference[base + pixel];
 }
+
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(global_invocation_id) id: vec3<u32>) {
