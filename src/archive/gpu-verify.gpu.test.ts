@@ -13,8 +13,8 @@ import { cpuVerifier, verifyAcquisition } from './verify';
 const arina = loadOracle().acquisitions.arina;
 const arinaPaths = [arina.master, ...arina.shards].map(fixture);
 
-async function convert(paths: string[], codec: Partial<CodecParams>) {
-  const { source, close } = await openSource(paths);
+async function convert(paths: string[], codec: Partial<CodecParams>, opts: { dataset?: string } = {}) {
+  const { source, close } = await openSource(paths, opts);
   const dir = join(await tempDir(), 'archive');
   await convertArchive([{ name: 'a', source, sources: [] }], await nodeArchiveTarget(dir), {
     hash: nodeSha256,
@@ -174,5 +174,52 @@ describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, t
       }
     },
     240_000,
+  );
+  withGpu(
+    'uint8, uint32 and an odd 33 x 35 detector (frames at any word of the reference): same counts',
+    async ({ device }) => {
+      const cases: [string, { dataset?: string }][] = [
+        ['many_v1_u8_32.h5', { dataset: '/data' }],
+        ['many_fixed_u32_32.h5', { dataset: '/data' }],
+        ['odd_u16_33x35.h5', {}],
+      ];
+      for (const [file, opts] of cases) {
+        const paths = [fixture(file)];
+        const dir = await convert(
+          paths,
+          { recordFrames: 5, lanesPerFrame: 3, classes: 8, blockFrames: 2 },
+          opts,
+        );
+        const archive = await openArchive(nodeArchiveFiles(dir), { hash: nodeSha256 });
+        const acq = archive.acquisitions[0];
+        const { source, close } = await openSource(paths, opts);
+        try {
+          const last = source.frameCount - 1;
+          const pixels = acq.geometry.pixels;
+          const big = acq.info.dtype === 'uint8' ? 200 : 60000;
+          for (const s of [
+            source,
+            plantValue(source, last, pixels - 1, big),
+            plantValue(source, 1, 0, 7),
+            plantValue(source, 3, pixels - 1, 1),
+          ]) {
+            const cpu = await verifyAcquisition(acq, s, cpuVerifier);
+            for (const pieceFrames of [undefined, 2]) {
+              const gpu = await verifyAcquisitionGpu(device, acq, s, { pieceFrames });
+              expect(gpu.badBlocks, file).toEqual(cpu.badBlocks);
+              expect([gpu.mismatches, gpu.laneErrors, gpu.sourceErrors], file).toEqual([
+                cpu.mismatches,
+                cpu.laneErrors,
+                0,
+              ]);
+            }
+          }
+        } finally {
+          await close();
+          await archive.close();
+        }
+      }
+    },
+    180_000,
   );
 });
