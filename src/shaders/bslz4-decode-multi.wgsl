@@ -515,14 +515,13 @@ fn unshuffle_block(elems: u32, first: u32, out_base: u32, lane: u32) {
         var hi = vec4<u32>(0u);
         for (var j = 0u; j < ELEM_SIZE; j++) {
           let r = 8u * j;
-          let x = pick(w[r + 4u], w[r + 5u], w[r + 6u], w[r + 7u], k);
-          let y = pick(w[r], w[r + 1u], w[r + 2u], w[r + 3u], k);
-          if (!SKIP_ZERO_PLANES || (x | y) != 0u) {
-            let p = transpose8(x, y);
-            let shift = vec4<u32>(8u * j);
-            lo |= bytes4(p.x) << shift;
-            hi |= bytes4(p.y) << shift;
-          }
+          let p = transpose8(
+            pick(w[r + 4u], w[r + 5u], w[r + 6u], w[r + 7u], k),
+            pick(w[r], w[r + 1u], w[r + 2u], w[r + 3u], k),
+          );
+          let shift = vec4<u32>(8u * j);
+          lo |= bytes4(p.x) << shift;
+          hi |= bytes4(p.y) << shift;
         }
         emit_group(first + 32u * q + 8u * k, lo, hi, out_base);
       }

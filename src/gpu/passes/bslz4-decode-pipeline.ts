@@ -22,7 +22,7 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
     AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
     AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
   };
-  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.skipZeroPlanes} ${v.epochs}`;
+  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs}`;
   let cache = pipelineCache.get(device);
   if (!cache) {
     cache = new Map();
@@ -48,7 +48,6 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
               KEEP: v.keep ? 1 : 0,
               PATTERN: v.pattern ? 1 : 0,
               UNSHUFFLE_WORDS: v.unshuffleWords ? 1 : 0,
-              SKIP_ZERO_PLANES: v.skipZeroPlanes ? 1 : 0,
               EPOCHS_PER_ROUND: v.epochs,
               BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
               ...audit,

@@ -13,7 +13,6 @@
  * - `pat`: a match of offset 1 to 3 loads its pattern once and builds its words in registers (multi).
  * - `u4`: the unshuffle reads whole plane words, each once for four groups of 8 elements (multi; on the H200 the
  *   same 151.4 GB/s as without it: the token walk, not the unshuffle, sets the time).
- * - `z`: the unshuffle skips the transpose of a plane byte that is zero in all 8 elements of a group (multi).
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
  * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
@@ -58,8 +57,6 @@ export interface DecodeVariant {
   pattern: boolean;
   /** The unshuffle reads whole plane words ('multi' only). */
   unshuffleWords: boolean;
-  /** The unshuffle skips plane bytes that are zero in all 8 elements of a group ('multi' only). */
-  skipZeroPlanes: boolean;
   /** Epochs between checks that the round is done ('multi' only; 8 in 'fused'). */
   epochs: number;
   /** Persistent workgroups per dispatch (undefined: one per frame). */
@@ -78,7 +75,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let keep = false;
   let pattern = false;
   let unshuffleWords = false;
-  let skipZeroPlanes = false;
   let multi = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
@@ -98,12 +94,11 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'keep') keep = true;
     else if (part === 'pat') pattern = true;
     else if (part === 'u4') unshuffleWords = true;
-    else if (part === 'z') skipZeroPlanes = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, z, multi, ep<N>, persist<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, multi, ep<N>, persist<N>).`,
       );
   }
   if (
@@ -113,7 +108,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     keep ||
     pattern ||
     unshuffleWords ||
-    skipZeroPlanes ||
     groups !== undefined ||
     epochs !== undefined
   ) {
@@ -128,7 +122,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       keep,
       pattern,
       unshuffleWords,
-      skipZeroPlanes,
       epochs: epochs ?? 8,
       workgroups,
     };
@@ -144,7 +137,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     keep: false,
     pattern: false,
     unshuffleWords: false,
-    skipZeroPlanes: false,
     epochs: 8,
     workgroups,
   };

@@ -2,10 +2,6 @@
 // line): they declare `decoded`, `block_byte` (byte i of the group's block) and `audit_value`.
 // #include "bit-transpose.wgsl"
 
-// A byte of the 8 elements' planes that is zero in all 8 (bits 8-15 of counts below 256, most groups) adds nothing:
-// its transpose is skipped.
-override SKIP_ZERO_PLANES: bool = false;
-
 // Writes the 8 elements from frame element `e` (their bytes gathered in lo: elements 0-3, hi: 4-7) as packed
 // words and audits them.
 fn emit_group(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
@@ -47,16 +43,15 @@ fn unshuffle_group(g: u32, pb: u32, first: u32, out_base: u32) {
   var hi = vec4<u32>(0u);
   for (var j = 0u; j < ELEM_SIZE; j++) {
     let b = 8u * j * pb + g;
-    let x = (block_byte(b + 7u * pb) << 24u) | (block_byte(b + 6u * pb) << 16u) | (block_byte(b + 5u * pb) << 8u) |
-      block_byte(b + 4u * pb);
-    let y = (block_byte(b + 3u * pb) << 24u) | (block_byte(b + 2u * pb) << 16u) | (block_byte(b + pb) << 8u) |
-      block_byte(b);
-    if (!SKIP_ZERO_PLANES || (x | y) != 0u) {
-      let p = transpose8(x, y);
-      let shift = vec4<u32>(8u * j);
-      lo |= bytes4(p.x) << shift;
-      hi |= bytes4(p.y) << shift;
-    }
+    let p = transpose8(
+      (block_byte(b + 7u * pb) << 24u) | (block_byte(b + 6u * pb) << 16u) | (block_byte(b + 5u * pb) << 8u) |
+        block_byte(b + 4u * pb),
+      (block_byte(b + 3u * pb) << 24u) | (block_byte(b + 2u * pb) << 16u) | (block_byte(b + pb) << 8u) |
+        block_byte(b),
+    );
+    let shift = vec4<u32>(8u * j);
+    lo |= bytes4(p.x) << shift;
+    hi |= bytes4(p.y) << shift;
   }
   emit_group(first + 8u * g, lo, hi, out_base);
 }
