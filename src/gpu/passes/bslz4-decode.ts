@@ -131,6 +131,7 @@ export function createBslz4DecodePass(
         keep: false,
         pattern: false,
         unshuffleWords: false,
+        shuffle: false,
         epochs: 8,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
