@@ -11,7 +11,6 @@
 import bitunshuffle from '../shaders/bitunshuffle.wgsl?raw';
 import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
 import bslz4DecodeMulti from '../shaders/bslz4-decode-multi.wgsl?raw';
-import bslz4DecodeMultiSubgroups from '../shaders/bslz4-decode-multi-subgroups.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
 import fft from '../shaders/fft.wgsl?raw';
 import packedIndex from '../shaders/packed-index.wgsl?raw';
@@ -33,7 +32,6 @@ export const shaderSource = {
   bitunshuffle,
   'bslz4-decode': bslz4Decode,
   'bslz4-decode-multi': bslz4DecodeMulti,
-  'bslz4-decode-multi-subgroups': bslz4DecodeMultiSubgroups,
   'detector-transpose': detectorTranspose,
   'resident-virtual-image': residentVirtualImage,
   'tans-compare': tansCompare,

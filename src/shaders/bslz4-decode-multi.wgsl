@@ -1,20 +1,758 @@
-// Bitshuffle/LZ4 decode + audit, the variant family of src/shaders/bslz4-decode.wgsl, without subgroup
-// operations. CPU twin: src/kernels/bslz4-decode.ts. The shader is common/bslz4-decode-multi-body.wgsl (its header
-// says what differs from bslz4-decode.wgsl); bslz4-decode-multi-subgroups.wgsl is the same body with subgroups.
+// Bitshuffle/LZ4 decode + audit, variant family of src/shaders/bslz4-decode.wgsl (the production default):
+// the same results word for word, the same error codes (CPU twin: src/kernels/bslz4-decode.ts), the same
+// bindings plus `scratch`. Selected by src/gpu/passes/bslz4-decode.ts for variants that need it (see
+// src/gpu/passes/bslz4-decode-variants.ts); measured by `stemflow bench decode`.
+//
+// What differs from bslz4-decode.wgsl:
+// - A workgroup of GROUPS * LANES lanes decodes GROUPS blocks of a frame at once, one group of LANES lanes per
+//   block (LANES = 32 is one warp on NVIDIA): more blocks in flight for the same number of workgroups. The
+//   block headers of a round of GROUPS blocks are read by every lane (the same addresses: uniform), in order,
+//   up to the first bad header; the frame's verdict is the first failing block's, else the bad header's, so
+//   the verdict is the one the twin's block-by-block walk gives.
+// - With SCRATCH, a group's decoded (still bit-shuffled) block lives in global memory (`scratch`, 8 KiB per
+//   group of each persistent workgroup, L2-resident) instead of workgroup memory, so workgroup memory no
+//   longer bounds the blocks in flight; the epoch barriers are storage barriers. Without SCRATCH it lives in
+//   workgroup memory as in bslz4-decode.wgsl (BLOCK_WG_WORDS = 2048 words per group).
+// - Each group stages the first STAGE_WORDS words of its block's compressed bytes in workgroup memory (bytes
+//   past them are read from the slot), so the serial token walk reads workgroup memory.
+// - Blocks are not zeroed first: a lane stores whole words, or merges the bytes of a partial word under a
+//   mask (the word's other bytes belong to neighbouring sequences, written by the same lane; with KEEP the
+//   lane merges with the last word it wrote, kept in registers, instead of reading the word back). Every byte of
+//   [0, out_end) is written exactly once before it is read; a successful walk writes all of them.
+// - With WINDOW, every lane keeps the last 8 output bytes (known from the literals it read and the window
+//   matches it copied) in registers; a match whose offset is at most the known bytes (offset 2 is the most
+//   common in bit-shuffled counts) is copied from them: no memory read and no barrier.
+// - A match whose offset is a multiple of 4 * LANES bytes reads only words its lanes wrote themselves: it
+//   never waits for a barrier (bit planes of a block are 512-byte multiples apart at the default block size).
+// The token walk, the match copy (period identity), the epochs and the unshuffle are otherwise those of
+// bslz4-decode.wgsl, with `lane` (0..LANES) in place of the workgroup's lane index.
 
-// No subgroup operations: SHUFFLE variants take the memory path.
-const HAS_SUBGROUPS: bool = false;
+override ELEM_SIZE: u32 = 2u;
+// Lanes per block, and blocks decoded at once by one workgroup (workgroup size LANES * GROUPS).
+override LANES: u32 = 32u;
+override GROUPS: u32 = 2u;
+// Words of workgroup memory staging a block's compressed bytes, per group; STAGE_TOTAL = STAGE_WORDS * GROUPS.
+override STAGE_WORDS: u32 = 512u;
+override STAGE_TOTAL: u32 = 1024u;
+// The decoded block in `scratch` (global) instead of workgroup memory.
+override SCRATCH: bool = true;
+// Every lane keeps the last 8 output bytes in registers: a match of offset <= 8 whose source bytes it knows
+// is copied from them (no memory read, no barrier).
+override WINDOW: bool = false;
+// Every lane keeps the last word it wrote (index and value): a partial word is merged with it instead of read
+// back from memory. Words are owned by lanes and written in output order, so the bytes of a partial word
+// before its new ones were written by the same lane as its latest write; a word the lane did not write last
+// holds no written bytes below its new ones (those above are written later, before anything reads them).
+override KEEP: bool = false;
+// A match of offset 1, 2 or 3 (the commonest in bit-shuffled counts) loads its pattern once (from the block or
+// its own literals) and builds each word from it in registers: no per-byte loop, no per-word reads. (The same for
+// offsets up to 7, and a word across a longer period's end read in two parts, were measured slower on the H200.)
+override PATTERN: bool = false;
+// The unshuffle reads whole plane words, each once for four groups of 8 elements (see unshuffle_block).
+override UNSHUFFLE_WORDS: bool = false;
+// Words of workgroup memory holding decoded blocks: 2048 * GROUPS without SCRATCH, else 1 (unused).
+override BLOCK_WG_WORDS: u32 = 1u;
 
-fn lane_value(v: u32, src: u32) -> u32 {
+// #include "common/bslz4-bindings.wgsl"
+
+// SCRATCH: 2048 words per group of each workgroup of the dispatch (workgroup w, group s: from word
+// (w * GROUPS + s) * 2048).
+@group(0) @binding(8) var<storage, read_write> scratch: array<u32>;
+
+// Decoded (still bit-shuffled) blocks without SCRATCH, 2048 words per group.
+var<workgroup> block: array<u32, BLOCK_WG_WORDS>;
+// Per group: slot words of its block's compressed bytes.
+var<workgroup> stage: array<u32, STAGE_TOTAL>;
+// Histogram, maximum and (lo, hi) sum of the current frame.
+var<workgroup> frame_hist: array<atomic<u32>, BINS>;
+var<workgroup> frame_max: atomic<u32>;
+var<workgroup> frame_sum: array<atomic<u32>, 2>;
+
+// #include "common/bslz4-audit.wgsl"
+
+// The staged slot bytes [stage_at, stage_at + stage_len) of this lane's group, from stage[stage_base].
+var<private> stage_at: u32;
+var<private> stage_len: u32;
+var<private> stage_base: u32;
+// This lane's group's decoded block: from word blk_base of `scratch` (SCRATCH) or of `block`.
+var<private> blk_base: u32;
+// KEEP: the last word this lane wrote in its block (index; 0xffffffff: none yet) and its value.
+var<private> kept_w: u32;
+var<private> kept_v: u32;
+
+// #include "common/bslz4-bytes.wgsl"
+// #include "common/bslz4-unshuffle.wgsl"
+
+// Slot byte `i` of the group's block, from the stage when it holds it.
+fn in_byte(i: u32) -> u32 {
+  let r = i - stage_at;
+  if (r < stage_len) {
+    return (stage[stage_base + (r >> 2u)] >> ((r & 3u) * 8u)) & 0xffu;
+  }
+  return slot_byte(i);
+}
+
+// `count` (1..4) slot bytes of the group's block from byte `a`, from the stage when it holds them all.
+fn in_bytes(a: u32, count: u32) -> u32 {
+  let r = a - stage_at;
+  if (r < stage_len && count <= stage_len - r) {
+    let w = stage_base + (r >> 2u);
+    let sh = (r & 3u) * 8u;
+    var v = stage[w] >> sh;
+    if ((r & 3u) + count > 4u) {
+      v |= stage[w + 1u] << (32u - sh);
+    }
+    if (count < 4u) {
+      v &= (1u << (8u * count)) - 1u;
+    }
+    return v;
+  }
+  return slot_bytes(a, count);
+}
+
+// Word w (< 2048) of the group's decoded block.
+fn blk_word(w: u32) -> u32 {
+  if (SCRATCH) {
+    return scratch[blk_base + w];
+  }
+  return block[blk_base + w];
+}
+
+fn blk_set(w: u32, value: u32) {
+  if (SCRATCH) {
+    scratch[blk_base + w] = value;
+  } else {
+    block[blk_base + w] = value;
+  }
+}
+
+fn block_byte(i: u32) -> u32 {
+  return (blk_word(i >> 2u) >> ((i & 3u) * 8u)) & 0xffu;
+}
+
+// `count` (1..4) block bytes from byte `a` (all below 8192), little-endian in the low bytes.
+fn block_bytes(a: u32, count: u32) -> u32 {
+  let w = a >> 2u;
+  let sh = (a & 3u) * 8u;
+  var v = blk_word(w) >> sh;
+  if ((a & 3u) + count > 4u) {
+    v |= blk_word(w + 1u) << (32u - sh);
+  }
+  if (count < 4u) {
+    v &= (1u << (8u * count)) - 1u;
+  }
   return v;
 }
 
-fn all_lanes(b: bool) -> bool {
-  return b;
+// Writes `count` (1..4) bytes `value` at block byte `a` (inside word w = a / 4, owned by the calling lane): a
+// whole word is stored; part of a word is merged under a mask (its other bytes belong to neighbouring
+// sequences, written by the same lane before or after). Other lanes read only bytes written before a barrier.
+fn put_bytes(a: u32, count: u32, value: u32) {
+  let w = a >> 2u;
+  var v = value;
+  if (count != 4u) {
+    let sh = (a & 3u) * 8u;
+    let mask = ((1u << (8u * count)) - 1u) << sh;
+    var old = 0u;
+    if (KEEP) {
+      old = select(0u, kept_v, kept_w == w);
+    } else {
+      old = blk_word(w);
+    }
+    v = (old & ~mask) | ((value << sh) & mask);
+  }
+  blk_set(w, v);
+  if (KEEP) {
+    kept_w = w;
+    kept_v = v;
+  }
 }
 
-fn lanes_form_subgroup(lid: u32, lane: u32) -> bool {
-  return false;
+// The first word >= w0 that lane `lane` owns (words w with w mod LANES == lane).
+fn owned_word(w0: u32, lane: u32) -> u32 {
+  return w0 + (lane + LANES - w0 % LANES) % LANES;
 }
 
-// #include "common/bslz4-decode-multi-body.wgsl"
+// Literals: input bytes [src, src + count) to block bytes [op, op + count); one word per lane.
+fn copy_literals(src: u32, op: u32, count: u32, lane: u32) {
+  let end = op + count;
+  for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
+    let a = max(w * 4u, op);
+    let n = min(w * 4u + 4u, end) - a;
+    put_bytes(a, n, in_bytes(src + (a - op), n));
+  }
+}
+
+// Match of offset 1, 2 or 3 (PATTERN): block bytes [op, end) repeat the `offset` bytes `p` (little-endian)
+// before op. Bytes 0..7 of the repetition from phase 0 are (lo, hi); the word at phase r is bytes r..r+3.
+fn copy_pattern(op: u32, offset: u32, end: u32, p: u32, lane: u32) {
+  var lo = p * 0x01010101u;
+  var hi = lo;
+  if (offset == 2u) {
+    lo = p | (p << 16u);
+    hi = lo;
+  } else if (offset == 3u) {
+    lo = p | (p << 24u);
+    hi = (p >> 8u) | (p << 16u);
+  }
+  for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
+    let a = max(w * 4u, op);
+    let n = min(w * 4u + 4u, end) - a;
+    let j = a - op;
+    var r = 0u;
+    if (offset == 2u) {
+      r = j & 1u;
+    } else if (offset == 3u) {
+      r = j % 3u;
+    }
+    let word = select((lo >> (8u * r)) | (hi << (32u - 8u * r)), lo, r == 0u);
+    put_bytes(a, n, word);
+  }
+}
+
+// Match: block bytes [op, op + count) from `offset` back (period identity). When `from_literals`, every source
+// byte is a literal of the same sequence (block bytes [lit_out, op), input bytes from lit_src): read the input.
+fn copy_match(op: u32, offset: u32, count: u32, from_literals: bool, lit_src: u32, lit_out: u32, lane: u32) {
+  let end = op + count;
+  let base = op - offset;
+  if (PATTERN && offset < 4u) {
+    var p = 0u;
+    if (from_literals) {
+      p = in_bytes(lit_src + (base - lit_out), offset);
+    } else {
+      p = block_bytes(base, offset);
+    }
+    copy_pattern(op, offset, end, p, lane);
+    return;
+  }
+  for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
+    let a = max(w * 4u, op);
+    let n = min(w * 4u + 4u, end) - a;
+    let j = a - op;
+    // Source of the word's first byte: base + r, r = j mod offset.
+    var r = j;
+    if (j >= offset) {
+      r = j % offset;
+    }
+    var word = 0u;
+    if (r + n <= offset) {
+      // The word's sources are contiguous.
+      if (from_literals) {
+        word = in_bytes(lit_src + (base + r - lit_out), n);
+      } else {
+        word = block_bytes(base + r, n);
+      }
+    } else {
+      for (var k = 0u; k < n; k++) {
+        let s = base + r;
+        var byte: u32;
+        if (from_literals) {
+          byte = in_byte(lit_src + (s - lit_out));
+        } else {
+          byte = block_byte(s);
+        }
+        word |= byte << (8u * k);
+        r += 1u;
+        if (r == offset) {
+          r = 0u;
+        }
+      }
+    }
+    put_bytes(a, n, word);
+  }
+}
+
+// Epochs between checks that every group finished its block (two barriers and a uniform load each).
+override EPOCHS_PER_ROUND: u32 = 8u;
+
+// State of the LZ4 walk of the current block, identical in every lane (each lane parses the same bytes).
+struct Walk {
+  ip: u32,
+  op: u32,
+  // Block bytes [0, visible) were written before the last barrier.
+  visible: u32,
+  // A match waits for the next barrier: it reads bytes written since the last one.
+  pending_offset: u32,
+  pending_count: u32,
+  // 0 while running, then the block's verdict + 1 (1 = decoded).
+  done: u32,
+  // WINDOW: the last `known` (<= 8) output bytes, the latest in the high byte of hist.y (byte i of the
+  // little-endian 8 bytes = output byte op - 8 + i).
+  hist: vec2<u32>,
+  known: u32,
+}
+
+fn shr64(h: vec2<u32>, bits: u32) -> vec2<u32> {
+  if (bits == 0u) {
+    return h;
+  }
+  if (bits >= 64u) {
+    return vec2<u32>(0u);
+  }
+  if (bits >= 32u) {
+    return vec2<u32>(h.y >> (bits - 32u), 0u);
+  }
+  return vec2<u32>((h.x >> bits) | (h.y << (32u - bits)), h.y >> bits);
+}
+
+fn shl64(h: vec2<u32>, bits: u32) -> vec2<u32> {
+  if (bits == 0u) {
+    return h;
+  }
+  if (bits >= 64u) {
+    return vec2<u32>(0u);
+  }
+  if (bits >= 32u) {
+    return vec2<u32>(0u, h.x << (bits - 32u));
+  }
+  return vec2<u32>(h.x << bits, (h.y << bits) | (h.x >> (32u - bits)));
+}
+
+fn byte64(h: vec2<u32>, i: u32) -> u32 {
+  return (select(h.y, h.x, i < 4u) >> ((i & 3u) * 8u)) & 0xffu;
+}
+
+// The history after `n` (1..8) more output bytes `v` (little-endian, the latest highest).
+fn push64(h: vec2<u32>, v: vec2<u32>, n: u32) -> vec2<u32> {
+  return shr64(h, 8u * n) | shl64(v, 64u - 8u * n);
+}
+
+// Match from the window: block bytes [op, op + count) repeat the last `offset` (<= 8, all in `hist`) bytes
+// with period `offset`: out[op + k] = hist byte 8 - offset + (k mod offset). No memory is read.
+fn copy_match_window(op: u32, offset: u32, count: u32, hist: vec2<u32>, lane: u32) {
+  let end = op + count;
+  let base = 8u - offset;
+  for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
+    let a = max(w * 4u, op);
+    let n = min(w * 4u + 4u, end) - a;
+    var r = (a - op) % offset;
+    var word = 0u;
+    for (var k = 0u; k < n; k++) {
+      word |= byte64(hist, base + r) << (8u * k);
+      r += 1u;
+      if (r == offset) {
+        r = 0u;
+      }
+    }
+    put_bytes(a, n, word);
+  }
+}
+
+// The history after a window match of `count` (>= 4) bytes with period `offset` (<= 8).
+fn window_after_match(hist: vec2<u32>, offset: u32, count: u32) -> vec2<u32> {
+  let n = min(count, 8u);
+  // Output bytes k = count - n .. count - 1 of the match.
+  var r = (count - n) % offset;
+  var v = vec2<u32>(0u);
+  for (var i = 0u; i < n; i++) {
+    let b = byte64(hist, 8u - offset + r);
+    if (i < 4u) {
+      v.x |= b << (8u * i);
+    } else {
+      v.y |= b << (8u * (i - 4u));
+    }
+    r += 1u;
+    if (r == offset) {
+      r = 0u;
+    }
+  }
+  return push64(hist, v, n);
+}
+
+// One epoch of the walk: the pending match, then sequences until a match needs a barrier, the block ends or
+// a fault is found. Returns the updated walk; copies stay within [0, end of the block's output).
+fn lz4_epoch(w0: Walk, end: u32, out_end: u32, lane: u32) -> Walk {
+  var w = w0;
+  if (w.pending_count != 0u) {
+    copy_match(w.op, w.pending_offset, w.pending_count, false, 0u, 0u, lane);
+    w.op += w.pending_count;
+    w.pending_count = 0u;
+  }
+  loop {
+    if (w.ip >= end) {
+      w.done = 1u + ERR_LZ4_TRUNCATED;
+      break;
+    }
+    let token = in_byte(w.ip);
+    w.ip += 1u;
+    var lit = token >> 4u;
+    if (lit == 15u) {
+      loop {
+        if (w.ip >= end) {
+          w.done = 1u + ERR_LZ4_TRUNCATED;
+          break;
+        }
+        let b = in_byte(w.ip);
+        w.ip += 1u;
+        lit += b;
+        if (lit > end - w.ip) {
+          w.done = 1u + ERR_LZ4_TRUNCATED;
+          break;
+        }
+        if (b != 255u) {
+          break;
+        }
+      }
+      if (w.done != 0u) {
+        break;
+      }
+    }
+    if (lit > end - w.ip) {
+      w.done = 1u + ERR_LZ4_TRUNCATED;
+      break;
+    }
+    if (lit > out_end - w.op) {
+      w.done = 1u + ERR_LZ4_OVERRUN;
+      break;
+    }
+    let lit_src = w.ip;
+    let lit_out = w.op;
+    if (lit > 0u) {
+      copy_literals(w.ip, w.op, lit, lane);
+      if (WINDOW) {
+        // The last min(lit, 8) literals join the history.
+        let n = min(lit, 8u);
+        let at = w.ip + lit - n;
+        var v = vec2<u32>(in_bytes(at, min(n, 4u)), 0u);
+        if (n > 4u) {
+          v.y = in_bytes(at + 4u, n - 4u);
+        }
+        w.hist = push64(w.hist, v, n);
+        w.known = min(w.known + lit, 8u);
+      }
+    }
+    w.ip += lit;
+    w.op += lit;
+    if (w.ip == end) {
+      w.done = 1u + select(ERR_LZ4_SHORT, 0u, w.op == out_end);
+      break;
+    }
+    if (end - w.ip < 2u) {
+      w.done = 1u + ERR_LZ4_TRUNCATED;
+      break;
+    }
+    let offset = in_bytes(w.ip, 2u);
+    w.ip += 2u;
+    if (offset == 0u || offset > w.op) {
+      w.done = 1u + ERR_LZ4_BAD_OFFSET;
+      break;
+    }
+    var count = token & 15u;
+    if (count == 15u) {
+      loop {
+        if (w.ip >= end) {
+          w.done = 1u + ERR_LZ4_TRUNCATED;
+          break;
+        }
+        let b = in_byte(w.ip);
+        w.ip += 1u;
+        count += b;
+        if (count + 4u > out_end - w.op) {
+          w.done = 1u + ERR_LZ4_OVERRUN;
+          break;
+        }
+        if (b != 255u) {
+          break;
+        }
+      }
+      if (w.done != 0u) {
+        break;
+      }
+    }
+    count += 4u;
+    if (count > out_end - w.op) {
+      w.done = 1u + ERR_LZ4_OVERRUN;
+      break;
+    }
+    if (WINDOW && offset <= w.known) {
+      // Every source byte is in the history: no memory read, no barrier.
+      copy_match_window(w.op, offset, count, w.hist, lane);
+      w.hist = window_after_match(w.hist, offset, count);
+      w.known = min(w.known + count, 8u);
+      w.op += count;
+      continue;
+    }
+    w.known = 0u;
+    let src_lo = w.op - offset;
+    let from_literals = src_lo >= lit_out;
+    // With an offset that is a multiple of 4 * LANES bytes, every byte a lane reads is in a word it owns (at
+    // the same place in the word): it wrote it itself, so no barrier is needed.
+    let own_words = offset % (4u * LANES) == 0u;
+    if (!from_literals && !own_words && src_lo + min(offset, count) > w.visible) {
+      // Copied after the barrier that ends this epoch.
+      w.pending_offset = offset;
+      w.pending_count = count;
+      w.visible = w.op;
+      break;
+    }
+    copy_match(w.op, offset, count, from_literals, lit_src, lit_out, lane);
+    w.op += count;
+  }
+  return w;
+}
+// Byte k of each of four words, packed (w3's in the top byte).
+fn pick(w0: u32, w1: u32, w2: u32, w3: u32, k: u32) -> u32 {
+  let s = 8u * k;
+  return (((w3 >> s) & 0xffu) << 24u) | (((w2 >> s) & 0xffu) << 16u) | (((w1 >> s) & 0xffu) << 8u) |
+    ((w0 >> s) & 0xffu);
+}
+
+// Undoes the bit transpose of a decoded block of `elems` elements (a multiple of 8) whose first element is
+// element `first` of the frame; writes packed words and audits the values. With UNSHUFFLE_WORDS and planes of
+// whole words, a lane reads each plane's word once for the four groups of 8 elements whose bytes it holds (8 x
+// ELEM_SIZE word reads for 32 elements, against one word read per plane byte).
+fn unshuffle_block(elems: u32, first: u32, out_base: u32, lane: u32) {
+  let pb = elems / 8u;
+  if (UNSHUFFLE_WORDS && pb % 4u == 0u) {
+    let pw = pb / 4u;
+    for (var q = lane; q < pw; q += LANES) {
+      var w: array<u32, 32>;
+      for (var r = 0u; r < 8u * ELEM_SIZE; r++) {
+        w[r] = blk_word(r * pw + q);
+      }
+      for (var k = 0u; k < 4u; k++) {
+        var lo = vec4<u32>(0u);
+        var hi = vec4<u32>(0u);
+        for (var j = 0u; j < ELEM_SIZE; j++) {
+          let r = 8u * j;
+          let p = transpose8(
+            pick(w[r + 4u], w[r + 5u], w[r + 6u], w[r + 7u], k),
+            pick(w[r], w[r + 1u], w[r + 2u], w[r + 3u], k),
+          );
+          let shift = vec4<u32>(8u * j);
+          lo |= bytes4(p.x) << shift;
+          hi |= bytes4(p.y) << shift;
+        }
+        emit_group(first + 32u * q + 8u * k, lo, hi, out_base);
+      }
+    }
+    return;
+  }
+  for (var g = lane; g < pb; g += LANES) {
+    unshuffle_group(g, pb, first, out_base);
+  }
+}
+
+// Per group: its walk's verdict + 1 once done (0 while running), written by the group's lane 0.
+var<workgroup> walk_done: array<u32, GROUPS>;
+// 0 while a group of the round is still walking, else the round's verdict + 1 (written by lane 0 of group 0,
+// read uniformly): the first failing block's error, else 0.
+var<workgroup> round_done: u32;
+
+// The barrier that ends an epoch: makes the blocks' bytes written before it visible to the group.
+fn epoch_barrier() {
+  if (SCRATCH) {
+    storageBarrier();
+  } else {
+    workgroupBarrier();
+  }
+}
+
+// Every group decodes its raw LZ4 block slot[start, end) into its block bytes [0, out_end) (a group with
+// `busy` false does nothing). Returns 0 or the first failing group's error code (uniform across the
+// workgroup). Every EPOCHS_PER_ROUND epochs the workgroup checks uniformly whether every group is done.
+fn lz4_round(start: u32, end: u32, out_end: u32, busy: bool, sub: u32, lane: u32, lid: u32) -> u32 {
+  kept_w = 0xffffffffu;
+  var w = Walk(start, 0u, 0u, 0u, 0u, select(1u, 0u, busy), vec2<u32>(0u), 0u);
+  loop {
+    for (var e = 0u; e < EPOCHS_PER_ROUND; e++) {
+      if (w.done == 0u) {
+        w = lz4_epoch(w, end, out_end, lane);
+      }
+      epoch_barrier();
+    }
+    // The reads of walk_done and round_done of the last check were followed by EPOCHS_PER_ROUND barriers.
+    if (lane == 0u) {
+      walk_done[sub] = w.done;
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+      var verdict = 1u;
+      for (var s = 0u; s < GROUPS; s++) {
+        let d = walk_done[s];
+        if (d == 0u) {
+          verdict = 0u;
+          break;
+        }
+        if (d != 1u && verdict == 1u) {
+          verdict = d;
+        }
+      }
+      round_done = verdict;
+    }
+    let done = workgroupUniformLoad(&round_done);
+    if (done != 0u) {
+      return done - 1u;
+    }
+  }
+}
+
+// Decodes batch frame f into its output words; returns 0 or an error code. Lane `lane` of group `sub`.
+fn decode_frame(f: u32, sub: u32, lane: u32, lid: u32) -> u32 {
+  let entry = index[f];
+  let off = entry.x;
+  let size = entry.y;
+  let out_base = f * params.words_per_frame;
+  if (off > params.slot_bytes || size > params.slot_bytes - off) {
+    return ERR_INDEX_OUT_OF_SLOT;
+  }
+  if (size < HEADER_BYTES) {
+    return ERR_HEADER_TRUNCATED;
+  }
+  if (slot_be32(off) != 0u || slot_be32(off + 4u) != params.expected_bytes) {
+    return ERR_SIZE_MISMATCH;
+  }
+  let block_bytes = slot_be32(off + 8u);
+  if (block_bytes == 0u || block_bytes % (8u * ELEM_SIZE) != 0u) {
+    return ERR_BAD_BLOCK_SIZE;
+  }
+  if (block_bytes > MAX_BLOCK_BYTES) {
+    return ERR_UNSUPPORTED_BLOCK_SIZE;
+  }
+  let n = params.pixels;
+  let block_elems = block_bytes / ELEM_SIZE;
+  let full = n / block_elems;
+  let last = (n % block_elems) & ~7u;
+  let count = full + select(0u, 1u, last > 0u);
+  var pos = HEADER_BYTES;
+  for (var b0 = 0u; b0 < count; b0 += GROUPS) {
+    // The headers of blocks b0.. (at most GROUPS) in order, up to the first bad one; every lane reads them.
+    var header_err = 0u;
+    var ok = 0u;
+    var my_start = 0u;
+    var my_length = 0u;
+    for (var s = 0u; s < GROUPS && b0 + s < count; s++) {
+      if (size - pos < 4u) {
+        header_err = ERR_BLOCK_TRUNCATED;
+        break;
+      }
+      let length = slot_be32(off + pos);
+      pos += 4u;
+      if (length == 0u) {
+        header_err = ERR_BLOCK_EMPTY;
+        break;
+      }
+      if (length > size - pos) {
+        header_err = ERR_BLOCK_TRUNCATED;
+        break;
+      }
+      if (s == sub) {
+        my_start = off + pos;
+        my_length = length;
+      }
+      pos += length;
+      ok += 1u;
+    }
+    let b = b0 + sub;
+    let busy = sub < ok;
+    let elems = select(last, block_elems, b < full);
+    let bytes = elems * ELEM_SIZE;
+    if (busy) {
+      // Stage the slot words that hold the block's compressed bytes (whole words inside the slot's data).
+      let stage_word = my_start >> 2u;
+      let stage_words = min(((my_start + my_length + 3u) >> 2u) - stage_word, STAGE_WORDS);
+      for (var w = lane; w < stage_words; w += LANES) {
+        stage[stage_base + w] = slot[stage_word + w];
+      }
+      stage_at = stage_word * 4u;
+      stage_len = stage_words * 4u;
+    }
+    // Also orders this round's block writes after the previous round's unshuffle reads.
+    if (SCRATCH) {
+      storageBarrier();
+    }
+    workgroupBarrier();
+    let err = lz4_round(my_start, my_start + my_length, bytes, busy, sub, lane, lid);
+    if (err != 0u) {
+      return err;
+    }
+    epoch_barrier();
+    if (busy) {
+      unshuffle_block(elems, b * block_elems, out_base, lane);
+    }
+    if (header_err != 0u) {
+      return header_err;
+    }
+  }
+  let done_elems = full * block_elems + last;
+  let tail_bytes = (n - done_elems) * ELEM_SIZE;
+  if (size - pos < tail_bytes) {
+    return ERR_TAIL_TRUNCATED;
+  }
+  if (size - pos > tail_bytes) {
+    return ERR_TRAILING_BYTES;
+  }
+  if (lid == 0u && tail_bytes > 0u) {
+    write_tail(off + pos, done_elems, out_base);
+  }
+  return 0u;
+}
+
+@compute @workgroup_size(LANES * GROUPS)
+fn main(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) groups: vec3<u32>,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let workgroup_size = LANES * GROUPS;
+  let sub = lid / LANES;
+  let lane = lid % LANES;
+  stage_base = sub * STAGE_WORDS;
+  blk_base = select(sub * BLOCK_WORDS, (wid.x * GROUPS + sub) * BLOCK_WORDS, SCRATCH);
+  let value_words = (params.pixels * ELEM_SIZE + 3u) / 4u;
+  for (var f = params.frame_start + wid.x; f < params.frame_end; f += groups.x) {
+    lane_zero = 0u;
+    lane_over = 0u;
+    lane_max = 0u;
+    lane_sum = vec2<u32>(0u);
+    let err = decode_frame(f, sub, lane, lid);
+    let out_base = f * params.words_per_frame;
+    if (err == 0u) {
+      for (var w = value_words + lid; w < params.words_per_frame; w += workgroup_size) {
+        decoded[out_base + w] = 0u;
+      }
+      if (lane_zero != 0u) {
+        atomicAdd(&frame_hist[0], lane_zero);
+      }
+      if (lane_over != 0u) {
+        atomicAdd(&frame_hist[BINS - 1u], lane_over);
+      }
+      atomicMax(&frame_max, lane_max);
+      let old = atomicAdd(&frame_sum[0], lane_sum.x);
+      atomicAdd(&frame_sum[1], lane_sum.y + select(0u, 1u, old + lane_sum.x < old));
+    } else {
+      // Other lanes may have written these words: order their writes before the zero fill.
+      storageBarrier();
+      for (var w = lid; w < params.words_per_frame; w += workgroup_size) {
+        decoded[out_base + w] = 0u;
+      }
+    }
+    workgroupBarrier();
+    // A decoded frame's counts go to the global audit; a failed frame's are dropped.
+    for (var i = lid; i < BINS; i += workgroup_size) {
+      let c = atomicExchange(&frame_hist[i], 0u);
+      if (err == 0u && c != 0u) {
+        audit_add64(AUDIT_HISTOGRAM + 2u * i, c);
+        if (i == BINS - 1u) {
+          audit_add64(AUDIT_ABOVE_255, c);
+        }
+      }
+    }
+    if (lid == 0u) {
+      let sum = vec2<u32>(atomicExchange(&frame_sum[0], 0u), atomicExchange(&frame_sum[1], 0u));
+      let fmax = atomicExchange(&frame_max, 0u);
+      let g = params.first_frame + f;
+      errors[g] = err;
+      if (err == 0u) {
+        totals[g] = sum;
+        if (fmax != 0u) {
+          atomicMax(&audit[AUDIT_MAX], fmax);
+        }
+      } else {
+        totals[g] = vec2<u32>(0u);
+        atomicAdd(&audit[AUDIT_FAILED], 1u);
+      }
+    }
+    workgroupBarrier();
+  }
+}

@@ -34,8 +34,7 @@ beforeAll(async () => {
   const adapter = await nodeGpu(['backend=null']).requestAdapter();
   if (!adapter)
     throw new Error("Dawn's null backend gave no adapter: is the npm package `webgpu` installed?");
-  // 'subgroups' for bslz4-decode-multi-subgroups.wgsl (`enable subgroups;`).
-  device = await adapter.requestDevice({ requiredFeatures: ['subgroups'] });
+  device = await adapter.requestDevice();
 });
 
 afterAll(() => device?.destroy());
@@ -102,7 +101,6 @@ describe('WGSL validation (Tint, null backend)', () => {
 /** Passes that share another pass's CPU twin, with the twin's name. */
 const SHARED_TWINS: Record<string, string> = {
   'bslz4-decode-multi': 'bslz4-decode',
-  'bslz4-decode-multi-subgroups': 'bslz4-decode',
   'packed-query': 'packed-index',
   'tans-values': 'tans-decode',
 };

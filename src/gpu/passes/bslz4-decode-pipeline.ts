@@ -6,7 +6,6 @@
 import { AUDIT_LAYOUT, type ElemSize } from '../../kernels/bslz4-decode.ts';
 import source from '../../shaders/bslz4-decode.wgsl?raw';
 import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
-import multiSubgroupsSource from '../../shaders/bslz4-decode-multi-subgroups.wgsl?raw';
 import type { DecodeVariant } from './bslz4-decode-variants.ts';
 
 /** Words of a bitshuffle block of 8 KiB (the largest the shaders decode). */
@@ -17,15 +16,13 @@ const pipelineCache = new WeakMap<GPUDevice, Map<string, GPUComputePipeline>>();
 /** The pipeline of a decode variant for `elemSize` (compiled once per device). */
 export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeVariant): GPUComputePipeline {
   const multi = v.shader === 'multi';
-  // The subgroups shader only where the variant uses shuffles and the device has them.
-  const subgroups = multi && v.shuffle && device.features.has('subgroups');
   const audit = {
     AUDIT_MAX: AUDIT_LAYOUT.max,
     AUDIT_FAILED: AUDIT_LAYOUT.failedFrames,
     AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
     AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
   };
-  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${subgroups} ${v.epochs}`;
+  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs}`;
   let cache = pipelineCache.get(device);
   if (!cache) {
     cache = new Map();
@@ -38,12 +35,7 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
       layout: 'auto',
       compute: multi
         ? {
-            module: subgroups
-              ? device.createShaderModule({
-                  label: 'bslz4-decode-multi-subgroups.wgsl',
-                  code: multiSubgroupsSource,
-                })
-              : device.createShaderModule({ label: 'bslz4-decode-multi.wgsl', code: multiSource }),
+            module: device.createShaderModule({ label: 'bslz4-decode-multi.wgsl', code: multiSource }),
             entryPoint: 'main',
             constants: {
               ELEM_SIZE: elemSize,
@@ -56,7 +48,6 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
               KEEP: v.keep ? 1 : 0,
               PATTERN: v.pattern ? 1 : 0,
               UNSHUFFLE_WORDS: v.unshuffleWords ? 1 : 0,
-              SHUFFLE: subgroups ? 1 : 0,
               EPOCHS_PER_ROUND: v.epochs,
               BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
               ...audit,

@@ -44,9 +44,6 @@ const VARIANTS = [
   'scratch-keep-pat-u4-x1-stage64',
   'multi-u4-wg7-x3-stage5',
   'scratch-u4-wg64-x2-stage1-persist3',
-  'scratch-keep-pat-shuf-wg4-x1-stage64',
-  'scratch-keep-pat-shuf-x1-stage64',
-  'multi-keep-shuf-wg4-x3-stage5',
 ];
 
 /**
@@ -120,8 +117,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'multi-wg7-x3-stage5',
         'scratch-win-wg32-x1-stage4',
         'multi-win-wg5-x2-stage1',
-        'scratch-keep-pat-shuf-wg4-x1-stage64',
-        'multi-keep-shuf-wg4-x1-stage1',
       ]);
     },
     180_000,
@@ -162,9 +157,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'multi-keep-pat-wg7-x3-stage5',
         'scratch-keep-pat-win-wg32-x1-stage1',
         'scratch-keep-pat-u4-x1-stage64',
-        'scratch-keep-pat-shuf-wg4-x1-stage64',
-        'scratch-keep-shuf-wg4-x2-stage3',
-        'scratch-keep-pat-shuf-x1-stage64',
       ]);
     },
     180_000,
@@ -200,12 +192,9 @@ describe('bslz4-decode pass: variants vs twin', () => {
       keep: false,
       pattern: false,
       unshuffleWords: false,
-      shuffle: false,
       epochs: 8,
       workgroups: 9,
     });
-    expect(parseDecodeVariant('scratch-keep-pat-shuf-x1-stage64').shuffle).toBe(true);
-    expect(() => parseDecodeVariant('scratch-shuf')).toThrow(/'shuf' needs 'keep'/);
     expect(parseDecodeVariant('scratch-keep-pat-u4-x1-stage64').unshuffleWords).toBe(true);
     expect(parseDecodeVariant('wg128').shader).toBe('fused');
     expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);

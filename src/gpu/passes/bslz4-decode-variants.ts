@@ -13,9 +13,6 @@
  * - `pat`: a match of offset 1 to 3 loads its pattern once and builds its words in registers (multi).
  * - `u4`: the unshuffle reads whole plane words, each once for four groups of 8 elements (multi; on the H200 the
  *   same 151.4 GB/s as without it: the token walk, not the unshuffle, sets the time).
- * - `shuf` (with `keep`): a match whose source bytes lie in the LANES words before it takes them from the lanes
- *   that wrote them by subgroup shuffles (src/shaders/bslz4-decode-multi-subgroups.wgsl, when the device has
- *   'subgroups' and a group's lanes are one subgroup; otherwise the same variant without it).
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
  * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
@@ -60,8 +57,6 @@ export interface DecodeVariant {
   pattern: boolean;
   /** The unshuffle reads whole plane words ('multi' only). */
   unshuffleWords: boolean;
-  /** Matches from the lanes' registers by subgroup shuffles ('multi' with keep only). */
-  shuffle: boolean;
   /** Epochs between checks that the round is done ('multi' only; 8 in 'fused'). */
   epochs: number;
   /** Persistent workgroups per dispatch (undefined: one per frame). */
@@ -80,7 +75,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let keep = false;
   let pattern = false;
   let unshuffleWords = false;
-  let shuffle = false;
   let multi = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
@@ -100,15 +94,13 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'keep') keep = true;
     else if (part === 'pat') pattern = true;
     else if (part === 'u4') unshuffleWords = true;
-    else if (part === 'shuf') shuffle = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, shuf, multi, ep<N>, persist<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, multi, ep<N>, persist<N>).`,
       );
   }
-  if (shuffle && !keep) throw new StemflowError('invalid', `Decode variant '${name}': 'shuf' needs 'keep'.`);
   if (
     multi ||
     scratch ||
@@ -116,7 +108,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     keep ||
     pattern ||
     unshuffleWords ||
-    shuffle ||
     groups !== undefined ||
     epochs !== undefined
   ) {
@@ -131,7 +122,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       keep,
       pattern,
       unshuffleWords,
-      shuffle,
       epochs: epochs ?? 8,
       workgroups,
     };
@@ -147,7 +137,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     keep: false,
     pattern: false,
     unshuffleWords: false,
-    shuffle: false,
     epochs: 8,
     workgroups,
   };

@@ -131,7 +131,6 @@ export function createBslz4DecodePass(
         keep: false,
         pattern: false,
         unshuffleWords: false,
-        shuffle: false,
         epochs: 8,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
