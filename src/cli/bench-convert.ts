@@ -49,6 +49,11 @@ export interface BenchConvertOptions {
   writes?: number;
   /** GPU memory the encoder may plan, GiB (default 64). */
   budgetGiB?: number;
+  /**
+   * Also converts this many copies of the acquisition into one archive with one encoder (default 1: not done),
+   * as a series is converted: the encoder's start-up is paid once.
+   */
+  acquisitions?: number;
   json?: string;
   keep?: boolean;
 }
@@ -93,7 +98,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   const readPieceBytes = Math.round((o.readPieceMiB ?? 8) * 2 ** 20);
   const source = await syntheticSource(acq, path, offsets, readPieceBytes);
   const report: Record<string, unknown> = {
-    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64} --read-piece ${readPieceBytes / 2 ** 20}${o.verifySlots ? ` --verify-slots ${o.verifySlots}` : ''}${o.verifyPieces ? ` --verify-pieces ${o.verifyPieces}` : ''}`,
+    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64} --read-piece ${readPieceBytes / 2 ** 20}${(o.acquisitions ?? 1) > 1 ? ` --acquisitions ${o.acquisitions}` : ''}${o.verifySlots ? ` --verify-slots ${o.verifySlots}` : ''}${o.verifyPieces ? ` --verify-pieces ${o.verifyPieces}` : ''}`,
     adapter: ctx.adapter,
     uvThreadpool: uvThreads,
     frames: acq.frames,
@@ -154,6 +159,43 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     log(
       `archive: ${result.archiveBytes} bytes = ${ratio.toFixed(3)} x bitshuffle/LZ4 (${compressedBytes} bytes), ${(rawBytes / result.archiveBytes).toFixed(2)}x smaller than raw`,
     );
+
+    const copies = Math.max(1, Math.floor(o.acquisitions ?? 1));
+    if (copies > 1) {
+      // A series: `copies` acquisitions (the same source under different names) into one archive, one encoder.
+      await device.queue.onSubmittedWorkDone();
+      const seriesDir = join(dir, 'archive-series');
+      const seriesEncoder = gpuRecordEncoder(device, encoderOptions);
+      t = performance.now();
+      const series = await convertArchive(
+        Array.from({ length: copies }, (_, i) => ({ name: `synthetic-${i}`, source, sources: [] })),
+        await nodeArchiveTarget(seriesDir),
+        { hash: nodeSha256, encoder: seriesEncoder, codec, writesInFlight },
+      );
+      const seriesMs = performance.now() - t;
+      const lines = seriesEncoder.timings.timeline;
+      await seriesEncoder.dispose();
+      const perAcquisition = Math.ceil(acq.frames / codec.recordFrames);
+      const ends = Array.from({ length: copies }, (_, k) =>
+        Math.max(...lines.slice(k * perAcquisition, (k + 1) * perAcquisition).map((l) => l.endMs)),
+      );
+      const intervals = ends.map((e, k) => (k === 0 ? e : e - ends[k - 1]));
+      const overCopies = series.archiveBytes / (copies * result.archiveBytes);
+      report.convertSeries = {
+        acquisitions: copies,
+        totalMs: seriesMs,
+        rawGBps: gbps(copies * rawBytes, seriesMs),
+        encodedMsEach: intervals,
+        laterRawGBps:
+          copies > 1 ? gbps(rawBytes, intervals.slice(1).reduce((a, b) => a + b, 0) / (copies - 1)) : 0,
+        archiveBytes: series.archiveBytes,
+        overSingleArchives: overCopies,
+      };
+      log(
+        `series: ${copies} acquisitions into one archive, one encoder: ${ms(seriesMs)} = ${gbps(copies * rawBytes, seriesMs).toFixed(2)} GB/s of raw counts; last record of each encoded after ${intervals.map((v) => v.toFixed(0)).join(' / ')} ms (later acquisitions ${(report.convertSeries as { laterRawGBps: number }).laterRawGBps.toFixed(2)} GB/s); archive ${series.archiveBytes} bytes = ${overCopies.toFixed(4)} x ${copies} single archives`,
+      );
+      rmSync(seriesDir, { recursive: true, force: true });
+    }
 
     // Reference: the same conversion with shards written one after another, hashed on the main thread.
     const serialDir = join(dir, 'archive-serial');

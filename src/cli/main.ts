@@ -37,9 +37,10 @@ Usage:
       --index, builds the exact index in the budget left and times the gestures on it.
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--lend 3]
       [--writes 4] [--budget 64] [--verify-slots 2] [--verify-pieces 4096]
-      [--read-piece 8] [--json FILE]
+      [--read-piece 8] [--acquisitions N] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
-      count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4.
+      count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4; with
+      --acquisitions N, also converts N copies into one archive with one encoder (a series).
   stemflow bench decode [--scan 512] [--det 192] [--distinct 1024] [--batch 8192] [--variant base,scratch,...] [--rounds 3]
                       [--repeat 3] [--json FILE]
       Times bitshuffle/LZ4 decode variants on one uploaded batch (GPU timestamps, GB/s of decoded output) and
@@ -208,6 +209,7 @@ export async function main(argv: string[]): Promise<number> {
           slots: { type: 'string' },
           'verify-slots': { type: 'string' },
           'verify-pieces': { type: 'string' },
+          acquisitions: { type: 'string' },
           'read-piece': { type: 'string' },
           repeat: { type: 'string', default: '3' },
           json: { type: 'string' },
@@ -282,6 +284,7 @@ export async function main(argv: string[]): Promise<number> {
           lend: n(values.lend),
           writes: n(values.writes),
           budgetGiB: n(values.budget),
+          acquisitions: n(values.acquisitions),
           json: values.json,
           keep: values.keep,
         });
