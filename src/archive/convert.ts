@@ -24,7 +24,7 @@ import {
   type ManifestFile,
   STATE_NAME,
 } from './manifest';
-import { encodeNpz, type NpzArray } from './npz';
+import { encodeNpz, type NpzArray, type NpzMember, npzMember, npzParts } from './npz';
 import { modelRecord, type RecordModel, recordTables } from './record-tables';
 import { encodeShardHead } from './shard';
 import { tansEncode } from './tans-encode';
@@ -211,6 +211,7 @@ export async function convertArchive(
   const files: ManifestFile[] = [];
   const acquisitions: ManifestAcquisition[] = [];
   const state: Record<string, NpzArray> = {};
+  const stateMembers: NpzMember[] = [];
   let rawBytes = 0;
   let archiveBytes = 0;
   let encodeMs = 0;
@@ -310,11 +311,17 @@ export async function convertArchive(
         });
         while (writing.length > writesInFlight) await finishOldest();
       }
-      state[`${prefix}_class_map`] = { data: classMaps, shape: [records, s.detector[0], s.detector[1]] };
-      state[`${prefix}_freqs`] = { data: freqs, shape: [records, contexts, tokens] };
-      if (haveSums) state[`${prefix}_pixel_sums`] = { data: pixelSums, shape: [records, pixels] };
-      if (source.pixelMask)
-        state[`${prefix}_pixel_mask`] = { data: source.pixelMask, shape: [...s.detector] };
+      const own: Record<string, NpzArray> = {};
+      own[`${prefix}_class_map`] = { data: classMaps, shape: [records, s.detector[0], s.detector[1]] };
+      own[`${prefix}_freqs`] = { data: freqs, shape: [records, contexts, tokens] };
+      if (haveSums) own[`${prefix}_pixel_sums`] = { data: pixelSums, shape: [records, pixels] };
+      if (source.pixelMask) own[`${prefix}_pixel_mask`] = { data: source.pixelMask, shape: [...s.detector] };
+      // The acquisition's state members are encoded and checksummed now, while its last shards are written
+      // and the next acquisition is encoded: the tail only assembles the container.
+      for (const [name, array] of Object.entries(own)) {
+        state[name] = array;
+        stateMembers.push(npzMember(name, array));
+      }
       acquisitions.push({
         name: input.name,
         scan: [...s.scan],
@@ -343,16 +350,17 @@ export async function convertArchive(
     const tail = { totalMs: 0, stateMs: 0, drainMs: 0, manifestMs: 0, publishMs: 0 };
     let t = performance.now();
     const tailStart = t;
-    const npz = await encodeNpz(state);
+    const npz = npzParts(stateMembers) ?? [await encodeNpz(state)];
+    const npzBytes = npz.reduce((n, p) => n + p.byteLength, 0);
     tail.stateMs = performance.now() - t;
-    stateWrite = writeFile(target, STATE_NAME, [npz], hash, hashParts);
+    stateWrite = writeFile(target, STATE_NAME, npz, hash, hashParts);
     stateWrite.catch(() => undefined); // awaited below, or when a failure is cleaned up
     if (writesInFlight === 0) await stateWrite; // the reference: one file after another
     t = performance.now();
     while (writing.length > 0) await finishOldest();
     files.unshift(await stateWrite);
     tail.drainMs = performance.now() - t;
-    archiveBytes += npz.byteLength;
+    archiveBytes += npzBytes;
     t = performance.now();
     const manifest: ArchiveManifest = {
       format: ARCHIVE_FORMAT,
