@@ -107,8 +107,10 @@ export async function convertCommand(args: string[], o: ConvertCliOptions): Prom
     let encoder: RecordEncoder | undefined;
     if (o.backend === 'webgpu') {
       ctx = await acquireDevice(nodeGpu());
-      // Lent readbacks: shards are written straight from the GPU's mapped readback and hashed from the file.
-      encoder = preferGpuEncoder(gpuRecordEncoder(ctx.device, { lendReadbacks: 3 }));
+      // One lent readback: a shard is written straight from the GPU's mapped readback and hashed from the file
+      // when it is free, else copied and hashed while written. On the H200 one converted an acquisition 5-10 %
+      // faster than three in four paired runs (fewer readbacks to make; docs/performance.md, ninth session).
+      encoder = preferGpuEncoder(gpuRecordEncoder(ctx.device, { lendReadbacks: 1 }));
       encoderToClose = encoder;
     }
     const target = await nodeArchiveTarget(o.out);
