@@ -37,4 +37,10 @@ describe('npz writer (stored members, CRC-32) read back by @zip.js/zip.js', () =
     const error = await decodeNpz(bad, 'state.npz').catch((e) => e);
     expect(isStemflowError(error) && error.kind).toBe('corrupt');
   });
+
+  it('leaves ZIP64 to zip.js: no stored assembly for 65,535 members or more', () => {
+    const member = npzMember('m', { data: new Uint8Array(1), shape: [1] });
+    expect(npzParts(Array(65_534).fill(member))).not.toBeNull();
+    expect(npzParts(Array(65_535).fill(member))).toBeNull();
+  });
 });
