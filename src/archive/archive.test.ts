@@ -204,6 +204,37 @@ describe('archive: a hostile or damaged archive is refused before anything is pu
     bytes[100] ^= 1;
     await writeFile(path, bytes);
     await expectError(open(dir), 'corrupt', /rec-000001.tans does not match its SHA-256/);
+    // Refused with 4 files checked at once (the others' checks take 100 ms longer): every file opened is closed
+    // again, and none is opened after the refusal (the checks still running stop before their next file).
+    const base = nodeArchiveFiles(dir);
+    let openFiles = 0;
+    const counted = {
+      ...base,
+      hashThreads: 4,
+      open: async (p: string) => {
+        const f = await base.open(p);
+        openFiles++;
+        return {
+          ...f,
+          close: async () => {
+            openFiles--;
+            await f.close?.();
+          },
+        };
+      },
+      sha256: async (p: string) => {
+        const digest = await (base.sha256 as (p: string) => Promise<string>)(p);
+        if (!p.endsWith('rec-000001.tans')) await new Promise((r) => setTimeout(r, 100));
+        return digest;
+      },
+    };
+    await expectError(
+      openArchive(counted, { hash: nodeSha256 }),
+      'corrupt',
+      /rec-000001.tans does not match its SHA-256/,
+    );
+    await new Promise((r) => setTimeout(r, 400));
+    expect(openFiles).toBe(0);
   });
   it('a truncated shard', async () => {
     const dir = await copyArchive((await convert(arinaPaths)).dir);

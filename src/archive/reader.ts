@@ -120,8 +120,11 @@ export async function openArchive(
     const bytesTotal = manifest.files.reduce((a, f) => a + f.size, 0);
     let bytesChecked = 0;
     const queue = [...manifest.files];
+    // After a failure the other workers open no more files; every worker has settled before the files are
+    // closed (a worker still opening one when the first error was thrown would otherwise leave it open).
+    let failed = false;
     const worker = async () => {
-      for (let f = queue.shift(); f; f = queue.shift()) {
+      for (let f = failed ? undefined : queue.shift(); f; f = failed ? undefined : queue.shift()) {
         const src = await files.open(f.path);
         opened.set(f.path, src);
         if (src.size !== f.size) {
@@ -168,7 +171,17 @@ export async function openArchive(
         }
       }
     };
-    await Promise.all(Array.from({ length: Math.max(1, concurrency) }, worker));
+    // The first error in time is the one reported.
+    let firstError: unknown;
+    await Promise.allSettled(
+      Array.from({ length: Math.max(1, concurrency) }, () =>
+        worker().catch((e) => {
+          if (!failed) firstError = e;
+          failed = true;
+        }),
+      ),
+    );
+    if (failed) throw firstError;
 
     const state = await decodeNpz(
       await readAll(opened.get(manifest.state) as ByteSource, signal),

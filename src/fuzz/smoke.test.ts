@@ -17,10 +17,14 @@ async function run(
   const state = await target.prepare();
   const findings: Finding[] = [];
   const verdicts: Record<string, number> = {};
-  for (let i = 0; i < cases; i++) {
-    const r: CaseReport = await target.run(state, SEED, i);
-    findings.push(...r.findings);
-    for (const [k, v] of Object.entries(r.verdicts)) verdicts[k] = (verdicts[k] ?? 0) + v;
+  try {
+    for (let i = 0; i < cases; i++) {
+      const r: CaseReport = await target.run(state, SEED, i);
+      findings.push(...r.findings);
+      for (const [k, v] of Object.entries(r.verdicts)) verdicts[k] = (verdicts[k] ?? 0) + v;
+    }
+  } finally {
+    await target.dispose?.(state);
   }
   return { findings, verdicts };
 }

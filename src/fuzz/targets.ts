@@ -19,6 +19,8 @@ export interface Target {
   run(state: unknown, seed: number, index: number): Promise<CaseReport>;
   /** The case's input, regenerated (to save the input of a case that hung). */
   input(state: unknown, seed: number, index: number): InputFiles;
+  /** Releases what `prepare` holds open (the fuzz processes exit instead; tests call it). */
+  dispose?(state: unknown): Promise<void>;
 }
 
 export const TARGETS: Record<TargetName, Target> = {
@@ -57,6 +59,7 @@ export const TARGETS: Record<TargetName, Target> = {
     timeoutMs: 20_000,
     prepare: prepareArchive,
     run: (s, seed, i) => runArchiveCase(s as Awaited<ReturnType<typeof prepareArchive>>, seed, i),
+    dispose: (s) => (s as Awaited<ReturnType<typeof prepareArchive>>).source.close(),
     input: (s, seed, i) => {
       const r = archiveInput(s as Awaited<ReturnType<typeof prepareArchive>>, seed, i);
       return {

@@ -54,6 +54,20 @@ async function rejection(p: Promise<unknown>): Promise<StemflowError> {
 }
 
 describe('ARINA master + shards', () => {
+  it('closes every file it was opened with, the master (metadata only) included', async () => {
+    const closed: string[] = [];
+    const list = (await inputs(arinaFiles.map(fixture))).map((i) => ({
+      ...i,
+      close: async () => {
+        closed.push(i.name);
+        await i.close?.();
+      },
+    }));
+    const source = await openAcquisition(list);
+    await source.close();
+    expect(closed.sort()).toEqual(list.map((i) => i.name).sort());
+  });
+
   it('follows the external links in order and decodes every frame exactly (h5py oracle)', async () => {
     const source = await openAcquisition(await inputs(arinaFiles.map(fixture)));
     const s = source.summary;

@@ -88,7 +88,7 @@ export async function openAcquisition(
     flaggedPixels: pixelMask ? pixelMask.reduce((n, v) => n + (v !== 0 ? 1 : 0), 0) : 0,
     calibration: plan.calibration,
   };
-  return new Hdf5Acquisition(summary, parts, pixelMask);
+  return new Hdf5Acquisition(summary, parts, pixelMask, inputs);
 }
 
 async function indexPart(
@@ -149,6 +149,8 @@ class Hdf5Acquisition implements AcquisitionSource {
     readonly summary: AcquisitionSummary,
     private readonly parts: Part[],
     readonly pixelMask: Uint32Array | null,
+    /** Every file it was opened with: the data files and those holding only metadata (an ARINA master). */
+    private readonly inputs: readonly InputFile[],
   ) {
     this.frameCount = summary.frameCount;
     this.frameBytes = frameBytesOf(parts[0].info);
@@ -382,8 +384,9 @@ class Hdf5Acquisition implements AcquisitionSource {
     }
   }
 
+  /** Closes every file it was opened with (the master too, which no frame is read from). */
   async close(): Promise<void> {
-    const inputs = new Set(this.parts.map((p) => p.input));
+    const inputs = new Set([...this.inputs, ...this.parts.map((p) => p.input)]);
     await Promise.all([...inputs].map((input) => input.close?.()));
   }
 }
