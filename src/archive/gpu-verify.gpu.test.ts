@@ -34,6 +34,7 @@ describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, t
       const acq = archive.acquisitions[0];
       const { source, close } = await openSource(arinaPaths);
       const tracked = trackBuffers(device);
+      let damagedArchive: Awaited<ReturnType<typeof openArchive>> | undefined;
       try {
         const flagged = source.pixelMask?.findIndex((m) => m !== 0) ?? -1;
         expect(flagged).toBeGreaterThanOrEqual(0);
@@ -106,7 +107,8 @@ describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, t
           new DataView(b.buffer, b.byteOffset).setUint32(at, 0, true);
           return b;
         });
-        const damaged = (await openArchive(nodeArchiveFiles(bad), { hash: nodeSha256 })).acquisitions[0];
+        damagedArchive = await openArchive(nodeArchiveFiles(bad), { hash: nodeSha256 });
+        const damaged = damagedArchive.acquisitions[0];
         const cpu = await verifyAcquisition(damaged, source, cpuVerifier);
         expect(cpu.laneErrors).toBe(1);
         expect(cpu.mismatches).toBeGreaterThan(0);
@@ -122,6 +124,7 @@ describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, t
         tracked.stop();
         await close();
         await archive.close();
+        await damagedArchive?.close();
       }
     },
     240_000,
