@@ -27,6 +27,7 @@ import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
 import { acquireDevice } from '../gpu/device';
 import { nodeGpu } from '../gpu/node-gpu';
 import type { AcquisitionSource } from '../source/acquisition-source';
+import { benchConvertSeries } from './bench-convert-series';
 import { benchVerify } from './bench-convert-verify';
 
 export interface BenchConvertOptions {
@@ -162,39 +163,18 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
 
     const copies = Math.max(1, Math.floor(o.acquisitions ?? 1));
     if (copies > 1) {
-      // A series: `copies` acquisitions (the same source under different names) into one archive, one encoder.
-      await device.queue.onSubmittedWorkDone();
-      const seriesDir = join(dir, 'archive-series');
-      const seriesEncoder = gpuRecordEncoder(device, encoderOptions);
-      t = performance.now();
-      const series = await convertArchive(
-        Array.from({ length: copies }, (_, i) => ({ name: `synthetic-${i}`, source, sources: [] })),
-        await nodeArchiveTarget(seriesDir),
-        { hash: nodeSha256, encoder: seriesEncoder, codec, writesInFlight },
-      );
-      const seriesMs = performance.now() - t;
-      const lines = seriesEncoder.timings.timeline;
-      await seriesEncoder.dispose();
-      const perAcquisition = Math.ceil(acq.frames / codec.recordFrames);
-      const ends = Array.from({ length: copies }, (_, k) =>
-        Math.max(...lines.slice(k * perAcquisition, (k + 1) * perAcquisition).map((l) => l.endMs)),
-      );
-      const intervals = ends.map((e, k) => (k === 0 ? e : e - ends[k - 1]));
-      const overCopies = series.archiveBytes / (copies * result.archiveBytes);
-      report.convertSeries = {
-        acquisitions: copies,
-        totalMs: seriesMs,
-        rawGBps: gbps(copies * rawBytes, seriesMs),
-        encodedMsEach: intervals,
-        laterRawGBps:
-          copies > 1 ? gbps(rawBytes, intervals.slice(1).reduce((a, b) => a + b, 0) / (copies - 1)) : 0,
-        archiveBytes: series.archiveBytes,
-        overSingleArchives: overCopies,
-      };
-      log(
-        `series: ${copies} acquisitions into one archive, one encoder: ${ms(seriesMs)} = ${gbps(copies * rawBytes, seriesMs).toFixed(2)} GB/s of raw counts; last record of each encoded after ${intervals.map((v) => v.toFixed(0)).join(' / ')} ms (later acquisitions ${(report.convertSeries as { laterRawGBps: number }).laterRawGBps.toFixed(2)} GB/s); archive ${series.archiveBytes} bytes = ${overCopies.toFixed(4)} x ${copies} single archives`,
-      );
-      rmSync(seriesDir, { recursive: true, force: true });
+      report.convertSeries = await benchConvertSeries(device, {
+        copies,
+        source,
+        frames: acq.frames,
+        rawBytes,
+        singleArchiveBytes: result.archiveBytes,
+        codec,
+        encoderOptions,
+        writesInFlight,
+        dir: join(dir, 'archive-series'),
+        log,
+      });
     }
 
     // Reference: the same conversion with shards written one after another, hashed on the main thread.
