@@ -9,7 +9,9 @@
  * - `copy`: a kernel copy, u32 (read + write); `copy-buffer`: copyBufferToBuffer;
  * - `write-rows-128`, `write-rows-512`: what the detector transpose does, each warp writing one contiguous
  *   segment of 128 (or 512) bytes into rows 256 KiB apart, consecutive warps in consecutive rows;
- * - `read-rows-128`: the transpose's read side: 128-byte segments of rows 72 KiB apart (frame rows).
+ * - `read-rows-128`: the transpose's read side: 128-byte segments of rows 72 KiB apart (frame rows);
+ * - `read-vec4-rows-N`, `write-vec4-rows-N`: the same through vec4<u32> accesses (what the transpose's 16-byte
+ *   form does), N-byte segments: 128 (blocks of 64 uint16 pixels, 128 frames' low bytes), 256 and 512.
  *
  * Every probe is checked exact (a sample of the written words against the hash, the read sums against the
  * CPU), then the probes are timed in interleaved rounds with GPU timestamps (median of the kept runs: the
@@ -50,6 +52,16 @@ const rows = (segmentWords: number, rowWords: number): Pattern => ({
     return (seg % r) * rowWords + Math.floor(seg / r) * segmentWords + (g % segmentWords);
   },
 });
+
+/** The same for vec4 probes: `wgsl` places vec4 g; `at` places word g (vec4 g / 4, component g % 4). */
+const rowsVec4 = (segmentVec4: number, rowVec4: number): Pattern => {
+  const inner = rows(segmentVec4, rowVec4);
+  return {
+    name: `rows-${segmentVec4 * 16}`,
+    wgsl: inner.wgsl,
+    at: (g, words) => 4 * inner.at(Math.floor(g / 4), words / 4) + (g % 4),
+  };
+};
 
 const hash = (g: number) => Math.imul(g, 2654435761) >>> 0;
 
@@ -105,6 +117,11 @@ export async function benchMemory(o: BenchMemoryOptions): Promise<number> {
     { name: 'write-vec4', kind: 'write-vec4', pattern: linear },
     { name: 'write-rows-128', kind: 'write', pattern: rows(32, 65536) },
     { name: 'write-rows-512', kind: 'write', pattern: rows(128, 65536) },
+    { name: 'read-vec4-rows-128', kind: 'read-vec4', pattern: rowsVec4(8, 4608) },
+    { name: 'read-vec4-rows-256', kind: 'read-vec4', pattern: rowsVec4(16, 4608) },
+    { name: 'read-vec4-rows-512', kind: 'read-vec4', pattern: rowsVec4(32, 4608) },
+    { name: 'write-vec4-rows-128', kind: 'write-vec4', pattern: rowsVec4(8, 16384) },
+    { name: 'write-vec4-rows-256', kind: 'write-vec4', pattern: rowsVec4(16, 16384) },
     { name: 'copy', kind: 'copy', pattern: linear },
     { name: 'copy-buffer', kind: 'copy-buffer', pattern: linear },
   ];
