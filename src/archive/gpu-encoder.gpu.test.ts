@@ -266,10 +266,10 @@ describe('planGpuEncoder', () => {
     expect(decoded).toBe(16384 * 192 * 192 * 2);
     expect(plan.laneStride).toBe(4608 + 2);
     expect(plan.buffers.find((b) => b.label === 'lane scratch')?.bytes).toBe(16384 * 4 * 4610 * 4);
-    // The default decode variant's scratch: 4,096 workgroups per dispatch x 1 block x 8 KiB, once for the slots.
-    expect(plan.decodeScratchBytes).toBe(4096 * 1 * 8192);
+    // The default decode variant's scratch: 4,096 workgroups per dispatch x 2 blocks x 8 KiB, once for the slots.
+    expect(plan.decodeScratchBytes).toBe(4096 * 2 * 8192);
     expect(plan.totalBytes).toBe(2 * plan.slotBytes + plan.decodeScratchBytes);
-    expect(planGpuEncoder({ ...base, frames: 7 }).decodeScratchBytes).toBe(7 * 1 * 8192);
+    expect(planGpuEncoder({ ...base, frames: 7 }).decodeScratchBytes).toBe(7 * 2 * 8192);
     expect(planGpuEncoder({ ...base, frames: 16384, decodeVariant: 'base' }).decodeScratchBytes).toBe(0);
   });
   it('sizes readbacks to the words needed + 25 % in 16 MiB steps, never above the plan, never below the need', () => {
@@ -287,7 +287,7 @@ describe('planGpuEncoder', () => {
     const fits = 4 * plan.slotBytes + plan.decodeScratchBytes;
     expect(planGpuEncoder({ ...base, frames: 16384, slots: 4, budgetBytes: fits }).totalBytes).toBe(fits);
     expect(() => planGpuEncoder({ ...base, frames: 16384, slots: 4, budgetBytes: fits - 1 })).toThrow(
-      /decode scratch 0\.03 GiB/,
+      /decode scratch 0\.06 GiB/,
     );
     expect(() =>
       planGpuEncoder({
@@ -298,7 +298,7 @@ describe('planGpuEncoder', () => {
         budgetBytes: plan.totalBytes - 1,
       }),
     ).toThrow(
-      /4 record slot\(s\) of [\d.]+ GiB \(16384 frames each\) \+ decode scratch 0\.03 GiB \+ 3 lent readback\(s\) of [\d.]+ GiB = [\d.]+ GiB exceed the budget of [\d.]+ GiB; at most 3 slot\(s\) fit/,
+      /4 record slot\(s\) of [\d.]+ GiB \(16384 frames each\) \+ decode scratch 0\.06 GiB \+ 3 lent readback\(s\) of [\d.]+ GiB = [\d.]+ GiB exceed the budget of [\d.]+ GiB; at most 3 slot\(s\) fit/,
     );
   });
   it("refuses a record whose buffers exceed the GPU's binding limit, with the numbers", () => {

@@ -30,13 +30,13 @@ describe('GPU load memory plan', () => {
     const sizes = new Uint32Array(frames).fill(12_100);
     const plan = planGpuLoad({ frames, detector: [192, 192], elemSize: 2, chunkSizes: sizes, limits: H200 });
     expect(plan.decodeVariant).toBe(DEFAULT_DECODE_VARIANT);
-    // scratch-keep-pat-x1-stage64: 4,096 workgroups per dispatch x 1 block in flight x 8 KiB.
-    expect(plan.decodeScratchBytes).toBe(4096 * 1 * 8192);
+    // scratch-keep-pat-wg16-x2-stage16: 4,096 workgroups per dispatch x 2 blocks in flight x 8 KiB.
+    expect(plan.decodeScratchBytes).toBe(4096 * 2 * 8192);
     const slotsBytes = 3 * (4096 * 12_100 + 4096 * 192 * 192 * 2 + 4096 * 8);
-    expect(plan.scratchBytes).toBe(slotsBytes + 4096 * 1 * 8192);
+    expect(plan.scratchBytes).toBe(slotsBytes + 4096 * 2 * 8192);
     expect(plan.peakBytes).toBe(plan.residentBytes + plan.scratchBytes + plan.resultBytes);
     expect(describePlan(plan)[1]).toBe(
-      'scratch 1.01 GiB: 3 slots x (47.3 MiB compressed + 288.0 MiB decoded + 32.0 KiB index) + decode scratch 32.0 MiB (scratch-keep-pat-x1-stage64)',
+      'scratch 1.04 GiB: 3 slots x (47.3 MiB compressed + 288.0 MiB decoded + 32.0 KiB index) + decode scratch 64.0 MiB (scratch-keep-pat-wg16-x2-stage16)',
     );
     // The fused variant has no global scratch; a small batch needs a small one.
     const base = planGpuLoad({
@@ -48,7 +48,7 @@ describe('GPU load memory plan', () => {
       decodeVariant: 'base',
     });
     expect(base.decodeScratchBytes).toBe(0);
-    expect(plan.peakBytes - base.peakBytes).toBe(4096 * 1 * 8192);
+    expect(plan.peakBytes - base.peakBytes).toBe(4096 * 2 * 8192);
     const small = planGpuLoad({
       frames: 100,
       detector: [4, 4],
@@ -57,7 +57,7 @@ describe('GPU load memory plan', () => {
       limits: H200,
       batchFrames: 64,
     });
-    expect(small.decodeScratchBytes).toBe(64 * 1 * 8192);
+    expect(small.decodeScratchBytes).toBe(64 * 2 * 8192);
   });
 
   it('sizes the compressed slot from the largest batch of the real chunk index', () => {

@@ -40,6 +40,7 @@ const VARIANTS = [
   'multi-keep-wg7-x3-stage5',
   'scratch-keep-win-wg16-x2-stage3',
   'scratch-keep-pat-x1-stage64',
+  'scratch-keep-pat-wg16-x2-stage16',
   'multi-pat-wg7-x3-stage5',
   'scratch-keep-pat-u4-x1-stage64',
   'multi-u4-wg7-x3-stage5',
@@ -153,6 +154,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
       await decodesCrafted(ctx, 5, payload, [
         'multi',
         'scratch-keep-pat-x1-stage64',
+        'scratch-keep-pat-wg16-x2-stage16',
         'scratch-pat-wg16-x2-stage3',
         'multi-keep-pat-wg7-x3-stage5',
         'scratch-keep-pat-win-wg32-x1-stage1',

@@ -29,9 +29,12 @@ import { StemflowError } from '../../errors.ts';
  * 3 built from its pattern in registers instead of a per-byte loop of reads gave most of it (`pat`: 142), merging
  * partial words in registers the rest (`keep`). One warp per workgroup: its barriers hold no other block back,
  * and a small stage leaves more workgroups resident (16 and 64 words measure the same).
- * It needs a global scratch of 8 KiB per workgroup (decodeScratchBytes), counted by the plans.
+ * Tenth session: two blocks of a frame at once in one warp, 16 lanes each (`wg16-x2`, the default now): 155.9-156.6
+ * GB/s with 8 to 48 staged words a block against 151.2-151.4 for `scratch-keep-pat-x1-stage64` in the same rounds
+ * (64 staged words: 124.7; 8 lanes x 4 blocks: 150.8). It needs a global scratch of 8 KiB per block in flight,
+ * 2 per workgroup (decodeScratchBytes), counted by the plans.
  */
-export const DEFAULT_DECODE_VARIANT = 'scratch-keep-pat-x1-stage64';
+export const DEFAULT_DECODE_VARIANT = 'scratch-keep-pat-wg16-x2-stage16';
 
 /** Bytes of global scratch per block in flight of a 'scratch' variant (one decoded 8 KiB block). */
 export const DECODE_SCRATCH_BLOCK_BYTES = 8192;
