@@ -129,12 +129,10 @@ export async function createState(
   {
     lendReadbacks = 0,
     budgetBytes,
-    sharedHistogram,
     timings,
   }: {
     lendReadbacks?: number;
     budgetBytes?: number;
-    sharedHistogram?: boolean | 'packed';
     /**
      * Adds the time spent creating readbacks (their first use is part of a record's start-up) and the slots
      * after the first.
@@ -313,12 +311,7 @@ export async function createState(
     // Compiled while the first record is read (errors surface when awaited). Started after the error scope:
     // popping it can wait for pipelines being compiled (Dawn on SwiftShader did, ~2 s).
     const passes = Promise.all([
-      createTansStatsPassAsync(device, {
-        bits,
-        tokens: plan.tokens,
-        classes: params.classes,
-        sharedHistogram,
-      }),
+      createTansStatsPassAsync(device, { bits, tokens: plan.tokens, classes: params.classes }),
       createTansEncodePassAsync(device, { bits, tableLog: params.tableLog, tokens: plan.tokens }),
     ]).then(([stats, lanes]) => ({ stats, lanes }));
     passes.catch(() => undefined);

@@ -64,8 +64,6 @@ export interface GpuEncoderOptions {
    * record whose words exceed its raw size needs that buffer; tests use it to run that path).
    */
   compactApart?: boolean;
-  /** The token histogram's workgroup counts (tans-stats; default: the largest that fits; for benchmarks). */
-  sharedHistogram?: boolean | 'packed';
 }
 
 interface Job {
@@ -191,7 +189,6 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
             state = await createState(device, source, frames, params, depth, {
               lendReadbacks: options.lendReadbacks,
               budgetBytes: options.budgetBytes,
-              sharedHistogram: options.sharedHistogram,
               timings,
             });
             timings.setupMs += performance.now() - t;

@@ -53,29 +53,15 @@ interface StatsOptions {
   bits: 8 | 16 | 32;
   tokens: number;
   classes: number;
-  /**
-   * Use a workgroup histogram when it fits (default: u32 counts, or u16 counts two a word when only those fit);
-   * 'packed': u16 counts whenever they fit; false: global atomics only (tests every path).
-   */
-  sharedHistogram?: boolean | 'packed';
+  /** Use a workgroup histogram when it fits (default); false: global atomics only (tests both paths). */
+  sharedHistogram?: boolean;
 }
-
-/** Frames per invocation of the histogram with u16 workgroup counts: a workgroup counts at most 65,535 values. */
-const PACKED_HISTOGRAM_FRAMES_PER_GROUP = Math.floor(65535 / STATS_WORKGROUP);
 
 function statsPipelines(device: GPUDevice, { bits, tokens, classes, sharedHistogram = true }: StatsOptions) {
   const bins = classes * NEIGHBOUR_BUCKETS * tokens;
-  // The workgroup histogram when it fits the GPU's workgroup memory (u32 counts, else u16 counts two a word:
-  // 288 x 64 bins need 72 KiB as u32, 36 KiB packed, and the H200 gives 48 KiB); global atomics otherwise.
-  const limit = device.limits.maxComputeWorkgroupStorageSize;
-  const pack =
-    sharedHistogram === false || bins <= 1
-      ? 0
-      : sharedHistogram !== 'packed' && bins * 4 <= limit
-        ? 1
-        : Math.ceil(bins / 2) * 4 <= limit
-          ? 2
-          : 0;
+  // The workgroup histogram when it fits the GPU's workgroup memory; global atomics otherwise.
+  const fits = bins * 4 <= device.limits.maxComputeWorkgroupStorageSize;
+  const sharedBins = sharedHistogram && fits && bins > 1 ? bins : 1;
   const module = device.createShaderModule({ label: 'tans-stats.wgsl', code: statsSource });
   const descriptor = (
     entryPoint: string,
@@ -92,12 +78,7 @@ function statsPipelines(device: GPUDevice, { bits, tokens, classes, sharedHistog
   return {
     bins,
     sums: descriptor('main', {}),
-    histogram: descriptor('token_histogram', {
-      TOKENS: tokens,
-      SHARED_BINS: pack ? bins : 1,
-      PACK: Math.max(pack, 1),
-    }),
-    histogramFrames: pack === 2 ? PACKED_HISTOGRAM_FRAMES_PER_GROUP : HISTOGRAM_FRAMES_PER_GROUP,
+    histogram: descriptor('token_histogram', { TOKENS: tokens, SHARED_BINS: sharedBins }),
   };
 }
 
@@ -106,7 +87,6 @@ export function createTansStatsPass(device: GPUDevice, options: StatsOptions): T
   return statsPass(
     device,
     d.bins,
-    d.histogramFrames,
     device.createComputePipeline(d.sums),
     device.createComputePipeline(d.histogram),
   );
@@ -122,13 +102,12 @@ export async function createTansStatsPassAsync(
     device.createComputePipelineAsync(d.sums),
     device.createComputePipelineAsync(d.histogram),
   ]);
-  return statsPass(device, d.bins, d.histogramFrames, sums, histogram);
+  return statsPass(device, d.bins, sums, histogram);
 }
 
 function statsPass(
   device: GPUDevice,
   bins: number,
-  histogramFrames: number,
   sums: GPUComputePipeline,
   histogram: GPUComputePipeline,
 ): TansStatsPass {
@@ -187,7 +166,7 @@ function statsPass(
             { binding: 5, resource: { buffer: job.histogram } },
           ],
         },
-        chunks(job, histogramFrames),
+        chunks(job, HISTOGRAM_FRAMES_PER_GROUP),
       );
     },
   };

@@ -111,9 +111,6 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   try {
     // Per-stage GPU times: the first records encoded one pass at a time (waits after every pass).
     report.profile = await profileStages(device, source, codec, log);
-    // The token histogram with global atomics only, then the default again (A/B in one process).
-    report.profileGlobalHistogram = await profileStages(device, source, codec, log, false);
-    report.profileAgain = await profileStages(device, source, codec, log);
 
     // Buffers destroyed are freed by the driver at the next wait on the queue (H200: ~20 ms per GB, see
     // docs/performance.md): pay for the profile's here, not inside the timed conversion.
@@ -296,7 +293,6 @@ async function profileStages(
   source: AcquisitionSource,
   codec: CodecParams,
   log: (s: string) => void,
-  sharedHistogram?: boolean,
 ) {
   const [rows, cols] = source.summary.detector;
   const params = {
@@ -306,7 +302,7 @@ async function profileStages(
     tableLog: codec.tableLog,
     classes: codec.classes,
   };
-  const encoder = gpuRecordEncoder(device, { prefetch: false, profile: true, sharedHistogram });
+  const encoder = gpuRecordEncoder(device, { prefetch: false, profile: true });
   try {
     const frames = Math.min(codec.recordFrames, source.frameCount);
     encoder.recycle(await encoder.encode(source, 0, frames, params)); // warm-up
@@ -320,7 +316,7 @@ async function profileStages(
         per[k] = (v - (warm[k as keyof GpuEncoderTimings] as number)) / records;
     }
     log(
-      `per record of ${frames} frames, one pass at a time${sharedHistogram === false ? ' (histogram in global atomics)' : ''}: ${stageLine(per as unknown as GpuEncoderTimings)}`,
+      `per record of ${frames} frames, one pass at a time: ${stageLine(per as unknown as GpuEncoderTimings)}`,
     );
     return { recordFrames: frames, records, perRecordMs: per };
   } finally {

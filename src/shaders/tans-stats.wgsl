@@ -12,11 +12,8 @@
 //   value, flagged pixels included: the archive keeps every count).
 // - `token_histogram`: per (context, token), how many values have that token (hybrid-uint.ts; the context is
 //   the pixel's class and its two left neighbours in the same row and lane). Each invocation merges runs of
-//   the same bin before adding; adds go to a workgroup histogram when it fits (SHARED_BINS = classes * 9 *
-//   TOKENS), then once per bin to the global one. With PACK = 2 the workgroup histogram holds two 16-bit counts
-//   a word (bin b in word b / 2, bits 16 (b % 2)), so 288 x 64 bins take 36 KiB instead of 72 (the H200 gives a
-//   workgroup 48 KiB); the host then counts at most 65,535 values a workgroup (WORKGROUP_SIZE x
-//   frames_per_group), so no count carries into its neighbour.
+//   the same bin before adding; adds go to a workgroup histogram when
+//   it fits (SHARED_BINS >= classes * TOKENS), then once per bin to the global one.
 
 override WORKGROUP_SIZE: u32 = 256u;
 // Bits per value: 8, 16 or 32.
@@ -24,9 +21,6 @@ override BITS: u32 = 16u;
 override TOKENS: u32 = 64u;
 // Bins of the workgroup histogram; 1 = no workgroup histogram (global atomics only).
 override SHARED_BINS: u32 = 1u;
-// Counts per word of the workgroup histogram: 1 (u32 counts) or 2 (u16 counts).
-override PACK: u32 = 1u;
-override SHARED_WORDS: u32 = (SHARED_BINS + PACK - 1u) / PACK;
 
 struct Params {
   // Invocations [first, first + count) of pixels * groups.
@@ -52,7 +46,7 @@ struct Params {
 @group(0) @binding(4) var<storage, read> class_map: array<u32>;
 @group(0) @binding(5) var<storage, read_write> histogram: array<atomic<u32>>;
 
-var<workgroup> shared_hist: array<atomic<u32>, SHARED_WORDS>;
+var<workgroup> shared_hist: array<atomic<u32>, SHARED_BINS>;
 
 fn value_at(frame: u32, pixel: u32) -> u32 {
   let base = frame * params.words_per_frame;
@@ -131,9 +125,7 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
 }
 
 fn add_token(bin: u32, n: u32) {
-  if (SHARED_BINS > 1u && PACK == 2u) {
-    atomicAdd(&shared_hist[bin >> 1u], n << ((bin & 1u) * 16u));
-  } else if (SHARED_BINS > 1u) {
+  if (SHARED_BINS > 1u) {
     atomicAdd(&shared_hist[bin], n);
   } else {
     atomicAdd(&histogram[bin], n);
@@ -145,10 +137,9 @@ fn token_histogram(
   @builtin(global_invocation_id) id: vec3<u32>,
   @builtin(local_invocation_index) local: u32,
 ) {
-  let words = (params.bins + PACK - 1u) / PACK;
   if (SHARED_BINS > 1u) {
-    for (var w = local; w < words; w += WORKGROUP_SIZE) {
-      atomicStore(&shared_hist[w], 0u);
+    for (var b = local; b < params.bins; b += WORKGROUP_SIZE) {
+      atomicStore(&shared_hist[b], 0u);
     }
     workgroupBarrier();
   }
@@ -177,18 +168,10 @@ fn token_histogram(
   }
   if (SHARED_BINS > 1u) {
     workgroupBarrier();
-    for (var w = local; w < words; w += WORKGROUP_SIZE) {
-      let n = atomicLoad(&shared_hist[w]);
-      if (PACK == 2u) {
-        // A nonzero high count means bin 2w + 1 exists (bins are counted only below params.bins).
-        if ((n & 0xffffu) > 0u) {
-          atomicAdd(&histogram[2u * w], n & 0xffffu);
-        }
-        if ((n >> 16u) > 0u) {
-          atomicAdd(&histogram[2u * w + 1u], n >> 16u);
-        }
-      } else if (n > 0u) {
-        atomicAdd(&histogram[w], n);
+    for (var b = local; b < params.bins; b += WORKGROUP_SIZE) {
+      let n = atomicLoad(&shared_hist[b]);
+      if (n > 0u) {
+        atomicAdd(&histogram[b], n);
       }
     }
   }
