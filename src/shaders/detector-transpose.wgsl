@@ -188,6 +188,3 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
 
 // main_vec4: 16 bytes per global access (bindings 1, 2 and 4 seen as vec4<u32>).
 // #include "common/detector-transpose-vec4.wgsl"
-
-// main_planes: main_vec4 for uint16 byte planes, without private arrays ('vec4u').
-// #include "common/detector-transpose-planes.wgsl"

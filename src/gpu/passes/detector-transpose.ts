@@ -85,28 +85,26 @@ export function createResidentBuffers(
  * decoded frame rows 16-byte aligned (wordsPerFrame a multiple of 4, true for a detector of a multiple of 8 pixels
  * as uint16), and a batch without that runs the scalar form (`usesVec4`). All are exact. On the H200 (interleaved
  * rounds, docs/performance.md "The transpose, measured"): 426 GB/s of decoded input per batch for 'vec4', 318 for
- * 'scalar', 301 for 'batched'; inside the 512 x 512 x 192 x 192 load 48 ms instead of 62. 'vec4u' is 'vec4' with
- * uint16 run by main_planes, the same accesses written without private arrays or dynamically indexed vectors
- * (main_vec4 keeps its loads, slots and row words in such arrays): 602-699 GB/s against 369-408 in the same
- * rounds, 30.5-32.0 ms inside the load against 49.1-50.8 (tenth session). 'vec4u' is the default.
+ * 'scalar', 301 for 'batched'; inside the 512 x 512 x 192 x 192 load 48 ms instead of 62. Since the tenth session
+ * main_vec4 holds no private arrays or dynamically indexed vectors (its loads, slots and row words are separate
+ * values): 602-699 GB/s against 369-408 for the form with arrays in the same rounds, 30.4-32.0 ms inside the load
+ * against 49.1-50.8. 'vec4' is the default.
  */
-export type TransposeLoads = 'scalar' | 'batched' | 'vec4' | 'vec4u';
-export const TRANSPOSE_LOADS: readonly TransposeLoads[] = ['scalar', 'batched', 'vec4', 'vec4u'];
-export const DEFAULT_TRANSPOSE_LOADS: TransposeLoads = 'vec4u';
+export type TransposeLoads = 'scalar' | 'batched' | 'vec4';
+export const TRANSPOSE_LOADS: readonly TransposeLoads[] = ['scalar', 'batched', 'vec4'];
+export const DEFAULT_TRANSPOSE_LOADS: TransposeLoads = 'vec4';
 
 export function createDetectorTransposePass(
   device: GPUDevice,
   { elemSize, loads = DEFAULT_TRANSPOSE_LOADS }: { elemSize: ElemSize; loads?: TransposeLoads },
 ): DetectorTransposePass {
-  // 'vec4u': uint16 runs main_planes (main_vec4 without private arrays), the other sizes main_vec4.
-  const planes = loads === 'vec4u' && elemSize === 2;
   const makePipeline = (vec4: boolean) =>
     device.createComputePipeline({
-      label: `detector-transpose x${elemSize} ${vec4 ? (planes ? 'planes' : 'vec4') : loads.startsWith('vec4') ? 'scalar' : loads}`,
+      label: `detector-transpose x${elemSize} ${vec4 ? 'vec4' : loads === 'vec4' ? 'scalar' : loads}`,
       layout: 'auto',
       compute: {
         module: device.createShaderModule({ label: 'detector-transpose.wgsl', code: source }),
-        entryPoint: vec4 ? (planes ? 'main_planes' : 'main_vec4') : 'main',
+        entryPoint: vec4 ? 'main_vec4' : 'main',
         // Only the constants the entry point uses.
         constants: vec4
           ? { ELEM_BYTES: elemSize }
@@ -123,9 +121,8 @@ export function createDetectorTransposePass(
     }
     return pipeline;
   };
-  const vec4Loads = loads === 'vec4' || loads === 'vec4u';
-  pipelineFor(vec4Loads);
-  const usesVec4 = (wordsPerFrame: number) => vec4Loads && wordsPerFrame % 4 === 0;
+  pipelineFor(loads === 'vec4');
+  const usesVec4 = (wordsPerFrame: number) => loads === 'vec4' && wordsPerFrame % 4 === 0;
   const tileFrames = transposeTileFrames(elemSize);
   const maxGroups = device.limits.maxComputeWorkgroupsPerDimension;
 
