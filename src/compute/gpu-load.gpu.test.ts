@@ -171,6 +171,31 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
     }
   });
 
+  withGpu(
+    'an odd 33x35 detector: padded frame rows, the 16-byte transpose, every value exact',
+    async (ctx) => {
+      const inputs = await Promise.all([fixture('odd_u16_33x35.h5')].map(nodeInput));
+      opened.push(...inputs);
+      const source = await openAcquisition(inputs, { dataset: '/data' });
+      const load = await loadToGpu(ctx, source, { batchFrames: 64, slots: 2, pixelsPerBufferLimit: 100 });
+      try {
+        // 1,155 values = 578 words, padded to 580: 16-byte rows, so the transpose runs main_vec4.
+        expect(load.plan.wordsPerFrame).toBe(580);
+        const d = oracle.files['odd_u16_33x35.h5'].datasets['/data'];
+        expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
+        const n = load.plan.frames;
+        const frames = new Uint16Array((await source.readFrames(0, n)).buffer);
+        const value = await residentValues(ctx.device, load);
+        for (let s = 0; s < n; s++) {
+          for (let p = 0; p < 1155; p++)
+            if (value(p, s) !== frames[s * 1155 + p]) expect.unreachable(`${p} ${s}`);
+        }
+      } finally {
+        load.release();
+      }
+    },
+  );
+
   withGpu('uint8 and uint32 sources load exactly', async (ctx) => {
     for (const name of ['many_v1_u8_32.h5', 'many_fixed_u32_32.h5']) {
       const inputs = await Promise.all([fixture(name)].map(nodeInput));
