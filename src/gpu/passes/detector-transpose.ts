@@ -82,8 +82,8 @@ export function createResidentBuffers(
  * How each thread moves its words of a tile: 'scalar' loads and stores one word after the other (one load in
  * flight per thread); 'batched' issues all of its loads first (up to 16 in flight), then stores them; 'vec4'
  * (entry point main_vec4) moves 16 bytes per global access, loads and stores, for every element size; it needs the
- * decoded frame rows 16-byte aligned (wordsPerFrame a multiple of 4, true for a detector of a multiple of 8 pixels
- * as uint16), and a batch without that runs the scalar form (`usesVec4`). All are exact. On the H200 (interleaved
+ * decoded frame rows 16-byte aligned (wordsPerFrame a multiple of 4: the load plan pads its rows so), and a batch
+ * without that runs the scalar form (`usesVec4`). All are exact. On the H200 (interleaved
  * rounds, docs/performance.md "The transpose, measured"): 426 GB/s of decoded input per batch for 'vec4', 318 for
  * 'scalar', 301 for 'batched'; inside the 512 x 512 x 192 x 192 load 48 ms instead of 62. Since the tenth session
  * main_vec4 holds no private arrays or dynamically indexed vectors (its loads, slots and row words are separate
