@@ -107,10 +107,12 @@ export async function convertCommand(args: string[], o: ConvertCliOptions): Prom
     let encoder: RecordEncoder | undefined;
     if (o.backend === 'webgpu') {
       ctx = await acquireDevice(nodeGpu());
-      // One lent readback: a shard is written straight from the GPU's mapped readback and hashed from the file
-      // when it is free, else copied and hashed while written. On the H200 one converted an acquisition 5-10 %
-      // faster than three in four paired runs (fewer readbacks to make; docs/performance.md, ninth session).
-      encoder = preferGpuEncoder(gpuRecordEncoder(ctx.device, { lendReadbacks: 1 }));
+      // Two lent readbacks: a shard is written straight from the GPU's mapped readback and hashed from the file
+      // when one is free, else copied and hashed while written. On the H200 one converted an acquisition 5-10 %
+      // faster than three in four paired runs of the ninth session (fewer readbacks to make), and two 2-15 %
+      // faster than one in three of the tenth (14 of 16 records lent instead of 7: fewer host copies;
+      // docs/performance.md).
+      encoder = preferGpuEncoder(gpuRecordEncoder(ctx.device, { lendReadbacks: 2 }));
       encoderToClose = encoder;
     }
     const target = await nodeArchiveTarget(o.out);

@@ -44,7 +44,7 @@ export interface BenchConvertOptions {
   verifyPieces?: number;
   /** MiB per concurrent read of source chunks and archive words (default 8). */
   readPieceMiB?: number;
-  /** Output readbacks the encoder lends (written without a host copy; default 1, 0: copy every record). */
+  /** Output readbacks the encoder lends (written without a host copy; default 2, 0: copy every record). */
   lend?: number;
   /** Shards written + hashed while the next records are encoded (default 4). */
   writes?: number;
@@ -69,7 +69,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   const writesInFlight = o.writes ?? 4;
   const encoderOptions = {
     slots: o.slots,
-    lendReadbacks: o.lend ?? 1,
+    lendReadbacks: o.lend ?? 2,
     budgetBytes: (o.budgetGiB ?? 64) * 2 ** 30,
   };
   let t = performance.now();
