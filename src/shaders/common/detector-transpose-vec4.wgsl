@@ -29,7 +29,8 @@
 // and vec4 per tile frame row, vec4 each thread loads per tile (planes: 4, uint8 and uint32: 2), frames per
 // output vec4. (Output vec4 per pixel row per tile: OUT_WORDS / 4 = 8; slots per thread: 64 x 8 / 256 = 2.)
 override VPW: u32 = 4u / ELEM_BYTES;
-override OVPW: u32 = select(4u / ELEM_BYTES, 4u, ELEM_BYTES == 2u);
+// (4 for 1 and 2 bytes, 1 for 4; plain operators, so that every WGSL implementation folds it.)
+override OVPW: u32 = 4u >> (2u * (ELEM_BYTES >> 2u));
 override TILE_F: u32 = OUT_WORDS * OVPW;
 override IN_WORDS: u32 = TILE_P / VPW;
 override IN_VEC4: u32 = IN_WORDS / 4u;
