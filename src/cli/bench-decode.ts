@@ -23,6 +23,7 @@ import {
 import { DEFAULT_DECODE_VARIANT } from '../gpu/passes/bslz4-decode-variants';
 import {
   AUDIT_LAYOUT,
+  auditFrame,
   bslz4DecodeBatch,
   emptyAudit,
   HISTOGRAM_BINS,
@@ -185,29 +186,21 @@ export async function benchDecode(o: BenchDecodeOptions): Promise<number> {
     pixels,
     elemSize: 2,
   });
-  // Frame totals of the distinct frames (unflagged values).
-  const distinctTotals = acq.values.map((v) => {
-    let s = 0;
-    for (let p = 0; p < pixels; p++) if (!flags[p]) s += v[p];
-    return BigInt(s);
-  });
-  // The main batch's audit from the distinct frames (each counted as often as the batch holds it): the CPU
-  // reference every variant's audit must equal (unflagged values: max, count above 255, 257 bins).
+  // The CPU twin's audit of the main batch, from the distinct frames (each counted as often as the batch holds
+  // it): the reference every variant's audit must equal; and each distinct frame's total (unflagged values).
   const uses = new Array<number>(acq.values.length).fill(0);
   for (let f = 0; f < frames; f++) uses[acq.chunkOf(f)]++;
   const mainAudit = emptyAudit();
-  acq.values.forEach((v, c) => {
-    if (uses[c] === 0) return;
-    const bins = new Uint32Array(HISTOGRAM_BINS);
-    for (let p = 0; p < pixels; p++) {
-      if (flags[p]) continue;
-      const x = v[p];
-      bins[Math.min(x, 256)]++;
-      if (x > mainAudit.maxValue) mainAudit.maxValue = x;
+  const distinctTotals = acq.values.map((v, c) => {
+    const one = emptyAudit();
+    const total = auditFrame(new Uint8Array(v.buffer, v.byteOffset, pixels * 2), pixels, 2, flags, one);
+    if (uses[c] > 0) {
+      mainAudit.maxValue = Math.max(mainAudit.maxValue, one.maxValue);
+      mainAudit.countAbove255 += one.countAbove255 * BigInt(uses[c]);
+      for (let b = 0; b < HISTOGRAM_BINS; b++) mainAudit.histogram[b] += one.histogram[b] * BigInt(uses[c]);
     }
-    for (let b = 0; b < HISTOGRAM_BINS; b++) mainAudit.histogram[b] += BigInt(bins[b] * uses[c]);
+    return total;
   });
-  mainAudit.countAbove255 = mainAudit.histogram[256];
   const decodedBytes = frames * pixels * 2;
   log(
     `synthetic ${o.det}x${o.det} uint16, batch of ${frames} frames (${acq.chunks.length} distinct): ${(decodedBytes / GB).toFixed(3)} GB decoded from ${(batch.slot.length / GB).toFixed(3)} GB; generated in ${((performance.now() - t) / 1000).toFixed(1)} s; fault batch ${faults.frames} frames, ${twin.audit.failedFrames} failing`,

@@ -278,7 +278,7 @@ function unshuffleBlock(
 }
 
 /** Adds a decoded frame's unflagged values to `audit`; returns their sum. */
-function auditFrame(
+export function auditFrame(
   out: Uint8Array,
   pixels: number,
   elemSize: number,
