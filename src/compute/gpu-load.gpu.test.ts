@@ -28,6 +28,29 @@ async function open(paths: string[]) {
   return openAcquisition(inputs);
 }
 
+/** A fixture's '/data' dataset as an acquisition (its file closed after the test). */
+async function openFixture(name: string) {
+  const inputs = await Promise.all([fixture(name)].map(nodeInput));
+  opened.push(...inputs);
+  return openAcquisition(inputs, { dataset: '/data' });
+}
+
+/** Requires every `step`-th pixel of the first `count` frames in the resident layout to be the source's value. */
+async function expectResidentFrames(
+  device: GPUDevice,
+  load: Awaited<ReturnType<typeof loadToGpu>>,
+  source: Awaited<ReturnType<typeof openAcquisition>>,
+  count: number,
+  step = 1,
+) {
+  const pixels = load.plan.pixels;
+  const frames = new Uint16Array((await source.readFrames(0, count)).buffer);
+  const value = await residentValues(device, load);
+  for (let s = 0; s < count; s++)
+    for (let p = 0; p < pixels; p += step)
+      if (value(p, s) !== frames[s * pixels + p]) expect.unreachable(`pixel ${p} frame ${s}`);
+}
+
 /** Value of frame s at pixel p in a resident layout read back from the GPU. */
 async function residentValues(device: GPUDevice, load: Awaited<ReturnType<typeof loadToGpu>>) {
   const layout = load.plan.resident;
@@ -133,17 +156,10 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
   });
 
   withGpu('192x192 frames (9 blocks each) match the CPU decode', async (ctx) => {
-    const inputs = await Promise.all([fixture('latest_fixed_u16_192.h5')].map(nodeInput));
-    opened.push(...inputs);
-    const source = await openAcquisition(inputs, { dataset: '/data' });
+    const source = await openFixture('latest_fixed_u16_192.h5');
     const load = await loadToGpu(ctx, source, { batchFrames: 64, slots: 2 });
     try {
-      const frames = new Uint16Array((await source.readFrames(0, 20)).buffer);
-      const value = await residentValues(ctx.device, load);
-      for (let s = 0; s < 20; s++) {
-        for (let p = 0; p < 192 * 192; p += 7)
-          if (value(p, s) !== frames[s * 36864 + p]) expect.unreachable(`${p} ${s}`);
-      }
+      await expectResidentFrames(ctx.device, load, source, 20, 7);
       const d = oracle.files['latest_fixed_u16_192.h5'].datasets['/data'];
       expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
     } finally {
@@ -152,20 +168,13 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
   });
 
   withGpu('streams 16 batches through 2 slots (uint16, extensible-array index) exactly', async (ctx) => {
-    const inputs = await Promise.all([fixture('many_ext_u16_32.h5')].map(nodeInput));
-    opened.push(...inputs);
-    const source = await openAcquisition(inputs, { dataset: '/data' });
+    const source = await openFixture('many_ext_u16_32.h5');
     const load = await loadToGpu(ctx, source, { batchFrames: 64, slots: 2, pixelsPerBufferLimit: 300 });
     try {
       expect(load.plan.batches).toBe(16);
       const d = oracle.files['many_ext_u16_32.h5'].datasets['/data'];
       expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
-      const frames = new Uint16Array((await source.readFrames(0, 1000)).buffer);
-      const value = await residentValues(ctx.device, load);
-      for (let s = 0; s < 1000; s++) {
-        for (let p = 0; p < 1024; p++)
-          if (value(p, s) !== frames[s * 1024 + p]) expect.unreachable(`${p} ${s}`);
-      }
+      await expectResidentFrames(ctx.device, load, source, 1000);
     } finally {
       load.release();
     }
@@ -174,22 +183,14 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
   withGpu(
     'an odd 33x35 detector: padded frame rows, the 16-byte transpose, every value exact',
     async (ctx) => {
-      const inputs = await Promise.all([fixture('odd_u16_33x35.h5')].map(nodeInput));
-      opened.push(...inputs);
-      const source = await openAcquisition(inputs, { dataset: '/data' });
+      const source = await openFixture('odd_u16_33x35.h5');
       const load = await loadToGpu(ctx, source, { batchFrames: 64, slots: 2, pixelsPerBufferLimit: 100 });
       try {
         // 1,155 values = 578 words, padded to 580: 16-byte rows, so the transpose runs main_vec4.
         expect(load.plan.wordsPerFrame).toBe(580);
         const d = oracle.files['odd_u16_33x35.h5'].datasets['/data'];
         expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
-        const n = load.plan.frames;
-        const frames = new Uint16Array((await source.readFrames(0, n)).buffer);
-        const value = await residentValues(ctx.device, load);
-        for (let s = 0; s < n; s++) {
-          for (let p = 0; p < 1155; p++)
-            if (value(p, s) !== frames[s * 1155 + p]) expect.unreachable(`${p} ${s}`);
-        }
+        await expectResidentFrames(ctx.device, load, source, load.plan.frames);
       } finally {
         load.release();
       }
@@ -198,9 +199,7 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
 
   withGpu('uint8 and uint32 sources load exactly', async (ctx) => {
     for (const name of ['many_v1_u8_32.h5', 'many_fixed_u32_32.h5']) {
-      const inputs = await Promise.all([fixture(name)].map(nodeInput));
-      opened.push(...inputs);
-      const source = await openAcquisition(inputs, { dataset: '/data' });
+      const source = await openFixture(name);
       const load = await loadToGpu(ctx, source, { batchFrames: 256, slots: 2 });
       try {
         const d = oracle.files[name].datasets['/data'];
@@ -249,9 +248,7 @@ describe('a GPU device lost in the middle of a load', () => {
   withGpu('ends the load with a device error, frees the load, and a new device loads again', async () => {
     const { acquireDevice } = await import('../gpu/device');
     const { nodeGpu } = await import('../gpu/node-gpu');
-    const inputs = await Promise.all([fixture('many_ext_u16_32.h5')].map(nodeInput));
-    opened.push(...inputs);
-    const source = await openAcquisition(inputs, { dataset: '/data' });
+    const source = await openFixture('many_ext_u16_32.h5');
     const ctx = await acquireDevice(nodeGpu());
     let lostAt = -1;
     const e = await loadToGpu(ctx, source, {
