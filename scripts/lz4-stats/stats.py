@@ -14,20 +14,24 @@ ours = open(f'{folder}/ours.bin', 'rb').read()
 sizes = json.load(open(f'{folder}/ours.json'))
 
 
+def extended(block, ip, length):
+    # A 4-bit length of 15 continues in bytes until one below 255; returns (length, next ip).
+    if length == 15:
+        while True:
+            b = block[ip]
+            ip += 1
+            length += b
+            if b != 255:
+                break
+    return length, ip
+
+
 def sequences(block):
     ip = n = lit = mat = 0
     offsets = []
     while ip < len(block):
         token = block[ip]
-        ip += 1
-        length = token >> 4
-        if length == 15:
-            while True:
-                b = block[ip]
-                ip += 1
-                length += b
-                if b != 255:
-                    break
+        length, ip = extended(block, ip + 1, token >> 4)
         ip += length
         lit += length
         n += 1
@@ -35,14 +39,7 @@ def sequences(block):
             break
         offsets.append(block[ip] | (block[ip + 1] << 8))
         ip += 2
-        m = token & 15
-        if m == 15:
-            while True:
-                b = block[ip]
-                ip += 1
-                m += b
-                if b != 255:
-                    break
+        m, ip = extended(block, ip, token & 15)
         mat += m + 4
     return n, lit, mat, offsets
 
