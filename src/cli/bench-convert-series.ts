@@ -10,10 +10,7 @@ import { type CodecParams, convertArchive } from '../archive/convert';
 import { gpuRecordEncoder } from '../archive/gpu-encoder';
 import { nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
 import type { AcquisitionSource } from '../source/acquisition-source';
-
-const GB = 1e9;
-const ms = (v: number) => `${v.toFixed(1)} ms`;
-const gbps = (bytes: number, millis: number) => bytes / (millis / 1000) / GB;
+import { gbps, ms } from './bench-load-report';
 
 export interface SeriesBench {
   copies: number;

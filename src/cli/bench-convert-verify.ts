@@ -13,10 +13,7 @@ import {
 import type { ArchiveAcquisition } from '../archive/reader';
 import { createStagingPool } from '../gpu/staging-pool';
 import type { AcquisitionSource } from '../source/acquisition-source';
-
-const GB = 1e9;
-const ms = (v: number) => `${v.toFixed(1)} ms`;
-const gbps = (bytes: number, millis: number) => bytes / (millis / 1000) / GB;
+import { gbps, ms } from './bench-load-report';
 
 type Verify = Awaited<ReturnType<typeof verifyAcquisitionGpu>>;
 const exact = (r: Verify) => r.mismatches === 0 && r.laneErrors === 0 && r.sourceErrors === 0;

@@ -29,6 +29,7 @@ import { nodeGpu } from '../gpu/node-gpu';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import { benchConvertSeries } from './bench-convert-series';
 import { benchVerify } from './bench-convert-verify';
+import { GB, gbps, ms } from './bench-load-report';
 
 export interface BenchConvertOptions {
   scan: number;
@@ -58,10 +59,6 @@ export interface BenchConvertOptions {
   json?: string;
   keep?: boolean;
 }
-
-const GB = 1e9;
-const ms = (v: number) => `${v.toFixed(1)} ms`;
-const gbps = (bytes: number, millis: number) => bytes / (millis / 1000) / GB;
 
 export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   const log = (s: string) => process.stdout.write(`${s}\n`);

@@ -16,6 +16,9 @@ export function ms(v: unknown): string {
   return `${(v as number).toFixed(1)} ms`;
 }
 
+/** GB/s of `bytes` moved in `millis` ms. */
+export const gbps = (bytes: number, millis: number) => bytes / (millis / 1000) / GB;
+
 /** One load's wall times (load 0 is the warm-up). */
 export function logLoad(log: Log, r: number, timings: GpuLoadTimings): void {
   log(
