@@ -59,7 +59,7 @@ export function logResident(log: Log, load: GpuLoad, all: ResidentReads): void {
   const r = load.plan.resident;
   if (r.form === 'planes')
     log(
-      `resident: ${r.high} high plane, ${(load.plan.residentBytes / GB).toFixed(3)} GB resident${r.high === 'compact' ? ` after compaction in ${ms(load.timings.compactMs)}` : ''}; ${all.hotSegments} of ${all.segments} (pixel, segment) pairs hot (${((100 * all.hotSegments) / all.segments).toFixed(2)} %, segments of ${r.segmentFrames}); low plane ${(all.loBytes / GB).toFixed(2)} GB, high plane ${(all.loBytes / GB).toFixed(2)} GB of which ${(all.hiBytes / GB).toFixed(3)} GB in hot segments`,
+      `resident: ${r.high} high plane, ${(load.plan.residentBytes / GB).toFixed(3)} GB resident${r.high === 'slots' ? ` (${r.hotSlots.reduce((a, b) => a + b, 0)} slots of ${r.slotFrames} B${load.timings.compactMs ? `, compacted in ${ms(load.timings.compactMs)}` : ''})` : ''}; ${all.hotSegments} of ${all.segments} (pixel, segment) pairs hot (${((100 * all.hotSegments) / all.segments).toFixed(2)} %, segments of ${r.segmentFrames}); low plane ${(all.loBytes / GB).toFixed(2)} GB, high plane ${(all.loBytes / GB).toFixed(2)} GB of which ${(all.hiBytes / GB).toFixed(3)} GB in hot segments`,
     );
 }
 

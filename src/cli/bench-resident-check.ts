@@ -6,7 +6,7 @@ import type { generateSynthetic } from '../bench/synthetic';
 import type { GpuLoad } from '../compute/gpu-load';
 import { readBuffer } from '../compute/readback';
 import type { GpuContext } from '../gpu/device';
-import { compactResidentLayout, hotRank, locatePixel } from '../gpu/resident-layout';
+import { locatePixel, residentParts } from '../gpu/resident-layout';
 import { residentValueAt } from '../kernels/detector-transpose';
 
 /**
@@ -38,16 +38,28 @@ export async function checkResidentRows(
     const high = load.resident[layout.rowBuffers + buffer];
     const bits = load.hotBitmap?.subarray(p * layout.hotWordsPerPixel, (p + 1) * layout.hotWordsPerPixel);
     if (layout.high === 'full') rows.push(await readBuffer(ctx.device, high, wordOffset * 4, rowBytes));
-    if (layout.high === 'compact') {
-      // The pixel's consecutive slots in its row buffer's compact buffer.
-      const { hotBase } = compactResidentLayout({ ...layout, high: 'full' }, load.hotBitmap!);
-      const slots = hotRank(layout, load.hotBitmap!, p, layout.segments);
-      rows.push(
-        await readBuffer(ctx.device, high, hotBase[p] * layout.slotFrames, slots * layout.slotFrames),
+    // A slotted high plane: the pixel's slots, in segment order, with its own slot table (1, 2, ...).
+    let table: Uint32Array | null = null;
+    if (layout.high === 'slots') {
+      const { slotTable } = residentParts(layout, load.resident);
+      const entries = new Uint32Array(
+        (await readBuffer(ctx.device, slotTable!, p * layout.segments * 4, layout.segments * 4)).buffer,
       );
+      table = new Uint32Array(layout.segments);
+      const slots: Uint8Array[] = [];
+      for (let g = 0; g < layout.segments; g++) {
+        if (entries[g] === 0) continue;
+        slots.push(
+          await readBuffer(ctx.device, high, (entries[g] - 1) * layout.slotFrames, layout.slotFrames),
+        );
+        table[g] = slots.length;
+      }
+      const joined = new Uint8Array(Math.max(4, slots.length * layout.slotFrames));
+      for (const [i, s] of slots.entries()) joined.set(s, i * layout.slotFrames);
+      rows.push(joined);
     }
     if (bits) rows.push(new Uint8Array(bits.buffer, bits.byteOffset, bits.byteLength));
-    if (layout.high === 'compact') rows.push(new Uint8Array(4));
+    if (table) rows.push(new Uint8Array(table.buffer));
     const words = rows.map((r) => new Uint32Array(r.buffer, r.byteOffset, r.byteLength / 4));
     const hot = new Set<number>();
     for (let i = 0; i < layout.frames; i++) {

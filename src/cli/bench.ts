@@ -40,8 +40,12 @@ export interface BenchOptions {
   transposeLoads?: TransposeLoads;
   /** uint16: scan positions per hot-bitmap segment (resident-layout.ts). */
   segmentFrames?: number;
-  /** uint16: compact the high byte plane after each load (gpu/resident-compact.ts). */
+  /** uint16: compact the high byte plane after each load (gpu/resident-compact.ts; with --high full). */
   compact?: boolean;
+  /** uint16: the high byte plane in slot pools (default) or full rows (load-plan.ts). */
+  highPlane?: 'slots' | 'full';
+  /** 'slots': the pools' first share of all (pixel, segment) pairs. */
+  poolShare?: number;
   /** Slices of the virtual-image pass (resident-virtual-image.ts). */
   slices?: number;
   /** Threads per workgroup of the virtual-image pass (resident-virtual-image.ts). */
@@ -80,7 +84,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   const expected = expectedLoad(acq);
   const flagged = flaggedFromMask(acq.pixelMask);
   const report: Record<string, unknown> = {
-    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}${o.workgroupSize ? ` --vi-workgroup ${o.workgroupSize}` : ''}${o.sustain ? ` --sustain ${o.sustain}` : ''}${o.transposeLoads ? ` --transpose-loads ${o.transposeLoads}` : ''}${o.transposeVariants?.length ? ` --transpose-variants ${o.transposeVariants.join(',')}` : ''}`,
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.highPlane ? ` --high ${o.highPlane}` : ''}${o.poolShare ? ` --pool-share ${o.poolShare}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}${o.workgroupSize ? ` --vi-workgroup ${o.workgroupSize}` : ''}${o.sustain ? ` --sustain ${o.sustain}` : ''}${o.transposeLoads ? ` --transpose-loads ${o.transposeLoads}` : ''}${o.transposeVariants?.length ? ` --transpose-variants ${o.transposeVariants.join(',')}` : ''}`,
     adapter: ctx.adapter,
     scan: [o.scan, o.scan],
     detector: [o.det, o.det],
@@ -118,6 +122,8 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
         staging,
         segmentFrames: o.segmentFrames,
         compactHigh: o.compact,
+        highPlane: o.highPlane,
+        poolShare: o.poolShare,
         transposeLoads: o.transposeLoads,
         onPlan:
           r === 0
@@ -162,10 +168,12 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       fullHighPlaneBytes: r.form === 'planes' ? all.loBytes : 0,
       hotBitmapBytes: r.hotBytes,
       high: r.high,
-      // Resident bytes as loaded (full high plane) and now (after compaction, when --compact).
+      // Resident bytes as planned before the load, and now (grown pools, or after compaction with --compact).
       loadedBytes: load.plan.peakBytes - load.plan.scratchBytes - load.plan.resultBytes,
       residentBytes: load.plan.residentBytes,
       compactMs: load.timings.compactMs,
+      poolSlots: r.high === 'slots' ? r.hotSlots.reduce((a, b) => a + b, 0) : 0,
+      poolGrowths: load.timings.poolGrowths,
     };
     logResident(log, load, all);
     report.loads = runs;

@@ -33,6 +33,10 @@ export interface GpuLoadOptions {
    * plane (gpu/resident-compact.ts): resident memory ~halves; `plan.resident` is then the compact layout.
    */
   compactHigh?: boolean;
+  /** uint16: the high byte plane in slot pools ('slots', default) or full rows ('full'); load-plan.ts. */
+  highPlane?: 'slots' | 'full';
+  /** 'slots': the pools' first capacity as a share of all (pixel, segment) pairs (default 1/16). */
+  poolShare?: number;
   /** How the transpose moves its tiles: scalar, batched, vec4 (detector-transpose.ts; default 'vec4'). */
   transposeLoads?: TransposeLoads;
   /**
@@ -77,6 +81,8 @@ export interface GpuLoadTimings {
   readbackMs: number;
   /** Compacting the high byte plane (`compactHigh`), 0 without. */
   compactMs: number;
+  /** A slotted high plane: pools grown during the load (each a wait for one batch and a rerun of its place pass). */
+  poolGrowths: number;
   totalMs: number;
   /**
    * With a `timer` only: per batch, host times since the first submission (ms): the slot came free, the read

@@ -3,6 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect } from 'vitest';
 import { isStemflowError } from '../errors';
+import { residentParts } from '../gpu/resident-layout';
 import { createResidentPool } from '../gpu/resident-pool';
 import { createStagingPool } from '../gpu/staging-pool';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
@@ -59,43 +60,50 @@ async function residentValues(device: GPUDevice, load: Awaited<ReturnType<typeof
   );
   const words = buffers.map((b) => new Uint32Array(b.buffer, b.byteOffset, b.byteLength / 4));
   if (layout.form === 'planes')
-    expect(Array.from(words[words.length - 1])).toEqual(Array.from(load.hotBitmap!));
+    expect(Array.from(residentParts(layout, words).hot!)).toEqual(Array.from(load.hotBitmap!));
   return (p: number, s: number) => residentValueAt(layout, words, p, s);
 }
 
 describe('GPU load (decode + audit + detector-major transpose), vs the h5py oracle and the CPU path', () => {
-  withGpu('loads the ARINA fixture exactly across batches, slots and resident buffers', async (ctx) => {
-    const source = await open([arina.master, ...arina.shards].map(fixture));
-    const stages = new Set<string>();
-    const load = await loadToGpu(ctx, source, {
-      batchFrames: 64,
-      slots: 2,
-      pixelsPerBufferLimit: 1000,
-      onProgress: (p) => stages.add(p.stage),
-    });
-    try {
-      expect(load.plan.batches).toBe(1);
-      expect(load.plan.resident.rowBuffers).toBe(10);
-      expect(load.plan.resident.bufferBytes.length).toBe(21); // 2 planes + the hot bitmap
-      expect(Array.from(load.frameTotals, Number)).toEqual(arina.unflagged.frame_sums);
-      expect(load.audit.maxValue).toBe(arina.unflagged.max);
-      expect(Number(load.audit.countAbove255)).toBe(arina.unflagged.count_gt_255);
-      expect(Number(load.audit.histogram.reduce((a, b) => a + b, 0n))).toBe(
-        60 * (96 * 96 - arina.pixel_mask.flagged),
-      );
-      const frames = new Uint16Array((await source.readFrames(0, 60)).buffer);
-      const value = await residentValues(ctx.device, load);
-      const dp = new Float64Array(96 * 96);
-      for (let s = 0; s < 60; s++) for (let p = 0; p < 96 * 96; p++) dp[p] += frames[s * 9216 + p];
-      expect(Array.from(load.dpSums, Number)).toEqual(Array.from(dp));
-      for (let s = 0; s < 60; s++)
-        for (let p = 0; p < 9216; p++)
-          if (value(p, s) !== frames[s * 9216 + p]) expect.unreachable(`pixel ${p} frame ${s}`);
-      expect(stages.has('decode') && stages.has('finish')).toBe(true);
-    } finally {
-      load.release();
-    }
-  });
+  for (const highPlane of ['slots', 'full'] as const)
+    withGpu(
+      `loads the ARINA fixture exactly across batches, slots and resident buffers (high plane: ${highPlane})`,
+      async (ctx) => {
+        const source = await open([arina.master, ...arina.shards].map(fixture));
+        const stages = new Set<string>();
+        const load = await loadToGpu(ctx, source, {
+          batchFrames: 64,
+          slots: 2,
+          pixelsPerBufferLimit: 1000,
+          highPlane,
+          onProgress: (p) => stages.add(p.stage),
+        });
+        try {
+          expect(load.plan.batches).toBe(1);
+          expect(load.plan.resident.rowBuffers).toBe(10);
+          expect(load.plan.resident.high).toBe(highPlane);
+          // The low plane, the high plane (rows or pools), the hot bitmap, and the slot table of 'slots'.
+          expect(load.plan.resident.bufferBytes.length).toBe(highPlane === 'slots' ? 22 : 21);
+          expect(Array.from(load.frameTotals, Number)).toEqual(arina.unflagged.frame_sums);
+          expect(load.audit.maxValue).toBe(arina.unflagged.max);
+          expect(Number(load.audit.countAbove255)).toBe(arina.unflagged.count_gt_255);
+          expect(Number(load.audit.histogram.reduce((a, b) => a + b, 0n))).toBe(
+            60 * (96 * 96 - arina.pixel_mask.flagged),
+          );
+          const frames = new Uint16Array((await source.readFrames(0, 60)).buffer);
+          const value = await residentValues(ctx.device, load);
+          const dp = new Float64Array(96 * 96);
+          for (let s = 0; s < 60; s++) for (let p = 0; p < 96 * 96; p++) dp[p] += frames[s * 9216 + p];
+          expect(Array.from(load.dpSums, Number)).toEqual(Array.from(dp));
+          for (let s = 0; s < 60; s++)
+            for (let p = 0; p < 9216; p++)
+              if (value(p, s) !== frames[s * 9216 + p]) expect.unreachable(`pixel ${p} frame ${s}`);
+          expect(stages.has('decode') && stages.has('finish')).toBe(true);
+        } finally {
+          load.release();
+        }
+      },
+    );
 
   withGpu('a resident pool: the next load reuses the buffers, byte for byte as fresh ones', async (ctx) => {
     const source = await open([arina.master, ...arina.shards].map(fixture));
@@ -104,7 +112,15 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
     const tracked = trackBuffers(ctx.device);
     const stagingMade = () => tracked.createdLabels().filter((l) => l.startsWith('staging ')).length;
     try {
-      const options = { batchFrames: 64, slots: 2, pixelsPerBufferLimit: 1000, pool, staging };
+      // Byte for byte: a full high plane (a slotted one numbers its slots in no fixed order).
+      const options = {
+        batchFrames: 64,
+        slots: 2,
+        pixelsPerBufferLimit: 1000,
+        pool,
+        staging,
+        highPlane: 'full' as const,
+      };
       const first = await loadToGpu(ctx, source, options);
       // The chunk staging ring (slots + 1) goes back to its pool, mapped.
       expect(stagingMade()).toBe(3);
@@ -178,6 +194,43 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
     } finally {
       load.release();
     }
+  });
+
+  withGpu('slot pools that fill up grow while batches are in flight; every value exact', async (ctx) => {
+    const source = await openFixture('many_ext_u16_32.h5');
+    const tracked = trackBuffers(ctx.device);
+    // Pools of one slot, segments of 128 frames split over batches of 64, 2 slots in flight.
+    const options = {
+      batchFrames: 64,
+      slots: 2,
+      pixelsPerBufferLimit: 300,
+      segmentFrames: 128,
+      poolShare: 1e-6,
+    };
+    const load = await loadToGpu(ctx, source, options);
+    try {
+      expect(load.plan.resident.high).toBe('slots');
+      expect(load.timings.poolGrowths).toBeGreaterThan(0);
+      const hot = load.hotBitmap!.reduce((n, w) => n + popcount(w), 0);
+      expect(load.plan.resident.hotSlots.reduce((a, b) => a + b)).toBeGreaterThanOrEqual(hot);
+      const d = oracle.files['many_ext_u16_32.h5'].datasets['/data'];
+      expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
+      await expectResidentFrames(ctx.device, load, source, 1000);
+    } finally {
+      load.release();
+    }
+    // A budget that holds the first pools but not their growth: a typed error with the numbers, nothing kept.
+    const before = tracked.alive();
+    let error: unknown;
+    try {
+      await loadToGpu(ctx, source, { ...options, budgetBytes: load.plan.peakBytes });
+    } catch (e) {
+      error = e;
+    }
+    expect(isStemflowError(error, 'budget')).toBe(true);
+    expect(String(error)).toMatch(/counts above 255 than its high-byte slot pools held/);
+    expect(tracked.alive()).toBe(before);
+    tracked.stop();
   });
 
   withGpu(
@@ -272,3 +325,9 @@ describe('a GPU device lost in the middle of a load', () => {
     fresh.destroy();
   });
 });
+
+function popcount(v: number): number {
+  let n = 0;
+  for (let x = v >>> 0; x; x &= x - 1) n++;
+  return n;
+}

@@ -26,6 +26,7 @@ import { createStagingPool } from '../gpu/staging-pool';
 import { chunkIndex } from '../kernels/bslz4-decode';
 import { type AcquisitionSource, DTYPE_BYTES } from '../source/acquisition-source.ts';
 import { checkBlockSize, decodeFailure, explainFailure } from './gpu-load-checks.ts';
+import { createHighSlots } from './gpu-load-high.ts';
 import type { GpuLoad, GpuLoadOptions, GpuLoadTimings, LoadStage } from './gpu-load-types.ts';
 import { readBuffer } from './readback.ts';
 
@@ -65,6 +66,8 @@ export async function loadToGpu(
     slots: options.slots,
     pixelsPerBufferLimit: options.pixelsPerBufferLimit,
     segmentFrames: options.segmentFrames,
+    highPlane: options.highPlane,
+    poolShare: options.poolShare,
   });
   options.onPlan?.(plan, describePlan(plan));
   await checkBlockSize(source, elemSize, signal);
@@ -107,6 +110,8 @@ export async function loadToGpu(
     timings0.residentAllocMs = performance.now() - residentStart;
     timings0.residentReused = taken.reused;
     owned.push(...resident);
+    // A slotted high plane: its scratch, pools' state, and the pools it may grow (it updates `resident`).
+    const high = plan.resident.high === 'slots' ? createHighSlots(device, plan, resident, owned, make) : null;
     const flags = make('pixel flags', pixels * 4, STORAGE_IN);
     const errors = make('decode errors', plan.frames * 4, STORAGE_OUT);
     const totals = make('frame totals', plan.frames * 8, STORAGE_OUT);
@@ -148,6 +153,7 @@ export async function loadToGpu(
       gpuWaitMs: 0,
       readbackMs: 0,
       compactMs: 0,
+      poolGrowths: 0,
       totalMs: 0,
     };
     // Chunk bytes are read straight into mapped staging buffers (no host copy, no writeBuffer staging);
@@ -183,7 +189,11 @@ export async function loadToGpu(
       ctx.throwIfFailed();
       const slot = slots[k % plan.slots];
       let t = performance.now();
-      if (slot.done) await slot.done;
+      if (slot.done) {
+        await slot.done;
+        await high?.settle(k % plan.slots);
+        slot.done = null;
+      }
       timings.gpuWaitMs += performance.now() - t;
       const slotFree = performance.now();
       t = performance.now();
@@ -230,19 +240,21 @@ export async function loadToGpu(
       const params = [
         decodeParams,
         ...transpose.encode(encoder, {
-          layout: plan.resident,
+          layout: high?.layout ?? plan.resident,
           decoded: slot.decoded,
           wordsPerFrame: plan.wordsPerFrame,
           firstFrame: first,
           frames: count,
           resident,
           dpSums,
+          highScratch: high?.scratch(k % plan.slots),
         }),
+        ...(high?.encode(encoder, k % plan.slots, { firstFrame: first, frames: count }) ?? []),
       ];
       timer?.mark(encoder, 'gap');
       device.queue.submit([encoder.finish()]);
       for (const p of params) p.destroy();
-      slot.done = device.queue.onSubmittedWorkDone();
+      slot.done = high ? high.submitted(k % plan.slots) : device.queue.onSubmittedWorkDone();
       const remap = buffer.mapAsync(GPUMapMode.WRITE);
       // A failed or cancelled load destroys the buffer before this settles; its rejection is then expected.
       remap.catch(() => {});
@@ -261,7 +273,12 @@ export async function loadToGpu(
     }
     let t = performance.now();
     await Promise.all([...slots.map((s) => s.done), ...mapped]);
+    // The last batches' pools, in batch order.
+    for (let k = Math.max(0, plan.batches - plan.slots); k < plan.batches; k++) {
+      await high?.settle(k % plan.slots);
+    }
     timings.gpuWaitMs += performance.now() - t;
+    timings.poolGrowths = high?.growths ?? 0;
     ctx.throwIfFailed();
     progress('finish', plan.frames, bytesRead);
 
@@ -276,13 +293,14 @@ export async function loadToGpu(
     if (results.audit.failedFrames > 0) throw decodeFailure(source, results.errors);
     // Scratch goes; the resident data, the flags and nothing else stay.
     for (const s of slots) for (const b of [s.compressed, s.index, s.decoded]) b.destroy();
+    high?.destroyScratch();
     for (const b of [errors, totals, dpSums, audit]) b.destroy();
     // Every staging buffer is mapped again here (awaited above): back to its pool.
     for (const b of staging) stagingPool.give(b);
     decode.destroy();
-    let loaded = plan;
+    let loaded = high ? { ...plan, resident: high.layout, residentBytes: high.layout.totalBytes } : plan;
     let residentSet: readonly GPUBuffer[] = resident;
-    if (options.compactHigh && hotBitmap) {
+    if (options.compactHigh && hotBitmap && plan.resident.high === 'full') {
       t = performance.now();
       const compacted = await compactHighPlane(device, plan.resident, resident, hotBitmap);
       loaded = { ...plan, resident: compacted.layout, residentBytes: compacted.layout.totalBytes };

@@ -19,14 +19,22 @@ describe('virtual images from the resident counts', () => {
     const inputs = await Promise.all([arina.master, ...arina.shards].map((n) => nodeInput(fixture(n))));
     opened.push(...inputs);
     const source = await openAcquisition(inputs);
-    // uint16 byte planes with the full high plane, and with only its hot segments kept (compactHigh).
+    // uint16 byte planes with the full high plane, with only its hot segments kept after the load
+    // (compactHigh), and with the slot pools the load fills (the default; pools of 2 slots make them grow).
     let fullBytes = 0;
-    for (const compactHigh of [false, true]) {
-      const load = await loadToGpu(ctx, source, { batchFrames: 64, pixelsPerBufferLimit: 2000, compactHigh });
+    const runs = [
+      { highPlane: 'full', compactHigh: false },
+      { highPlane: 'full', compactHigh: true },
+      { highPlane: 'slots', poolShare: 1 / 1000 },
+    ] as const;
+    for (const options of runs) {
+      const load = await loadToGpu(ctx, source, { batchFrames: 64, pixelsPerBufferLimit: 2000, ...options });
       try {
-        expect(load.plan.resident.high).toBe(compactHigh ? 'compact' : 'full');
-        if (compactHigh) expect(load.plan.residentBytes).toBeLessThan(0.6 * fullBytes);
-        fullBytes = load.plan.residentBytes;
+        const full = options.highPlane === 'full' && !options.compactHigh;
+        expect(load.plan.resident.high).toBe(full ? 'full' : 'slots');
+        if (!full) expect(load.plan.residentBytes).toBeLessThan(0.6 * fullBytes);
+        else fullBytes = load.plan.residentBytes;
+        if (options.highPlane === 'slots') expect(load.timings.poolGrowths).toBeGreaterThan(0);
         const flagged = flaggedFromMask(source.pixelMask);
         const detectors = defaultDetectors(load.dpSums, [96, 96], flagged);
         expect(detectors.bf.kind).toBe('disk');

@@ -6,7 +6,14 @@
  */
 import { StemflowError } from '../errors.ts';
 import { DEFAULT_DECODE_VARIANT, decodeScratchBytes } from './passes/bslz4-decode-variants.ts';
-import { type ElemSize, planResidentLayout, type ResidentLayout } from './resident-layout.ts';
+import {
+  type ElemSize,
+  highScratchWordsPerPixel,
+  maxPoolSlots,
+  planResidentLayout,
+  type ResidentLayout,
+  slottedResidentLayout,
+} from './resident-layout.ts';
 
 export interface LoadPlanRequest {
   frames: number;
@@ -27,6 +34,13 @@ export interface LoadPlanRequest {
   segmentFrames?: number;
   /** The decode pass's variant (default DEFAULT_DECODE_VARIANT): its global scratch is part of the scratch. */
   decodeVariant?: string;
+  /**
+   * uint16: the high byte plane 'slots' (default: slot pools that the load fills as segments turn hot, which
+   * grow when the data needs more; resident-layout.ts) or 'full' (rows like the low plane).
+   */
+  highPlane?: 'slots' | 'full';
+  /** 'slots': each pool's first capacity as a share of the most it can need (default DEFAULT_POOL_SHARE). */
+  poolShare?: number;
 }
 
 export interface LoadPlan {
@@ -46,6 +60,14 @@ export interface LoadPlan {
   /** The decode variant and its global scratch (one buffer shared by the slots; decodeScratchBytes). */
   decodeVariant: string;
   decodeScratchBytes: number;
+  /**
+   * A slotted high plane: u32 words per pixel row of a batch's high scratch (one scratch per slot, one buffer
+   * per row buffer), and the most slots each pool may grow to (all segments of its pixels, within one binding);
+   * 0 and [] otherwise.
+   */
+  highScratchWordsPerPixel: number;
+  highScratchSlotBytes: number;
+  maxPoolSlots: number[];
   /** Whole-scan result buffers: errors (4 B/frame), frame totals (8 B/frame), DP sums (8 B/pixel), audit. */
   resultBytes: number;
   residentBytes: number;
@@ -54,9 +76,16 @@ export interface LoadPlan {
   /** Mapped staging buffers the chunk bytes are read into ((slots + 1) x compressed slot; host-visible). */
   stagingBytes: number;
   peakBytes: number;
+  /** The budget the plan was checked against (a growing high-byte pool is checked against it too). */
+  budgetBytes?: number;
 }
 
 export const DEFAULT_BATCH_FRAMES = 4096;
+/**
+ * A slotted high plane's first pool capacity: 1/16 of all (pixel, segment) pairs, e.g. a bright-field disk of
+ * 6 % of the detector's pixels hot in every segment; a pool that fills up doubles (gpu-load-high.ts).
+ */
+export const DEFAULT_POOL_SHARE = 1 / 16;
 export const DEFAULT_SLOTS = 3;
 /** Audit counters: max, count > 255 (u64), 257-bin histogram (u64 each), rounded up. */
 export const AUDIT_BYTES = 4096;
@@ -78,7 +107,7 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
       `Frames per batch must be a positive multiple of 64, not ${batchFrames}.`,
     );
   }
-  const resident = planResidentLayout({
+  const fullResident = planResidentLayout({
     frames,
     pixels,
     elemSize,
@@ -87,6 +116,24 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
     pixelsPerBufferLimit: req.pixelsPerBufferLimit,
     segmentFrames: req.segmentFrames,
   });
+  const slotted = fullResident.form === 'planes' && (req.highPlane ?? 'slots') === 'slots';
+  const poolShare = req.poolShare ?? DEFAULT_POOL_SHARE;
+  if (!(poolShare > 0 && poolShare <= 1)) {
+    throw new StemflowError('invalid', `The first pool share must be in (0, 1], not ${poolShare}.`);
+  }
+  const slotFrames = Math.min(fullResident.segmentFrames, fullResident.framesPadded);
+  const bindLimit = Math.min(limits.maxStorageBufferBindingSize, limits.maxBufferSize);
+  const poolMax = slotted
+    ? Array.from({ length: fullResident.rowBuffers }, (_, b) =>
+        Math.min(maxPoolSlots(fullResident, b), Math.floor(bindLimit / slotFrames)),
+      )
+    : [];
+  const resident = slotted
+    ? slottedResidentLayout(
+        fullResident,
+        poolMax.map((m) => Math.max(1, Math.ceil(m * poolShare))),
+      )
+    : fullResident;
   const batches = Math.ceil(frames / batchFrames);
   let largest = 0;
   for (let b = 0; b < batches; b++) {
@@ -105,7 +152,11 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
   const residentBytes = resident.totalBytes;
   const decodeVariant = req.decodeVariant ?? DEFAULT_DECODE_VARIANT;
   const decodeScratch = decodeScratchBytes(decodeVariant, batchFrames);
-  const scratchBytes = slots * (compressedSlotBytes + decodedSlotBytes + indexSlotBytes) + decodeScratch;
+  const scratchWords = slotted ? highScratchWordsPerPixel(resident, batchFrames) : 0;
+  // One scratch a slot: every pixel's row of the batch's high bytes, plus the pools' small state and readback.
+  const highScratchSlotBytes = slotted ? pixels * scratchWords * 4 + 16 * resident.rowBuffers : 0;
+  const scratchBytes =
+    slots * (compressedSlotBytes + decodedSlotBytes + indexSlotBytes + highScratchSlotBytes) + decodeScratch;
   const stagingBytes = (slots + 1) * compressedSlotBytes;
   const peakBytes = residentBytes + scratchBytes + resultBytes;
   const plan: LoadPlan = {
@@ -122,11 +173,15 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
     indexSlotBytes,
     decodeVariant,
     decodeScratchBytes: decodeScratch,
+    highScratchWordsPerPixel: scratchWords,
+    highScratchSlotBytes,
+    maxPoolSlots: poolMax,
     resultBytes,
     residentBytes,
     scratchBytes,
     stagingBytes,
     peakBytes,
+    budgetBytes: req.budgetBytes,
   };
   for (const [what, bytes] of [
     ['One batch of compressed chunks', compressedSlotBytes],
@@ -153,11 +208,15 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
 export function describePlan(plan: LoadPlan): string[] {
   const r = plan.resident;
   const rows = r.rowBufferBytes.reduce((a, b) => a + b, 0);
+  const pools = r.bufferBytes.slice(r.rowBuffers, 2 * r.rowBuffers).reduce((a, b) => a + b, 0);
+  const poolsMax = plan.maxPoolSlots.reduce((a, b) => a + b, 0) * r.slotFrames;
   return [
-    r.form === 'planes'
-      ? `resident ${formatBytes(plan.residentBytes)} = low plane ${formatBytes(rows)} + high plane ${formatBytes(rows)} (written only where nonzero) + hot bitmap ${formatBytes(r.hotBytes)} (${r.segments} segments of ${r.segmentFrames} positions per pixel), each plane in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint16 as byte planes, exact)`
-      : `resident ${formatBytes(plan.residentBytes)} in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint${plan.elemSize * 8}, exact)`,
-    `scratch ${formatBytes(plan.scratchBytes)}: ${plan.slots} slots x (${formatBytes(plan.compressedSlotBytes)} compressed + ${formatBytes(plan.decodedSlotBytes)} decoded + ${formatBytes(plan.indexSlotBytes)} index) + decode scratch ${formatBytes(plan.decodeScratchBytes)} (${plan.decodeVariant})`,
+    r.form === 'planes' && r.high === 'slots'
+      ? `resident ${formatBytes(plan.residentBytes)} = low plane ${formatBytes(rows)} + high bytes in slot pools ${formatBytes(pools)} (${r.hotSlots.reduce((a, b) => a + b, 0)} slots of ${r.slotFrames} positions; they grow while loading if more segments hold counts above 255, to at most ${formatBytes(poolsMax)}) + hot bitmap ${formatBytes(r.hotBytes)} + slot table ${formatBytes(r.pixels * r.segments * 4)} (${r.segments} segments of ${r.segmentFrames} positions per pixel), the low plane in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint16 as byte planes, exact)`
+      : r.form === 'planes'
+        ? `resident ${formatBytes(plan.residentBytes)} = low plane ${formatBytes(rows)} + high plane ${formatBytes(rows)} (written only where nonzero) + hot bitmap ${formatBytes(r.hotBytes)} (${r.segments} segments of ${r.segmentFrames} positions per pixel), each plane in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint16 as byte planes, exact)`
+        : `resident ${formatBytes(plan.residentBytes)} in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint${plan.elemSize * 8}, exact)`,
+    `scratch ${formatBytes(plan.scratchBytes)}: ${plan.slots} slots x (${formatBytes(plan.compressedSlotBytes)} compressed + ${formatBytes(plan.decodedSlotBytes)} decoded + ${formatBytes(plan.indexSlotBytes)} index${plan.highScratchSlotBytes ? ` + ${formatBytes(plan.highScratchSlotBytes)} high scratch` : ''}) + decode scratch ${formatBytes(plan.decodeScratchBytes)} (${plan.decodeVariant})`,
     `results ${formatBytes(plan.resultBytes)}; peak ${formatBytes(plan.peakBytes)} (${(plan.peakBytes / plan.residentBytes).toFixed(3)} x resident); host-visible staging ${formatBytes(plan.stagingBytes)}`,
     `${plan.batches} batches of ${plan.batchFrames} frames`,
     ...(r.form === 'planes' && r.high === 'full'

@@ -56,7 +56,7 @@ describe('compacting the uint16 high byte plane', () => {
         const c = await compactHighPlane(ctx.device, layout, resident, hot);
         // Each full high buffer destroyed for its compact one, plus the hot bases.
         expect(tracked.alive()).toBe(aliveBefore + 1);
-        expect(c.layout.high).toBe('compact');
+        expect(c.layout.high).toBe('slots');
         expect(c.bytesAfter).toBeLessThan(0.6 * c.bytesBefore);
         // The disk's 30 pixels take one copy each; the rest are lone segments or short runs.
         expect(c.copies).toBeLessThan(30 + 40);

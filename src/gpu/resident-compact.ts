@@ -13,7 +13,7 @@ import { compactResidentLayout, type ResidentLayout, residentParts } from './res
 
 export interface CompactedResident {
   layout: ResidentLayout;
-  /** The new resident set: low plane (the same buffers), compact high buffers, hot bitmap, hot bases. */
+  /** The new resident set: low plane (the same buffers), slot pools, hot bitmap, slot table. */
   resident: GPUBuffer[];
   /** Copy commands recorded (runs of hot segments). */
   copies: number;
@@ -32,7 +32,7 @@ export async function compactHighPlane(
   if (!parts.hi || !parts.hot || layout.high !== 'full') {
     throw new StemflowError('invalid', 'Only a full uint16 high byte plane can be compacted.');
   }
-  const { layout: compact, hotBase } = compactResidentLayout(layout, hotBitmap);
+  const { layout: compact, slotTable } = compactResidentLayout(layout, hotBitmap);
   const S = layout.segmentFrames;
   const rowBytes = layout.wordsPerPixel * 4;
   const created: GPUBuffer[] = [];
@@ -52,8 +52,8 @@ export async function compactHighPlane(
   };
   let copies = 0;
   try {
-    const base = await create('resident hot bases', layout.pixels * 4);
-    device.queue.writeBuffer(base, 0, hotBase);
+    const table = await create('resident slot table', compact.bufferBytes[compact.bufferBytes.length - 1]);
+    device.queue.writeBuffer(table, 0, slotTable);
     const high: GPUBuffer[] = [];
     for (let b = 0; b < layout.rowBuffers; b++) {
       const target = await create(`resident high compact ${b}`, compact.bufferBytes[layout.rowBuffers + b]);
@@ -62,7 +62,6 @@ export async function compactHighPlane(
       const first = b * layout.pixelsPerBuffer;
       const end = Math.min(layout.pixels, first + layout.pixelsPerBuffer);
       for (let p = first; p < end; p++) {
-        let slot = hotBase[p];
         const bits = p * layout.hotWordsPerPixel;
         const isHot = (g: number) => (hotBitmap[bits + (g >>> 5)] >>> (g & 31)) & 1;
         for (let g = 0; g < layout.segments; ) {
@@ -74,10 +73,10 @@ export async function compactHighPlane(
           while (g1 < layout.segments && isHot(g1)) g1++;
           const from = g * S;
           const bytes = Math.min(rowBytes, g1 * S) - from;
-          const to = slot * compact.slotFrames;
+          // A pixel's hot segments have consecutive slots (compactResidentLayout).
+          const to = (slotTable[p * layout.segments + g] - 1) * compact.slotFrames;
           encoder.copyBufferToBuffer(parts.hi[b], (p - first) * rowBytes + from, target, to, bytes);
           copies++;
-          slot += g1 - g;
           g = g1;
         }
       }
@@ -87,7 +86,7 @@ export async function compactHighPlane(
     }
     return {
       layout: compact,
-      resident: [...parts.lo, ...high, parts.hot, base],
+      resident: [...parts.lo, ...high, parts.hot, table],
       copies,
       bytesBefore: layout.totalBytes,
       bytesAfter: compact.totalBytes,

@@ -13,7 +13,14 @@
  *   is above 255. High-plane words of cold segments are zero and never need to be read: counts above 255 are
  *   rare outside the bright-field disk, so a virtual image reads about half the bytes of the packed form.
  * The buffers of a resident set, in order (`bufferBytes`): the low (or only) plane's row buffers, then for
- * 'planes' the high plane's row buffers and the hot bitmap (`residentParts` splits them).
+ * 'planes' the high plane's buffers and the hot bitmap, and for a slotted high plane its slot table
+ * (`residentParts` splits them).
+ *
+ * The high plane is 'full' (rows like the low plane) or 'slots': one slot pool per row buffer holds only hot
+ * segments, slotFrames bytes each, and the slot table has one u32 per (pixel, segment): 0 for a segment without
+ * a slot, else its slot in its row buffer's pool + 1. The load fills slots as segments turn hot
+ * (gpu/passes/high-pool-place.ts; `pooledResidentLayout`), or a full plane is compacted into them after a load
+ * (`compactResidentLayout`). Slots are in no particular order.
  */
 import { StemflowError } from '../errors.ts';
 
@@ -71,16 +78,15 @@ export interface ResidentLayout {
   /** Bytes of the hot bitmap (pixels x hotWordsPerPixel x 4); 0 for 'packed'. */
   hotBytes: number;
   /**
-   * 'planes': the high plane 'full' (rows like the low plane, as the load writes it) or 'compact' (after
-   * `compactResidentLayout`: only hot segments, in slots of slotFrames bytes, one buffer per row buffer;
-   * pixel p's hot segments are consecutive slots from hotBase[p]); null for 'packed'.
+   * 'planes': the high plane 'full' (rows like the low plane) or 'slots' (hot segments only, in slot pools
+   * addressed through the slot table, above); null for 'packed'.
    */
-  high: 'full' | 'compact' | null;
-  /** 'compact': hot segment slots in each row buffer's compact high buffer. */
+  high: 'full' | 'slots' | null;
+  /** 'slots': the slots each row buffer's pool holds (its capacity; the load may leave some unused). */
   hotSlots: number[];
-  /** 'compact': bytes per slot, min(segmentFrames, framesPadded) (a scan of one segment keeps no padding). */
+  /** 'slots': bytes per slot, min(segmentFrames, framesPadded) (a scan of one segment keeps no padding). */
   slotFrames: number;
-  /** Every buffer of the resident set: plane 0 rows, [high plane buffers, hot bitmap, ['compact': hot bases]]. */
+  /** Every buffer of the resident set: plane 0 rows, [high plane buffers, hot bitmap, ['slots': slot table]]. */
   bufferBytes: number[];
   totalBytes: number;
 }
@@ -183,13 +189,13 @@ export function planResidentLayout(req: ResidentLayoutRequest): ResidentLayout {
 
 /**
  * The buffers of a resident set by role: `lo` the low (or only) plane, `hi` and `hot` for 'planes', and
- * `hotBase` (u32 per pixel: its first slot in its row buffer's compact high buffer) for a compact high plane.
+ * `slotTable` (u32 per (pixel, segment): slot + 1, or 0) for a slotted high plane.
  */
 export interface ResidentParts<T> {
   lo: T[];
   hi: T[] | null;
   hot: T | null;
-  hotBase: T | null;
+  slotTable: T | null;
 }
 
 export function residentParts<T>(layout: ResidentLayout, buffers: readonly T[]): ResidentParts<T> {
@@ -200,21 +206,13 @@ export function residentParts<T>(layout: ResidentLayout, buffers: readonly T[]):
     );
   }
   const n = layout.rowBuffers;
-  if (layout.form === 'packed') return { lo: buffers.slice(0, n), hi: null, hot: null, hotBase: null };
+  if (layout.form === 'packed') return { lo: buffers.slice(0, n), hi: null, hot: null, slotTable: null };
   return {
     lo: buffers.slice(0, n),
     hi: buffers.slice(n, 2 * n),
     hot: buffers[2 * n],
-    hotBase: layout.high === 'compact' ? buffers[2 * n + 1] : null,
+    slotTable: layout.high === 'slots' ? buffers[2 * n + 1] : null,
   };
-}
-
-/** Hot segments of pixel p before segment g (its rank among the pixel's hot segments). */
-export function hotRank(layout: ResidentLayout, hotBitmap: Uint32Array, p: number, g: number): number {
-  const base = p * layout.hotWordsPerPixel;
-  let n = 0;
-  for (let k = 0; k < g >>> 5; k++) n += popcount(hotBitmap[base + k]);
-  return n + popcount(hotBitmap[base + (g >>> 5)] & ((1 << (g & 31)) - 1));
 }
 
 function popcount(v: number): number {
@@ -227,43 +225,85 @@ function popcount(v: number): number {
   return n;
 }
 
+/** Bytes of a slot table: one u32 per (pixel, segment). */
+export function slotTableBytes(layout: ResidentLayout): number {
+  return layout.pixels * layout.segments * 4;
+}
+
 /**
- * The compact high plane of a loaded 'planes' layout: per pixel its first slot in its row buffer's compact
- * buffer (`hotBase`), and the layout whose high buffers hold only the hot segments (slot k at byte
- * k x slotFrames; at least 16 bytes each), followed by the hot bitmap and the hot bases.
+ * A 'planes' layout whose high plane is slotted, with `capacity[b]` slots in row buffer b's pool (each pool at
+ * least 16 bytes). Throws when a pool would not fit one binding.
+ */
+export function slottedResidentLayout(layout: ResidentLayout, capacity: readonly number[]): ResidentLayout {
+  if (layout.form !== 'planes')
+    throw new StemflowError('invalid', 'Only uint16 byte planes have a high plane.');
+  if (capacity.length !== layout.rowBuffers) {
+    throw new StemflowError('invalid', `A slotted high plane needs ${layout.rowBuffers} pool capacities.`);
+  }
+  const slotFrames = Math.min(layout.segmentFrames, layout.framesPadded);
+  const highBytes = capacity.map((n) => Math.max(16, n * slotFrames));
+  const bufferBytes = [
+    ...layout.rowBufferBytes,
+    ...highBytes,
+    layout.hotBytes,
+    Math.max(16, layout.pixels * layout.segments * 4),
+  ];
+  return {
+    ...layout,
+    high: 'slots',
+    hotSlots: [...capacity],
+    slotFrames,
+    bufferBytes,
+    totalBytes: bufferBytes.reduce((a, b) => a + b, 0),
+  };
+}
+
+/**
+ * u32 words per pixel row of a batch's high scratch (a slotted high plane's transpose target): the batch's
+ * frames, 4 a word, rounded up to 16-byte rows, and never more than a resident row.
+ */
+export function highScratchWordsPerPixel(layout: ResidentLayout, batchFrames: number): number {
+  return Math.min(Math.ceil(batchFrames / 16) * 4, layout.wordsPerPixel);
+}
+
+/** The most slots row buffer b's pool can need: every segment of each of its pixels. */
+export function maxPoolSlots(layout: ResidentLayout, b: number): number {
+  const { first, end } = bufferPixelRange(layout, b);
+  return (end - first) * layout.segments;
+}
+
+/**
+ * The slotted layout of a loaded full high plane (`compactResidentLayout`): row buffer b's hot segments in
+ * consecutive slots of its pool, pixel by pixel, and the slot table that addresses them.
  */
 export function compactResidentLayout(
   layout: ResidentLayout,
   hotBitmap: Uint32Array,
-): { layout: ResidentLayout; hotBase: Uint32Array } {
+): { layout: ResidentLayout; slotTable: Uint32Array } {
   if (layout.form !== 'planes' || layout.high !== 'full') {
     throw new StemflowError('invalid', 'Only a full high byte plane can be compacted.');
   }
   if (hotBitmap.length < layout.pixels * layout.hotWordsPerPixel) {
     throw new StemflowError('invalid', `The hot bitmap must hold ${layout.pixels} pixels.`);
   }
-  const hotBase = new Uint32Array(layout.pixels);
+  const slotTable = new Uint32Array(Math.max(4, layout.pixels * layout.segments));
   const hotSlots = new Array<number>(layout.rowBuffers).fill(0);
   for (let p = 0; p < layout.pixels; p++) {
     const b = Math.floor(p / layout.pixelsPerBuffer);
-    hotBase[p] = hotSlots[b];
-    for (let k = 0; k < layout.hotWordsPerPixel; k++)
-      hotSlots[b] += popcount(hotBitmap[p * layout.hotWordsPerPixel + k]);
+    for (let g = 0; g < layout.segments; g++) {
+      if ((hotBitmap[p * layout.hotWordsPerPixel + (g >>> 5)] >>> (g & 31)) & 1) {
+        slotTable[p * layout.segments + g] = ++hotSlots[b];
+      }
+    }
   }
-  const slotFrames = Math.min(layout.segmentFrames, layout.framesPadded);
-  const highBytes = hotSlots.map((n) => Math.max(16, n * slotFrames));
-  const bufferBytes = [...layout.rowBufferBytes, ...highBytes, layout.hotBytes, layout.pixels * 4];
-  return {
-    layout: {
-      ...layout,
-      high: 'compact',
-      hotSlots,
-      slotFrames,
-      bufferBytes,
-      totalBytes: bufferBytes.reduce((a, b) => a + b, 0),
-    },
-    hotBase,
-  };
+  return { layout: slottedResidentLayout(layout, hotSlots), slotTable };
+}
+
+/** Hot (pixel, segment) pairs of a bitmap. */
+export function countHot(layout: ResidentLayout, hotBitmap: Uint32Array): number {
+  let n = 0;
+  for (let i = 0; i < layout.pixels * layout.hotWordsPerPixel; i++) n += popcount(hotBitmap[i]);
+  return n;
 }
 
 /** The row buffer holding pixel `p` (in each plane) and the word where its row starts. */

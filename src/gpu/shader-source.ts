@@ -13,6 +13,7 @@ import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
 import bslz4DecodeMulti from '../shaders/bslz4-decode-multi.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
 import fft from '../shaders/fft.wgsl?raw';
+import highPoolPlace from '../shaders/high-pool-place.wgsl?raw';
 import packedIndex from '../shaders/packed-index.wgsl?raw';
 import packedQuery from '../shaders/packed-query.wgsl?raw';
 import residentVirtualImage from '../shaders/resident-virtual-image.wgsl?raw';
@@ -33,6 +34,7 @@ export const shaderSource = {
   'bslz4-decode': bslz4Decode,
   'bslz4-decode-multi': bslz4DecodeMulti,
   'detector-transpose': detectorTranspose,
+  'high-pool-place': highPoolPlace,
   'resident-virtual-image': residentVirtualImage,
   'tans-compare': tansCompare,
   'tans-query': tansQuery,

@@ -8,12 +8,7 @@
  * (pixel, segment).
  */
 import { StemflowError } from '../errors.ts';
-import {
-  compactResidentLayout,
-  hotRank,
-  type ResidentLayout,
-  residentParts,
-} from '../gpu/resident-layout.ts';
+import { compactResidentLayout, type ResidentLayout, residentParts } from '../gpu/resident-layout.ts';
 
 export type PackedValues = Uint8Array | Uint16Array | Uint32Array;
 
@@ -27,10 +22,15 @@ export interface TransposeBatch {
   firstFrame: number;
   /** Frames in the batch. */
   frames: number;
+  /**
+   * A slotted high plane: the batch's high scratch (one array per row buffer, rows of `wordsPerPixel` words
+   * from global row word firstFrame / 4), which gets every high word of the batch (the GPU pass's highScratch).
+   */
+  highScratch?: { buffers: Uint32Array[]; wordsPerPixel: number };
 }
 
 /** Checks a batch against its layout; returns wordsPerFrame. Shared with the GPU pass. */
-export function checkTransposeBatch(b: Omit<TransposeBatch, 'decoded'>): number {
+export function checkTransposeBatch(b: Omit<TransposeBatch, 'decoded' | 'highScratch'>): number {
   const { layout, firstFrame, frames } = b;
   const minWords = Math.ceil((layout.pixels * layout.elemSize) / 4);
   const wordsPerFrame = b.wordsPerFrame ?? minWords;
@@ -77,7 +77,19 @@ export function detectorTranspose(
   }
   if (dpSums.length < pixels) throw new StemflowError('invalid', `DP sums need ${pixels} entries.`);
   const { lo, hi, hot } = residentParts(layout, resident);
-  if (layout.high === 'compact') throw new StemflowError('invalid', 'A compacted resident set is read-only.');
+  const scratch = batch.highScratch;
+  if ((layout.high === 'slots') !== (scratch !== undefined)) {
+    throw new StemflowError(
+      'invalid',
+      'A slotted high plane takes the batch high words through a high scratch (highScratch), a full one not.',
+    );
+  }
+  if (scratch && (firstFrame % 16 !== 0 || Math.ceil(frames / 4) > scratch.wordsPerPixel)) {
+    throw new StemflowError(
+      'invalid',
+      'The high scratch needs a batch starting at a multiple of 16 frames that fits its rows.',
+    );
+  }
   const planes = layout.form === 'planes';
   const bits = planes ? 8 : elemSize * 8;
   const outWords = Math.ceil(frames / vpw);
@@ -102,8 +114,9 @@ export function detectorTranspose(
         }
       }
       lo[buffer][row + w] = word;
+      if (scratch) scratch.buffers[buffer][(p - buffer * pixelsPerBuffer) * scratch.wordsPerPixel + w] = high;
       if (planes && high !== 0) {
-        hi![buffer][row + w] = high;
+        if (!scratch) hi![buffer][row + w] = high;
         const segment = Math.floor((firstFrame + w * vpw) / layout.segmentFrames);
         hot![p * layout.hotWordsPerPixel + (segment >>> 5)] |= 1 << (segment & 31);
       }
@@ -177,22 +190,25 @@ export function residentValueAt(
   if (!((hot[p * layout.hotWordsPerPixel + (g >>> 5)] >>> (g & 31)) & 1)) return low;
   const high = resident[layout.rowBuffers + b];
   const at =
-    layout.high === 'compact'
-      ? highSegmentWord(layout, hot, resident[2 * layout.rowBuffers + 1], p, g) +
+    layout.high === 'slots'
+      ? highSegmentWord(layout, resident[2 * layout.rowBuffers + 1], p, g) +
         Math.floor((s - g * layout.segmentFrames) / 4)
       : word;
   return low + 256 * ((high[at] >>> shift) & 0xff);
 }
 
-/** Word of position g x segmentFrames of pixel p's hot segment g in its compact high buffer. */
+/** Word of position g x segmentFrames of pixel p's hot segment g in its row buffer's slot pool. */
 export function highSegmentWord(
   layout: ResidentLayout,
-  hotBitmap: Uint32Array,
-  hotBase: Uint32Array,
+  slotTable: Uint32Array,
   p: number,
   g: number,
 ): number {
-  return (hotBase[p] + hotRank(layout, hotBitmap, p, g)) * (layout.slotFrames / 4);
+  const entry = slotTable[p * layout.segments + g];
+  if (entry === 0) {
+    throw new StemflowError('invalid', `Hot segment ${g} of pixel ${p} has no slot in the slot table.`);
+  }
+  return (entry - 1) * (layout.slotFrames / 4);
 }
 
 /**
@@ -207,7 +223,7 @@ export function compactResident(
   const parts = residentParts(layout, resident);
   if (!parts.hi || !parts.hot)
     throw new StemflowError('invalid', 'Only uint16 byte planes have a high plane.');
-  const { layout: compact, hotBase } = compactResidentLayout(layout, parts.hot);
+  const { layout: compact, slotTable } = compactResidentLayout(layout, parts.hot);
   const high = compact.bufferBytes
     .slice(layout.rowBuffers, 2 * layout.rowBuffers)
     .map((n) => new Uint32Array(n / 4));
@@ -215,15 +231,17 @@ export function compactResident(
   for (let p = 0; p < layout.pixels; p++) {
     const b = Math.floor(p / layout.pixelsPerBuffer);
     const row = (p - b * layout.pixelsPerBuffer) * layout.wordsPerPixel;
-    let slot = hotBase[p];
     for (let g = 0; g < layout.segments; g++) {
-      if (!((parts.hot[p * layout.hotWordsPerPixel + (g >>> 5)] >>> (g & 31)) & 1)) continue;
+      const entry = slotTable[p * layout.segments + g];
+      if (entry === 0) continue;
       const end = Math.min(layout.wordsPerPixel, (g + 1) * segWords);
-      high[b].set(parts.hi[b].subarray(row + g * segWords, row + end), (slot * compact.slotFrames) / 4);
-      slot++;
+      high[b].set(
+        parts.hi[b].subarray(row + g * segWords, row + end),
+        ((entry - 1) * compact.slotFrames) / 4,
+      );
     }
   }
-  return { layout: compact, resident: [...parts.lo, ...high, parts.hot, hotBase] };
+  return { layout: compact, resident: [...parts.lo, ...high, parts.hot, slotTable] };
 }
 
 /**

@@ -87,13 +87,13 @@ describe('residentVirtualImage (CPU twin)', () => {
     });
     const full = residentFromScan(layout, values);
     const { layout: compact, resident } = compactResident(layout, full);
-    expect(compact.high).toBe('compact');
+    expect(compact.high).toBe('slots');
     const hot = full[2 * layout.rowBuffers];
     let hotCount = 0;
     for (const w of hot) for (let b = 0; b < 32; b++) hotCount += (w >>> b) & 1;
     expect(compact.hotSlots.reduce((a, b) => a + b)).toBe(hotCount);
-    // Low plane, the hot slots, the bitmap (2 words per pixel) and the hot bases.
-    expect(compact.totalBytes).toBe(4512 * 9 + hotCount * 128 + 9 * 8 + 9 * 4);
+    // Low plane, the hot slots, the bitmap (2 words per pixel) and the slot table (36 segments per pixel).
+    expect(compact.totalBytes).toBe(4512 * 9 + hotCount * 128 + 9 * 8 + 9 * 36 * 4);
     for (let p = 0; p < pixels; p++)
       for (let s = 0; s < frames; s++)
         if (residentValueAt(compact, resident, p, s) !== values[s * pixels + p])

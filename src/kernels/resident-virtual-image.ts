@@ -29,7 +29,7 @@ export function residentVirtualImage(
       );
     }
   });
-  const { lo, hi, hot, hotBase } = residentParts(layout, resident);
+  const { lo, hi, hot, slotTable } = residentParts(layout, resident);
   const acc = new Float64Array(frames);
   const sums = new BigUint64Array(frames);
   const maxValue = 2 ** (elemSize * 8) - 1;
@@ -54,8 +54,8 @@ export function residentVirtualImage(
           if (!((hot[bits + (g >>> 5)] >>> (g & 31)) & 1)) continue;
           const first = g * segmentFrames;
           const end = Math.min(frames, first + segmentFrames);
-          // Word of position `first`: in the full high row, or in the pixel's slot of the compact buffer.
-          const at = hotBase ? highSegmentWord(layout, hot, hotBase, p, g) : base + first / vpw;
+          // Word of position `first`: in the full high row, or in the pair's slot of its row buffer's pool.
+          const at = slotTable ? highSegmentWord(layout, slotTable, p, g) : base + first / vpw;
           for (let s = first; s < end; s++)
             acc[s] += 256 * ((high[at + Math.floor((s - first) / vpw)] >>> ((s % vpw) * 8)) & 0xff);
         }

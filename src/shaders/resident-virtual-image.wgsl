@@ -17,10 +17,10 @@
 // uint16 ('planes'): `resident` is the low byte plane (4 positions per word, like uint8) and `resident_hi` the
 // high plane, read only for rows whose (pixel, segment) bit is set in `hot`: a column lies in one segment
 // (segments are multiples of 128 positions), and with segments a multiple of 512 a whole workgroup does, so
-// the branch is uniform. Each lane adds lo + 256 x hi (at most 65,535, as uint16 did). A compact high plane
-// (`compact`) holds only the hot segments, in slots of slot_frames bytes: pixel p's hot segment g is slot
-// hot_base[p] + (its hot segments before g). Packed layouts bind placeholders at 4, 5 and 6 that the shader
-// never reads (and full high planes at 6).
+// the branch is uniform. Each lane adds lo + 256 x hi (at most 65,535, as uint16 did). A slotted high plane
+// (`slotted`) holds only the hot segments, in slots of slot_frames bytes: pixel p's hot segment g is slot
+// slot_table[p * segments + g] - 1. Packed layouts bind placeholders at 4, 5 and 6 that the shader never
+// reads (and full high planes at 6).
 
 override ELEM_BYTES: u32 = 2u;
 override WORKGROUP_SIZE: u32 = 256u;
@@ -43,9 +43,11 @@ struct Params {
   // Planes: hot bitmap words per pixel, positions per segment.
   hot_words_per_pixel: u32,
   segment_frames: u32,
-  // Nonzero: `resident_hi` is the compact high plane (slots of slot_frames bytes), addressed through `hot_base`.
-  compact: u32,
+  // Nonzero: `resident_hi` is a slotted high plane (slots of slot_frames bytes) addressed through `slot_table`
+  // (segments per pixel: `segments`).
+  slotted: u32,
   slot_frames: u32,
+  segments: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -54,7 +56,7 @@ struct Params {
 @group(0) @binding(3) var<storage, read_write> image: array<vec2<u32>>;
 @group(0) @binding(4) var<storage, read> resident_hi: array<vec4<u32>>;
 @group(0) @binding(5) var<storage, read> hot: array<u32>;
-@group(0) @binding(6) var<storage, read> hot_base: array<u32>;
+@group(0) @binding(6) var<storage, read> slot_table: array<u32>;
 
 // One round of the slice reduction: lo and hi vec4 of every thread of slices 1..SLICES-1.
 var<workgroup> partial_lo: array<vec4<u32>, WORKGROUP_SIZE>;
@@ -138,14 +140,11 @@ struct Segment {
 
 // Planes: the high-plane vec4 index of pixel p's row vec4 `at` (column `column`), whose segment is hot
 // (`bits`: the pixel's bitmap word of the segment).
-fn high_at(p: u32, bits: u32, at: u32, column: u32, seg: Segment) -> u32 {
-  if (params.compact == 0u) {
+fn high_at(p: u32, at: u32, column: u32, seg: Segment) -> u32 {
+  if (params.slotted == 0u) {
     return at;
   }
-  var slot = hot_base[p] + countOneBits(bits & ((1u << seg.bit) - 1u));
-  for (var k = 0u; k < seg.word; k++) {
-    slot += countOneBits(hot[p * params.hot_words_per_pixel + k]);
-  }
+  let slot = slot_table[p * params.segments + seg.index] - 1u;
   return slot * (params.slot_frames / 16u) + column - seg.index * (params.segment_frames / 16u);
 }
 
@@ -154,7 +153,7 @@ fn high(p: u32, bits: u32, at: u32, column: u32, seg: Segment) -> vec4<u32> {
   if (((bits >> seg.bit) & 1u) == 0u) {
     return vec4<u32>(0u);
   }
-  return resident_hi[high_at(p, bits, at, column, seg)];
+  return resident_hi[high_at(p, at, column, seg)];
 }
 
 // Adds row entries [i, i + 4): every load of the 4 rows is issued before any sum (4 in flight per thread).

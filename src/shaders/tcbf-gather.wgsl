@@ -7,7 +7,7 @@
 // One thread per output element; thread t of [thread_first, thread_end) is image list_start + t / (rows cols),
 // element t % (rows cols). One dispatch per run of images sharing a resident buffer and a spectra buffer.
 // uint16 ('planes'): count = low byte + 256 x high byte, the high byte read only where the (pixel, segment)
-// hot bit is set (from the full high row, or from its slot hot_base[p] + rank in a compact high plane);
+// hot bit is set (from the full high row, or from its slot slot_table[p * segments + g] - 1 in a slotted one);
 // packed layouts bind placeholders at 6, 7 and 8 that the shader never reads.
 
 override ELEM_BYTES: u32 = 2u;
@@ -29,9 +29,10 @@ struct Params {
   // Planes: hot bitmap words per pixel, positions per segment.
   hot_words_per_pixel: u32,
   segment_frames: u32,
-  // Nonzero: `resident_hi` is the compact high plane (slots of slot_frames bytes), addressed through `hot_base`.
-  compact: u32,
+  // Nonzero: `resident_hi` is a slotted high plane (slots of slot_frames bytes) addressed through `slot_table`.
+  slotted: u32,
   slot_frames: u32,
+  segments: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -44,7 +45,7 @@ struct Params {
 @group(0) @binding(5) var<storage, read_write> out: array<f32>;
 @group(0) @binding(6) var<storage, read> resident_hi: array<u32>;
 @group(0) @binding(7) var<storage, read> hot: array<u32>;
-@group(0) @binding(8) var<storage, read> hot_base: array<u32>;
+@group(0) @binding(8) var<storage, read> slot_table: array<u32>;
 
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
@@ -74,11 +75,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         let bits = hot[pixel * params.hot_words_per_pixel + segment / 32u];
         if (((bits >> (segment % 32u)) & 1u) != 0u) {
           var hi_at = at;
-          if (params.compact != 0u) {
-            var slot = hot_base[pixel] + countOneBits(bits & ((1u << (segment % 32u)) - 1u));
-            for (var k = 0u; k < segment / 32u; k++) {
-              slot += countOneBits(hot[pixel * params.hot_words_per_pixel + k]);
-            }
+          if (params.slotted != 0u) {
+            let slot = slot_table[pixel * params.segments + segment] - 1u;
             hi_at = (slot * params.slot_frames + s - segment * params.segment_frames) / 4u;
           }
           count += ((resident_hi[hi_at] >> shift) & 0xffu) << 8u;

@@ -49,6 +49,12 @@ export interface DetectorTransposeJob {
   tilesPerWorkgroup?: number;
   /** Values per dispatch before a batch is split over frames (default 2^28: ~1 GB moved as uint16). */
   maxValuesPerDispatch?: number;
+  /**
+   * A slotted high plane ('slots'): the batch's high scratch, one buffer per row buffer, rows of
+   * `wordsPerPixel` words from global row word firstFrame / 4 (highScratchWordsPerPixel); every high word of the
+   * batch is written there, and gpu/passes/high-pool-place.ts moves the hot segments' words into their slots.
+   */
+  highScratch?: { buffers: readonly GPUBuffer[]; wordsPerPixel: number };
 }
 
 export interface DetectorTransposePass {
@@ -133,11 +139,40 @@ export function createDetectorTransposePass(
     }
     const wordsPerFrame = checkTransposeBatch(job);
     const parts = residentParts(plan, resident);
-    if (plan.high === 'compact') {
+    const scratch = job.highScratch;
+    if ((plan.high === 'slots') !== (scratch !== undefined)) {
       throw new StemflowError(
         'invalid',
-        'A compacted resident set is read-only: the transpose writes full rows.',
+        'A slotted high plane takes the batch high words through a high scratch (highScratch), a full one not.',
       );
+    }
+    if (scratch) {
+      if (
+        firstFrame % 16 !== 0 ||
+        scratch.wordsPerPixel % 4 !== 0 ||
+        scratch.buffers.length !== plan.rowBuffers
+      ) {
+        throw new StemflowError(
+          'invalid',
+          'The high scratch needs a batch starting at a multiple of 16 frames and one buffer of 16-byte rows per row buffer.',
+        );
+      }
+      if (Math.ceil(frames / 4) > scratch.wordsPerPixel) {
+        throw new StemflowError(
+          'invalid',
+          `High scratch rows of ${scratch.wordsPerPixel} words hold fewer than ${frames} frames.`,
+        );
+      }
+      scratch.buffers.forEach((buffer, b) => {
+        const { first, end } = bufferPixelRange(plan, b);
+        if (buffer.size < (end - first) * scratch.wordsPerPixel * 4) {
+          throw new StemflowError(
+            'invalid',
+            `High scratch buffer ${b} is smaller than its row buffer's pixels.`,
+          );
+        }
+        checkBindable(device, buffer, `high scratch ${b}`);
+      });
     }
     resident.forEach((buffer, b) => {
       if (buffer.size < plan.bufferBytes[b]) {
@@ -223,6 +258,9 @@ export function createDetectorTransposePass(
               first_frame: firstFrame,
               segment_frames: plan.segmentFrames,
               hot_words_per_pixel: plan.hotWordsPerPixel,
+              hi_words_per_pixel: scratch ? scratch.wordsPerPixel : plan.wordsPerPixel,
+              hi_word_base: scratch ? outWord : 0,
+              hi_dense: scratch ? 1 : 0,
             },
             workgroups: pixelBlocks * Math.ceil((frameEnd - f + lead) / spanFrames),
           });
@@ -239,7 +277,7 @@ export function createDetectorTransposePass(
             { binding: 1, resource: { buffer: decoded } },
             { binding: 2, resource: { buffer } },
             { binding: 3, resource: { buffer: dpSums } },
-            { binding: 4, resource: { buffer: parts.hi?.[b] ?? unused[0] } },
+            { binding: 4, resource: { buffer: scratch?.buffers[b] ?? parts.hi?.[b] ?? unused[0] } },
             { binding: 5, resource: { buffer: parts.hot ?? unused[1] } },
           ],
         },

@@ -131,12 +131,12 @@ export function createResidentVirtualImagePass(
       const buffer = parts.lo[b];
       const hi = parts.hi?.[b] ?? buffer;
       const hot = parts.hot ?? pixelList;
-      const hotBase = parts.hotBase ?? pixelList;
+      const slotTable = parts.slotTable ?? pixelList;
       for (const [what, x, bytes] of [
         ['low', buffer, plan.rowBufferBytes[b]],
         ['high', hi, parts.hi ? plan.bufferBytes[plan.rowBuffers + b] : 0],
         ['hot', hot, parts.hot ? plan.hotBytes : 0],
-        ['hot base', hotBase, parts.hotBase ? plan.pixels * 4 : 0],
+        ['slot table', slotTable, parts.slotTable ? plan.pixels * plan.segments * 4 : 0],
       ] as const) {
         if (x.size < bytes) {
           throw new StemflowError('invalid', `Resident ${what} buffer ${b} is smaller than ${bytes} bytes.`);
@@ -158,8 +158,9 @@ export function createResidentVirtualImagePass(
             subtract: job.subtract ? 1 : 0,
             hot_words_per_pixel: plan.hotWordsPerPixel,
             segment_frames: plan.segmentFrames,
-            compact: plan.high === 'compact' ? 1 : 0,
+            slotted: plan.high === 'slots' ? 1 : 0,
             slot_frames: plan.slotFrames,
+            segments: plan.segments,
           },
           workgroups: Math.ceil((end - c) / columnsPerGroup),
         });
@@ -179,7 +180,7 @@ export function createResidentVirtualImagePass(
               // Packed layouts: read-only placeholders the shader never reads.
               { binding: 4, resource: { buffer: hi } },
               { binding: 5, resource: { buffer: hot } },
-              { binding: 6, resource: { buffer: hotBase } },
+              { binding: 6, resource: { buffer: slotTable } },
             ],
           },
           chunks,

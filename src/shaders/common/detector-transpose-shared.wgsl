@@ -36,6 +36,13 @@ struct Params {
   first_frame: u32,
   segment_frames: u32,
   hot_words_per_pixel: u32,
+  // Planes: where high words go. A full high plane: the rows of `resident` (hi_words_per_pixel ==
+  // words_per_pixel, hi_word_base 0, hi_dense 0: only nonzero words). A slotted one: the batch's high scratch
+  // (rows of hi_words_per_pixel words from global row word hi_word_base, every word of the batch written,
+  // hi_dense 1), which gpu/passes/high-pool-place.ts moves into the hot segments' slots.
+  hi_words_per_pixel: u32,
+  hi_word_base: u32,
+  hi_dense: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -43,7 +50,7 @@ struct Params {
 @group(0) @binding(2) var<storage, read_write> resident: array<u32>;
 // Per global pixel: lo, hi.
 @group(0) @binding(3) var<storage, read_write> dp_sums: array<atomic<u32>>;
-// Planes: the high plane's row buffer and the hot bitmap (bit g of word p * hot_words_per_pixel + g / 32).
+// Planes: the high plane's row buffer (or the batch's high scratch) and the hot bitmap (bit g of word p * hot_words_per_pixel + g / 32).
 @group(0) @binding(4) var<storage, read_write> resident_hi: array<u32>;
 @group(0) @binding(5) var<storage, read_write> hot: array<atomic<u32>>;
 

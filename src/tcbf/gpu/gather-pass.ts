@@ -15,17 +15,18 @@ export interface GatherRun {
   /** The row buffer holding the run's pixels (uint16: of the low plane), and its first pixel. */
   resident: GPUBuffer;
   /**
-   * uint16: the high plane's buffer (full rows, or compact slots with `hotBase`) and the hot bitmap
+   * uint16: the high plane's buffer (full rows, or a slot pool with `slotTable`) and the hot bitmap
    * (resident-layout.ts 'planes').
    */
   planes?: {
     hi: GPUBuffer;
     hot: GPUBuffer;
-    hotBase?: GPUBuffer;
+    slotTable?: GPUBuffer;
     hotWordsPerPixel: number;
     segmentFrames: number;
-    /** Compact: bytes per slot. */
+    /** Slotted: bytes per slot and segments per pixel. */
     slotFrames?: number;
+    segments?: number;
   };
   rowFirstPixel: number;
   wordsPerPixel: number;
@@ -80,7 +81,7 @@ export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
             // Packed layouts: read-only placeholders the shader never reads.
             { binding: 6, resource: { buffer: run.planes?.hi ?? run.resident } },
             { binding: 7, resource: { buffer: run.planes?.hot ?? shared.pixels } },
-            { binding: 8, resource: { buffer: run.planes?.hotBase ?? shared.pixels } },
+            { binding: 8, resource: { buffer: run.planes?.slotTable ?? shared.pixels } },
           ],
         },
         threadChunks(device, run.count * hw, WORKGROUP, {
@@ -95,8 +96,9 @@ export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
           list_total: shared.total,
           hot_words_per_pixel: run.planes?.hotWordsPerPixel ?? 0,
           segment_frames: run.planes?.segmentFrames ?? 0,
-          compact: run.planes?.hotBase ? 1 : 0,
+          slotted: run.planes?.slotTable ? 1 : 0,
           slot_frames: run.planes?.slotFrames ?? 0,
+          segments: run.planes?.segments ?? 0,
         }),
       );
     },

@@ -152,10 +152,11 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
                   ? {
                       hi: parts.hi[rb],
                       hot: parts.hot,
-                      hotBase: parts.hotBase ?? undefined,
+                      slotTable: parts.slotTable ?? undefined,
                       hotWordsPerPixel: layout.hotWordsPerPixel,
                       segmentFrames: layout.segmentFrames,
                       slotFrames: layout.slotFrames,
+                      segments: layout.segments,
                     }
                   : undefined,
               rowFirstPixel: rb * layout.pixelsPerBuffer,

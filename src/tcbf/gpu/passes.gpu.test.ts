@@ -176,10 +176,11 @@ describe('tcBF passes: GPU = CPU twin (src/tcbf/kernels/<pass>.ts)', () => {
                 planes: {
                   hi: parts.hi![rb],
                   hot: parts.hot!,
-                  hotBase: parts.hotBase ?? undefined,
+                  slotTable: parts.slotTable ?? undefined,
                   hotWordsPerPixel: layout.hotWordsPerPixel,
                   segmentFrames: layout.segmentFrames,
                   slotFrames: set.layout.slotFrames,
+                  segments: layout.segments,
                 },
                 rowFirstPixel: rb * layout.pixelsPerBuffer,
                 wordsPerPixel: layout.wordsPerPixel,
@@ -206,7 +207,7 @@ describe('tcBF passes: GPU = CPU twin (src/tcbf/kernels/<pass>.ts)', () => {
         expect(got[2 * (scanCols + 1)]).toBe(0);
         expect(maxAbs(got)).toBeGreaterThan(1);
       }
-      expect(compact.layout.high).toBe('compact');
+      expect(compact.layout.high).toBe('slots');
     },
   );
 

@@ -1,0 +1,141 @@
+/**
+ * GPU pass: one batch of a slotted uint16 high plane (resident-layout.ts, 'slots') from the batch's high scratch
+ * into the slots of the hot (pixel, segment) pairs it touches, claiming slots for pairs that turn hot.
+ * Shader: src/shaders/high-pool-place.wgsl. CPU twin: src/kernels/high-pool-place.ts. Contract:
+ * docs/pass-graph.md.
+ *
+ * `state` holds, per row buffer b, the pool's used slots at word b and the failed claims of the batch at word
+ * rowBuffers + b (`encode` clears the failed words first, so a readback after the pass holds this batch's).
+ * Failed claims leave their pairs without a slot and lose nothing: the scratch still holds their words, and a
+ * second run of the same batch with a larger pool places them (every step is idempotent).
+ */
+import { StemflowError } from '../../errors.ts';
+import { placeGeometry } from '../../kernels/high-pool-place.ts';
+import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
+import { bufferPixelRange, type ResidentLayout, residentParts } from '../resident-layout.ts';
+import { shaderSource } from '../shader-source.ts';
+import { structLayout } from '../uniform-layout.ts';
+
+const source = shaderSource['high-pool-place'];
+const layout = structLayout(source, 'Params');
+const THREADS = 64;
+
+export interface HighPoolPlaceJob {
+  layout: ResidentLayout;
+  firstFrame: number;
+  frames: number;
+  /** The batch's high scratch, one buffer per row buffer (rows of wordsPerPixel words from word firstFrame / 4). */
+  scratch: { buffers: readonly GPUBuffer[]; wordsPerPixel: number };
+  /** The resident set of the slotted layout (pools, hot bitmap and slot table are used). */
+  resident: readonly GPUBuffer[];
+  /** 2 x rowBuffers u32: used slots, then this batch's failed claims (STORAGE | COPY_DST). */
+  state: GPUBuffer;
+  /** Slots per pool (default layout.hotSlots). */
+  capacity?: readonly number[];
+  /** Only these row buffers (default: all). */
+  rowBuffers?: readonly number[];
+}
+
+export interface HighPoolPlacePass {
+  /** Records the pass (after clearing the batch's failed counts); destroy the returned buffer after submitting. */
+  encode(encoder: GPUCommandEncoder, job: HighPoolPlaceJob): GPUBuffer[];
+}
+
+/** Bytes of the pass's `state` buffer for a layout. */
+export function placeStateBytes(resident: ResidentLayout): number {
+  return 8 * resident.rowBuffers;
+}
+
+export function createHighPoolPlacePass(device: GPUDevice): HighPoolPlacePass {
+  const pipeline = device.createComputePipeline({
+    label: 'high-pool-place',
+    layout: 'auto',
+    compute: {
+      module: device.createShaderModule({ label: 'high-pool-place.wgsl', code: source }),
+      entryPoint: 'main',
+    },
+  });
+  const maxGroups = device.limits.maxComputeWorkgroupsPerDimension;
+  return {
+    encode(encoder, job) {
+      const { layout: plan, firstFrame, frames, scratch, resident, state } = job;
+      const g = placeGeometry(plan, firstFrame, frames);
+      const parts = residentParts(plan, resident);
+      if (!parts.hi || !parts.hot || !parts.slotTable)
+        throw new StemflowError('invalid', 'No slotted high plane.');
+      const capacity = job.capacity ?? plan.hotSlots;
+      if (state.size < placeStateBytes(plan))
+        throw new StemflowError('invalid', 'The pool state buffer is too small.');
+      const which = job.rowBuffers ?? Array.from({ length: plan.rowBuffers }, (_, b) => b);
+      encoder.clearBuffer(state, 4 * plan.rowBuffers, 4 * plan.rowBuffers);
+      const params: GPUBuffer[] = [];
+      for (const b of which) {
+        const { first, end } = bufferPixelRange(plan, b);
+        const pool = parts.hi[b];
+        if (pool.size < capacity[b] * plan.slotFrames) {
+          throw new StemflowError('invalid', `Pool ${b} holds fewer than ${capacity[b]} slots.`);
+        }
+        if (scratch.buffers[b].size < (end - first) * scratch.wordsPerPixel * 4) {
+          throw new StemflowError(
+            'invalid',
+            `High scratch buffer ${b} is smaller than its row buffer's pixels.`,
+          );
+        }
+        for (const [what, buffer] of [
+          ['slot pool', pool],
+          ['high scratch', scratch.buffers[b]],
+          ['slot table', parts.slotTable],
+        ] as const) {
+          checkBindable(device, buffer, `${what} ${b}`);
+        }
+        const pixelBlocks = Math.ceil((end - first) / THREADS);
+        const segments = g.segEnd - g.segFirst;
+        const chunks: DispatchChunk[] = [];
+        // Whole segments per dispatch, within the workgroup limit.
+        const perChunk = Math.max(1, Math.floor(maxGroups / pixelBlocks));
+        for (let s = 0; s < segments; s += perChunk) {
+          const n = Math.min(perChunk, segments - s);
+          chunks.push({
+            params: {
+              row_first_pixel: first,
+              pixel_count: end - first,
+              pixel_blocks: pixelBlocks,
+              scratch_words_per_pixel: scratch.wordsPerPixel,
+              batch_word0: g.batchWord0,
+              batch_words: g.batchWords,
+              seg_first: g.segFirst + s,
+              segment_words: g.segmentWords,
+              slot_words: g.slotWords,
+              segments: plan.segments,
+              hot_words_per_pixel: plan.hotWordsPerPixel,
+              capacity: capacity[b],
+              state_used: b,
+              state_failed: plan.rowBuffers + b,
+            },
+            workgroups: pixelBlocks * n,
+          });
+        }
+        params.push(
+          encodeChunks(
+            encoder,
+            {
+              device,
+              pipeline,
+              layout,
+              label: `high-pool-place buffer ${b}`,
+              bindings: [
+                { binding: 1, resource: { buffer: scratch.buffers[b] } },
+                { binding: 2, resource: { buffer: pool } },
+                { binding: 3, resource: { buffer: parts.slotTable } },
+                { binding: 4, resource: { buffer: parts.hot } },
+                { binding: 5, resource: { buffer: state } },
+              ],
+            },
+            chunks,
+          ),
+        );
+      }
+      return params;
+    },
+  };
+}

@@ -1,0 +1,94 @@
+/**
+ * CPU twin of the `high-pool-place` GPU pass (src/shaders/high-pool-place.wgsl): one batch of a slotted uint16
+ * high plane (src/gpu/resident-layout.ts, 'slots'), from the batch's high scratch (detector-transpose with a
+ * highScratch) into the slots of the hot (pixel, segment) pairs the batch touches. A hot pair without a slot
+ * claims the next one of its row buffer's pool; past the pool's capacity the pair stays without a slot and
+ * counts as failed (the host grows the pool and runs the batch again: every step here is idempotent). Only the
+ * slots' numbering may differ from the GPU's, which claims in no fixed order; values, tables' filled entries,
+ * used and failed counts are the same.
+ */
+import { StemflowError } from '../errors.ts';
+import { bufferPixelRange, type ResidentLayout } from '../gpu/resident-layout.ts';
+
+export interface HighPoolPlaceJob {
+  layout: ResidentLayout;
+  /** The batch: global frames [firstFrame, firstFrame + frames); firstFrame a multiple of 16. */
+  firstFrame: number;
+  frames: number;
+  /** The batch's high scratch (one array per row buffer), rows of wordsPerPixel words from word firstFrame / 4. */
+  scratch: { buffers: readonly Uint32Array[]; wordsPerPixel: number };
+  /** The hot bitmap (read), the slot table (entries filled), the pools (one per row buffer, written). */
+  hot: Uint32Array;
+  slotTable: Uint32Array;
+  pools: readonly Uint32Array[];
+  /** Used slots per row buffer (updated); capacity per row buffer (default layout.hotSlots). */
+  used: Uint32Array;
+  capacity?: readonly number[];
+}
+
+/** The batch's segments [first, end), and the words of each pair to copy. Shared with the GPU pass. */
+export function placeGeometry(layout: ResidentLayout, firstFrame: number, frames: number) {
+  if (layout.high !== 'slots')
+    throw new StemflowError('invalid', 'Only a slotted high plane has slot pools.');
+  if (!Number.isInteger(firstFrame) || firstFrame < 0 || firstFrame % 16 !== 0) {
+    throw new StemflowError(
+      'invalid',
+      `A batch of a slotted high plane starts at a multiple of 16 frames, not ${firstFrame}.`,
+    );
+  }
+  if (!Number.isInteger(frames) || frames <= 0 || firstFrame + frames > layout.frames) {
+    throw new StemflowError(
+      'invalid',
+      `Frames ${firstFrame}..${firstFrame + frames} are not in the scan's ${layout.frames}.`,
+    );
+  }
+  const S = layout.segmentFrames;
+  return {
+    segFirst: Math.floor(firstFrame / S),
+    segEnd: Math.floor((firstFrame + frames - 1) / S) + 1,
+    batchWord0: firstFrame / 4,
+    batchWords: Math.ceil(frames / 4),
+    segmentWords: S / 4,
+    slotWords: layout.slotFrames / 4,
+  };
+}
+
+/** Places one batch; returns the pairs that found no slot, per row buffer. */
+export function highPoolPlace(job: HighPoolPlaceJob): number[] {
+  const { layout, firstFrame, frames, scratch, hot, slotTable, pools, used } = job;
+  const g = placeGeometry(layout, firstFrame, frames);
+  const capacity = job.capacity ?? layout.hotSlots;
+  const failed = new Array<number>(layout.rowBuffers).fill(0);
+  for (let b = 0; b < layout.rowBuffers; b++) {
+    const { first, end } = bufferPixelRange(layout, b);
+    const pool = pools[b];
+    if (pool.length < capacity[b] * g.slotWords) {
+      throw new StemflowError('invalid', `Pool ${b} holds fewer than ${capacity[b]} slots.`);
+    }
+    for (let segment = g.segFirst; segment < g.segEnd; segment++) {
+      const segWord0 = segment * g.segmentWords;
+      const c0 = Math.max(segWord0, g.batchWord0) - segWord0;
+      const c1 = Math.min(segWord0 + g.slotWords, g.batchWord0 + g.batchWords) - segWord0;
+      for (let pixel = first; pixel < end; pixel++) {
+        if (!((hot[pixel * layout.hotWordsPerPixel + (segment >>> 5)] >>> (segment & 31)) & 1)) continue;
+        const at = pixel * layout.segments + segment;
+        let fresh = false;
+        if (slotTable[at] === 0) {
+          if (used[b] >= capacity[b]) {
+            failed[b]++;
+            continue;
+          }
+          slotTable[at] = ++used[b];
+          fresh = true;
+        }
+        const slot0 = (slotTable[at] - 1) * g.slotWords;
+        const row = (pixel - first) * scratch.wordsPerPixel + segWord0 - g.batchWord0;
+        for (let j = 0; j < g.slotWords; j++) {
+          if (j >= c0 && j < c1) pool[slot0 + j] = scratch.buffers[b][row + j];
+          else if (fresh) pool[slot0 + j] = 0;
+        }
+      }
+    }
+  }
+  return failed;
+}
