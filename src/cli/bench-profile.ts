@@ -119,6 +119,8 @@ export async function profileLoadPasses(
     },
     batchFrames,
     slots: 1,
+    // The transpose into a full high plane (as the figures since the fifth session were measured).
+    highPlane: 'full',
   });
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
   const buffers: GPUBuffer[] = [];

@@ -6,10 +6,38 @@ import { DEFAULT_DECODE_VARIANT } from './passes/bslz4-decode-variants';
 const H200 = { maxBufferSize: 2 ** 40, maxStorageBufferBindingSize: 2 ** 31 - 4 };
 
 describe('GPU load memory plan', () => {
-  it('plans the full ARINA scan (512x512x192x192 uint16) within 1.1 x resident + 1 GiB', () => {
+  it('plans the full ARINA scan with slot pools: low plane + 1/16 of the high plane + bitmap + table', () => {
     const frames = 512 * 512;
     const sizes = new Uint32Array(frames).fill(12_100);
     const plan = planGpuLoad({ frames, detector: [192, 192], elemSize: 2, chunkSizes: sizes, limits: H200 });
+    const pixels = 192 * 192;
+    expect(plan.resident.high).toBe('slots');
+    // 64 segments of 4,096 positions a pixel; pools of 4 slots a pixel (1/16), 4 KiB each.
+    expect(plan.resident.hotSlots.reduce((a, b) => a + b)).toBe(pixels * 4);
+    expect(plan.residentBytes).toBe(pixels * frames + pixels * 4 * 4096 + pixels * 8 + pixels * 64 * 4);
+    expect(plan.maxPoolSlots.reduce((a, b) => a + b)).toBe(pixels * 64);
+    // High scratch: a batch's high bytes (4,096 positions a pixel) in each of 3 slots.
+    expect(plan.highScratchWordsPerPixel).toBe(1024);
+    expect(plan.scratchBytes).toBe(
+      3 * (4096 * 12_100 + 4096 * pixels * 2 + 4096 * 8 + pixels * 4096 + 16 * 5) + 4096 * 2 * 8192,
+    );
+    expect(plan.peakBytes).toBeLessThanOrEqual(1.1 * plan.residentBytes + 2 ** 30);
+    expect(describePlan(plan)[0]).toMatch(
+      /resident 9\.57 GiB = low plane 9\.00 GiB \+ high bytes in slot pools 576\.0 MiB \(147456 slots of 4096 positions; .* to at most 9\.00 GiB\) \+ hot bitmap 288\.0 KiB \+ slot table 9\.0 MiB/,
+    );
+  });
+
+  it('plans the full ARINA scan (512x512x192x192 uint16) within 1.1 x resident + 1 GiB', () => {
+    const frames = 512 * 512;
+    const sizes = new Uint32Array(frames).fill(12_100);
+    const plan = planGpuLoad({
+      frames,
+      detector: [192, 192],
+      elemSize: 2,
+      chunkSizes: sizes,
+      limits: H200,
+      highPlane: 'full',
+    });
     // Two byte planes and the hot bitmap (64 segments of 4,096 positions: 8 bytes per pixel).
     expect(plan.residentBytes).toBe(192 * 192 * frames * 2 + 192 * 192 * 8);
     expect(plan.resident.rowBuffers).toBe(5);
@@ -28,7 +56,14 @@ describe('GPU load memory plan', () => {
   it('counts the decode scratch of the default variant in scratch and peak, and prints it', () => {
     const frames = 512 * 512;
     const sizes = new Uint32Array(frames).fill(12_100);
-    const plan = planGpuLoad({ frames, detector: [192, 192], elemSize: 2, chunkSizes: sizes, limits: H200 });
+    const plan = planGpuLoad({
+      frames,
+      detector: [192, 192],
+      elemSize: 2,
+      chunkSizes: sizes,
+      limits: H200,
+      highPlane: 'full',
+    });
     expect(plan.decodeVariant).toBe(DEFAULT_DECODE_VARIANT);
     // scratch-keep-pat-wg16-x2-stage16: 4,096 workgroups per dispatch x 2 blocks in flight x 8 KiB.
     expect(plan.decodeScratchBytes).toBe(4096 * 2 * 8192);
@@ -45,6 +80,7 @@ describe('GPU load memory plan', () => {
       elemSize: 2,
       chunkSizes: sizes,
       limits: H200,
+      highPlane: 'full',
       decodeVariant: 'base',
     });
     expect(base.decodeScratchBytes).toBe(0);
@@ -84,6 +120,7 @@ describe('GPU load memory plan', () => {
         elemSize: 2,
         chunkSizes: sizes,
         limits: H200,
+        highPlane: 'full',
         budgetBytes: 256 * 2 ** 20,
       });
       expect.unreachable();
