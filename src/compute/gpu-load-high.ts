@@ -23,8 +23,8 @@ export interface HighSlots {
   readonly resident: readonly GPUBuffer[];
   /** The transpose's highScratch for load slot `s`. */
   scratch(s: number): { buffers: readonly GPUBuffer[]; wordsPerPixel: number };
-  /** Records the place pass of a batch in load slot `s` and the copy of its state; returns params to destroy. */
-  encode(encoder: GPUCommandEncoder, s: number, batch: HighSlotsBatch): GPUBuffer[];
+  /** Records the place pass of a batch in load slot `s` and the copy of its state. */
+  encode(encoder: GPUCommandEncoder, s: number, batch: HighSlotsBatch): void;
   /** After submitting slot `s`'s batch: resolves when its state is readable (the batch is done). */
   submitted(s: number): Promise<void>;
   /** Once submitted(s) resolved: grows full pools and places the batch's remaining pairs, until none is left. */
@@ -71,7 +71,7 @@ export function createHighSlots(
   const encodePlace = (encoder: GPUCommandEncoder, s: number, rowBuffers?: number[]) => {
     const slot = slots[s];
     const batch = slot.batch!;
-    const params = place.encode(encoder, {
+    place.encode(encoder, {
       layout,
       ...batch,
       scratch: { buffers: slot.scratch, wordsPerPixel },
@@ -81,7 +81,6 @@ export function createHighSlots(
     });
     encoder.copyBufferToBuffer(state, 0, slot.readback, 0, placeStateBytes(layout));
     slot.capacity = [...layout.hotSlots];
-    return params;
   };
 
   const mapState = (s: number) => {
@@ -138,7 +137,7 @@ export function createHighSlots(
     scratch: (s) => ({ buffers: slots[s].scratch, wordsPerPixel }),
     encode(encoder, s, batch) {
       slots[s].batch = batch;
-      return encodePlace(encoder, s);
+      encodePlace(encoder, s);
     },
     submitted: mapState,
     async settle(s) {
@@ -159,9 +158,8 @@ export function createHighSlots(
           if (layout.hotSlots[b] <= slot.capacity[b])
             retired.push(grow(encoder, b, layout.hotSlots[b] + failed[b]));
         }
-        const params = encodePlace(encoder, s, rows);
+        encodePlace(encoder, s, rows);
         device.queue.submit([encoder.finish()]);
-        for (const p of params) p.destroy();
         for (const old of retired) {
           old.destroy();
           owned.splice(owned.indexOf(old), 1);
@@ -179,6 +177,7 @@ export function createHighSlots(
     destroyScratch() {
       for (const slot of slots) for (const b of [...slot.scratch, slot.readback]) b.destroy();
       state.destroy();
+      place.destroy();
     },
   };
 }

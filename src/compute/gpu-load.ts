@@ -26,7 +26,7 @@ import { createStagingPool } from '../gpu/staging-pool';
 import { chunkIndex } from '../kernels/bslz4-decode';
 import { type AcquisitionSource, DTYPE_BYTES } from '../source/acquisition-source.ts';
 import { checkBlockSize, decodeFailure, explainFailure } from './gpu-load-checks.ts';
-import { createHighSlots } from './gpu-load-high.ts';
+import { createHighSlots, type HighSlots } from './gpu-load-high.ts';
 import type { GpuLoad, GpuLoadOptions, GpuLoadTimings, LoadStage } from './gpu-load-types.ts';
 import { readBuffer } from './readback.ts';
 
@@ -97,6 +97,7 @@ export async function loadToGpu(
   };
 
   let decode: Bslz4DecodePass | null = null;
+  let high: HighSlots | null = null;
   try {
     // Allocation, checked for out-of-memory as one scope: nothing is used before it all exists.
     const allocateStart = performance.now();
@@ -111,7 +112,7 @@ export async function loadToGpu(
     timings0.residentReused = taken.reused;
     owned.push(...resident);
     // A slotted high plane: its scratch, pools' state, and the pools it may grow (it updates `resident`).
-    const high = plan.resident.high === 'slots' ? createHighSlots(device, plan, resident, owned, make) : null;
+    high = plan.resident.high === 'slots' ? createHighSlots(device, plan, resident, owned, make) : null;
     const flags = make('pixel flags', pixels * 4, STORAGE_IN);
     const errors = make('decode errors', plan.frames * 4, STORAGE_OUT);
     const totals = make('frame totals', plan.frames * 8, STORAGE_OUT);
@@ -249,8 +250,8 @@ export async function loadToGpu(
           dpSums,
           highScratch: high?.scratch(k % plan.slots),
         }),
-        ...(high?.encode(encoder, k % plan.slots, { firstFrame: first, frames: count }) ?? []),
       ];
+      high?.encode(encoder, k % plan.slots, { firstFrame: first, frames: count });
       timer?.mark(encoder, 'gap');
       device.queue.submit([encoder.finish()]);
       for (const p of params) p.destroy();
@@ -328,6 +329,7 @@ export async function loadToGpu(
     };
   } catch (e) {
     decode?.destroy();
+    high?.destroyScratch();
     releaseAll();
     throw await explainFailure(ctx, e);
   }

@@ -24,7 +24,7 @@ export interface TransposeBatch {
   frames: number;
   /**
    * A slotted high plane: the batch's high scratch (one array per row buffer, rows of `wordsPerPixel` words
-   * from global row word firstFrame / 4), which gets every high word of the batch (the GPU pass's highScratch).
+   * from global row word firstFrame / 4), which gets the batch's nonzero high words (the GPU pass's highScratch).
    */
   highScratch?: { buffers: Uint32Array[]; wordsPerPixel: number };
 }
@@ -114,9 +114,10 @@ export function detectorTranspose(
         }
       }
       lo[buffer][row + w] = word;
-      if (scratch) scratch.buffers[buffer][(p - buffer * pixelsPerBuffer) * scratch.wordsPerPixel + w] = high;
       if (planes && high !== 0) {
-        if (!scratch) hi![buffer][row + w] = high;
+        if (scratch)
+          scratch.buffers[buffer][(p - buffer * pixelsPerBuffer) * scratch.wordsPerPixel + w] = high;
+        else hi![buffer][row + w] = high;
         const segment = Math.floor((firstFrame + w * vpw) / layout.segmentFrames);
         hot![p * layout.hotWordsPerPixel + (segment >>> 5)] |= 1 << (segment & 31);
       }

@@ -1,11 +1,12 @@
 /**
  * CPU twin of the `high-pool-place` GPU pass (src/shaders/high-pool-place.wgsl): one batch of a slotted uint16
  * high plane (src/gpu/resident-layout.ts, 'slots'), from the batch's high scratch (detector-transpose with a
- * highScratch) into the slots of the hot (pixel, segment) pairs the batch touches. A hot pair without a slot
- * claims the next one of its row buffer's pool; past the pool's capacity the pair stays without a slot and
- * counts as failed (the host grows the pool and runs the batch again: every step here is idempotent). Only the
- * slots' numbering may differ from the GPU's, which claims in no fixed order; values, tables' filled entries,
- * used and failed counts are the same.
+ * highScratch: nonzero words only, the rest zero) into the slots of the (pixel, segment) pairs whose words in
+ * the batch are not all zero; the words copied are zeroed in the scratch. A pair without a slot claims the next
+ * one of its row buffer's pool (zeros outside the batch's words); past the pool's capacity the pair keeps no
+ * slot, its words stay in the scratch, and it counts as failed (the host grows the pool and runs the batch
+ * again, which places exactly those). Only the slots' numbering may differ from the GPU's, which claims in no
+ * fixed order; values, the table's filled entries, used and failed counts are the same.
  */
 import { StemflowError } from '../errors.ts';
 import { bufferPixelRange, type ResidentLayout } from '../gpu/resident-layout.ts';
@@ -15,8 +16,9 @@ export interface HighPoolPlaceJob {
   /** The batch: global frames [firstFrame, firstFrame + frames); firstFrame a multiple of 16. */
   firstFrame: number;
   frames: number;
-  /** The batch's high scratch (one array per row buffer), rows of wordsPerPixel words from word firstFrame / 4. */
+  /** The batch's high scratch (one array per row buffer, rows of wordsPerPixel words from word firstFrame / 4). */
   scratch: { buffers: readonly Uint32Array[]; wordsPerPixel: number };
+  // (The scratch is written: the words placed are zeroed.)
   /** The hot bitmap (read), the slot table (entries filled), the pools (one per row buffer, written). */
   hot: Uint32Array;
   slotTable: Uint32Array;
@@ -71,6 +73,11 @@ export function highPoolPlace(job: HighPoolPlaceJob): number[] {
       const c1 = Math.min(segWord0 + g.slotWords, g.batchWord0 + g.batchWords) - segWord0;
       for (let pixel = first; pixel < end; pixel++) {
         if (!((hot[pixel * layout.hotWordsPerPixel + (segment >>> 5)] >>> (segment & 31)) & 1)) continue;
+        const row = (pixel - first) * scratch.wordsPerPixel + segWord0 - g.batchWord0;
+        const words = scratch.buffers[b];
+        let any = 0;
+        for (let j = c0; j < c1; j++) any |= words[row + j];
+        if (any === 0) continue;
         const at = pixel * layout.segments + segment;
         let fresh = false;
         if (slotTable[at] === 0) {
@@ -82,10 +89,11 @@ export function highPoolPlace(job: HighPoolPlaceJob): number[] {
           fresh = true;
         }
         const slot0 = (slotTable[at] - 1) * g.slotWords;
-        const row = (pixel - first) * scratch.wordsPerPixel + segWord0 - g.batchWord0;
         for (let j = 0; j < g.slotWords; j++) {
-          if (j >= c0 && j < c1) pool[slot0 + j] = scratch.buffers[b][row + j];
-          else if (fresh) pool[slot0 + j] = 0;
+          if (j >= c0 && j < c1) {
+            pool[slot0 + j] = words[row + j];
+            words[row + j] = 0;
+          } else if (fresh) pool[slot0 + j] = 0;
         }
       }
     }

@@ -6,8 +6,8 @@
 // f * words_per_frame, pixel p at element p). Resident rows (pixel p's row at word
 // (p - row_first_pixel) * words_per_pixel, global frame s at element s): uint8 and uint32 packed like the
 // slot; uint16 ('planes') as two byte planes of 4 frames per word: `resident` gets the low bytes (every word),
-// `resident_hi` the high bytes (a full high plane: only nonzero words, the buffers start zeroed; a slotted
-// one: every word of the batch into the batch's high scratch, Params.hi_*), and `hot` one bit per (pixel,
+// `resident_hi` the high bytes (only nonzero words: the buffers start zeroed; a slotted high plane: into the
+// batch's high scratch, Params.hi_*), and `hot` one bit per (pixel,
 // segment of segment_frames frames) holding a value above 255. One dispatch binds one row buffer (per plane)
 // and covers pixels [pixel_first, pixel_end) of it; packed layouts bind placeholders at 4 and 5.
 //
@@ -122,11 +122,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
         }
         let at = (pixel - params.row_first_pixel) * params.words_per_pixel + params.out_word + fb / ovpw;
         resident[at] = word;
-        if (planes && (high != 0u || params.hi_dense != 0u)) {
+        if (planes && high != 0u) {
           let hi_at = (pixel - params.row_first_pixel) * params.hi_words_per_pixel + params.out_word + fb / ovpw;
           resident_hi[hi_at - params.hi_word_base] = high;
-        }
-        if (planes && high != 0u) {
           hot_mask[r] |= 1u << ((params.first_frame + fb) / params.segment_frames - seg0);
         }
         let l = lo[r] + s;

@@ -51,8 +51,8 @@ export interface DetectorTransposeJob {
   maxValuesPerDispatch?: number;
   /**
    * A slotted high plane ('slots'): the batch's high scratch, one buffer per row buffer, rows of
-   * `wordsPerPixel` words from global row word firstFrame / 4 (highScratchWordsPerPixel); every high word of the
-   * batch is written there, and gpu/passes/high-pool-place.ts moves the hot segments' words into their slots.
+   * `wordsPerPixel` words from global row word firstFrame / 4 (highScratchWordsPerPixel), zero where the pass
+   * writes nothing; its nonzero high words go there, and gpu/passes/high-pool-place.ts moves them into slots.
    */
   highScratch?: { buffers: readonly GPUBuffer[]; wordsPerPixel: number };
 }
@@ -260,7 +260,6 @@ export function createDetectorTransposePass(
               hot_words_per_pixel: plan.hotWordsPerPixel,
               hi_words_per_pixel: scratch ? scratch.wordsPerPixel : plan.wordsPerPixel,
               hi_word_base: scratch ? outWord : 0,
-              hi_dense: scratch ? 1 : 0,
             },
             workgroups: pixelBlocks * Math.ceil((frameEnd - f + lead) / spanFrames),
           });

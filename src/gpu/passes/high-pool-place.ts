@@ -11,10 +11,10 @@
  */
 import { StemflowError } from '../../errors.ts';
 import { placeGeometry } from '../../kernels/high-pool-place.ts';
-import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
+import { checkBindable } from '../chunked-dispatch.ts';
 import { bufferPixelRange, type ResidentLayout, residentParts } from '../resident-layout.ts';
 import { shaderSource } from '../shader-source.ts';
-import { structLayout } from '../uniform-layout.ts';
+import { packStruct, structLayout } from '../uniform-layout.ts';
 
 const source = shaderSource['high-pool-place'];
 const layout = structLayout(source, 'Params');
@@ -37,8 +37,13 @@ export interface HighPoolPlaceJob {
 }
 
 export interface HighPoolPlacePass {
-  /** Records the pass (after clearing the batch's failed counts); destroy the returned buffer after submitting. */
-  encode(encoder: GPUCommandEncoder, job: HighPoolPlaceJob): GPUBuffer[];
+  /**
+   * Records the pass (after clearing the batch's failed counts). Its uniform buffers and bind groups are kept
+   * per scratch buffer and rebuilt when a pool, the table, the bitmap or the state buffer changes; `destroy`
+   * frees them.
+   */
+  encode(encoder: GPUCommandEncoder, job: HighPoolPlaceJob): void;
+  destroy(): void;
 }
 
 /** Bytes of the pass's `state` buffer for a layout. */
@@ -56,47 +61,86 @@ export function createHighPoolPlacePass(device: GPUDevice): HighPoolPlacePass {
     },
   });
   const maxGroups = device.limits.maxComputeWorkgroupsPerDimension;
+  const stride = Math.max(layout.byteSize, device.limits.minUniformBufferOffsetAlignment);
+  // Per scratch buffer: the uniform buffer (a slot per dispatch) and the bind groups of the buffers bound now.
+  const kept = new Map<
+    GPUBuffer,
+    { params: GPUBuffer; chunks: number; key: GPUBuffer[]; groups: GPUBindGroup[] }
+  >();
   return {
     encode(encoder, job) {
       const { layout: plan, firstFrame, frames, scratch, resident, state } = job;
       const g = placeGeometry(plan, firstFrame, frames);
       const parts = residentParts(plan, resident);
-      if (!parts.hi || !parts.hot || !parts.slotTable)
-        throw new StemflowError('invalid', 'No slotted high plane.');
+      const { hi, hot, slotTable } = parts;
+      if (!hi || !hot || !slotTable) throw new StemflowError('invalid', 'No slotted high plane.');
       const capacity = job.capacity ?? plan.hotSlots;
-      if (state.size < placeStateBytes(plan))
+      if (state.size < placeStateBytes(plan)) {
         throw new StemflowError('invalid', 'The pool state buffer is too small.');
+      }
       const which = job.rowBuffers ?? Array.from({ length: plan.rowBuffers }, (_, b) => b);
       encoder.clearBuffer(state, 4 * plan.rowBuffers, 4 * plan.rowBuffers);
-      const params: GPUBuffer[] = [];
       for (const b of which) {
         const { first, end } = bufferPixelRange(plan, b);
-        const pool = parts.hi[b];
+        const pool = hi[b];
+        const target = scratch.buffers[b];
         if (pool.size < capacity[b] * plan.slotFrames) {
           throw new StemflowError('invalid', `Pool ${b} holds fewer than ${capacity[b]} slots.`);
         }
-        if (scratch.buffers[b].size < (end - first) * scratch.wordsPerPixel * 4) {
+        if (target.size < (end - first) * scratch.wordsPerPixel * 4) {
           throw new StemflowError(
             'invalid',
             `High scratch buffer ${b} is smaller than its row buffer's pixels.`,
           );
         }
-        for (const [what, buffer] of [
-          ['slot pool', pool],
-          ['high scratch', scratch.buffers[b]],
-          ['slot table', parts.slotTable],
-        ] as const) {
-          checkBindable(device, buffer, `${what} ${b}`);
-        }
         const pixelBlocks = Math.ceil((end - first) / THREADS);
         const segments = g.segEnd - g.segFirst;
-        const chunks: DispatchChunk[] = [];
         // Whole segments per dispatch, within the workgroup limit.
         const perChunk = Math.max(1, Math.floor(maxGroups / pixelBlocks));
-        for (let s = 0; s < segments; s += perChunk) {
-          const n = Math.min(perChunk, segments - s);
-          chunks.push({
-            params: {
+        const chunks = Math.ceil(segments / perChunk);
+        const key = [pool, slotTable, hot, state];
+        let entry = kept.get(target);
+        if (!entry || entry.chunks < chunks || entry.key.some((k, i) => k !== key[i])) {
+          for (const [what, buffer] of [
+            ['slot pool', pool],
+            ['high scratch', target],
+            ['slot table', slotTable],
+          ] as const) {
+            checkBindable(device, buffer, `${what} ${b}`);
+          }
+          const size = Math.max(chunks, entry?.chunks ?? 0);
+          const params =
+            entry && entry.chunks >= size
+              ? entry.params
+              : device.createBuffer({
+                  label: `high-pool-place buffer ${b} params`,
+                  size: size * stride,
+                  usage: GPUBufferUsage.UNIFORM | GPUBufferUsage.COPY_DST,
+                });
+          if (entry && entry.params !== params) entry.params.destroy();
+          const groups = Array.from({ length: size }, (_, c) =>
+            device.createBindGroup({
+              label: `high-pool-place buffer ${b} chunk ${c}`,
+              layout: pipeline.getBindGroupLayout(0),
+              entries: [
+                { binding: 0, resource: { buffer: params, offset: c * stride, size: layout.byteSize } },
+                { binding: 1, resource: { buffer: target } },
+                { binding: 2, resource: { buffer: pool } },
+                { binding: 3, resource: { buffer: slotTable } },
+                { binding: 4, resource: { buffer: hot } },
+                { binding: 5, resource: { buffer: state } },
+              ],
+            }),
+          );
+          entry = { params, chunks: size, key, groups };
+          kept.set(target, entry);
+        }
+        const bytes = new ArrayBuffer(chunks * stride);
+        for (let c = 0; c < chunks; c++) {
+          const s = c * perChunk;
+          packStruct(
+            layout,
+            {
               row_first_pixel: first,
               pixel_count: end - first,
               pixel_blocks: pixelBlocks,
@@ -112,30 +156,24 @@ export function createHighPoolPlacePass(device: GPUDevice): HighPoolPlacePass {
               state_used: b,
               state_failed: plan.rowBuffers + b,
             },
-            workgroups: pixelBlocks * n,
-          });
+            bytes,
+            c * stride,
+          );
         }
-        params.push(
-          encodeChunks(
-            encoder,
-            {
-              device,
-              pipeline,
-              layout,
-              label: `high-pool-place buffer ${b}`,
-              bindings: [
-                { binding: 1, resource: { buffer: scratch.buffers[b] } },
-                { binding: 2, resource: { buffer: pool } },
-                { binding: 3, resource: { buffer: parts.slotTable } },
-                { binding: 4, resource: { buffer: parts.hot } },
-                { binding: 5, resource: { buffer: state } },
-              ],
-            },
-            chunks,
-          ),
-        );
+        // Queue-ordered: the previous batch of this scratch was submitted before, and has run by then.
+        device.queue.writeBuffer(entry.params, 0, bytes);
+        const compute = encoder.beginComputePass({ label: `high-pool-place buffer ${b}` });
+        compute.setPipeline(pipeline);
+        for (let c = 0; c < chunks; c++) {
+          compute.setBindGroup(0, entry.groups[c]);
+          compute.dispatchWorkgroups(pixelBlocks * Math.min(perChunk, segments - c * perChunk));
+        }
+        compute.end();
       }
-      return params;
+    },
+    destroy() {
+      for (const { params } of kept.values()) params.destroy();
+      kept.clear();
     },
   };
 }

@@ -36,13 +36,12 @@ struct Params {
   first_frame: u32,
   segment_frames: u32,
   hot_words_per_pixel: u32,
-  // Planes: where high words go. A full high plane: the rows of `resident` (hi_words_per_pixel ==
-  // words_per_pixel, hi_word_base 0, hi_dense 0: only nonzero words). A slotted one: the batch's high scratch
-  // (rows of hi_words_per_pixel words from global row word hi_word_base, every word of the batch written,
-  // hi_dense 1), which gpu/passes/high-pool-place.ts moves into the hot segments' slots.
+  // Planes: where high words (nonzero ones only) go. A full high plane: the rows of `resident`
+  // (hi_words_per_pixel == words_per_pixel, hi_word_base 0). A slotted one: the batch's high scratch (rows of
+  // hi_words_per_pixel words from global row word hi_word_base), which gpu/passes/high-pool-place.ts moves into
+  // the slots.
   hi_words_per_pixel: u32,
   hi_word_base: u32,
-  hi_dense: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;

@@ -165,16 +165,16 @@ fn vec4_slot(
     }
   }
   let highs = vec4<u32>(w0.y, w1.y, w2.y, w3.y);
-  let dense = params.hi_dense != 0u;
-  if (ELEM_BYTES == 2u && (dense || any(highs != vec4<u32>(0u)))) {
+  if (ELEM_BYTES == 2u && any(highs != vec4<u32>(0u))) {
+    // The full high row, or the batch's high scratch (Params.hi_*).
     let hi_at =
       ((pixel - params.row_first_pixel) * params.hi_words_per_pixel + word0 + gc / OVPW - params.hi_word_base) / 4u;
-    if (full && (dense || all(highs != vec4<u32>(0u)))) {
+    if (full && all(highs != vec4<u32>(0u))) {
       resident_hi4[hi_at] = highs;
     } else {
       for (var k = 0u; k < 4u; k++) {
         let gk = gc + k * OVPW;
-        if (gk >= lead && gk < g_stop && (dense || highs[k] != 0u)) {
+        if (gk >= lead && gk < g_stop && highs[k] != 0u) {
           resident_hi4[hi_at][k] = highs[k];
         }
       }
