@@ -5,7 +5,8 @@
  * docs/pass-graph.md.
  *
  * `state` holds, per row buffer b, the pool's used slots at word b and the failed claims of the batch at word
- * rowBuffers + b (`encode` clears the failed words first, so a readback after the pass holds this batch's).
+ * rowBuffers + b (`encode` zeroes the failed words first with a queue write, so a readback after the pass holds
+ * this batch's: encode, then submit, before encoding another batch).
  * Failed claims leave their pairs without a slot and lose nothing: the scratch still holds their words, and a
  * second run of the same batch with a larger pool places them (every step is idempotent).
  */
@@ -79,7 +80,11 @@ export function createHighPoolPlacePass(device: GPUDevice): HighPoolPlacePass {
         throw new StemflowError('invalid', 'The pool state buffer is too small.');
       }
       const which = job.rowBuffers ?? Array.from({ length: plan.rowBuffers }, (_, b) => b);
-      encoder.clearBuffer(state, 4 * plan.rowBuffers, 4 * plan.rowBuffers);
+      // The batch's failed counts from zero: a queue write, ordered before this encoder's submission.
+      device.queue.writeBuffer(state, 4 * plan.rowBuffers, new Uint32Array(plan.rowBuffers));
+      // One compute pass, a dispatch (or a few) per row buffer.
+      const compute = encoder.beginComputePass({ label: 'high-pool-place' });
+      compute.setPipeline(pipeline);
       for (const b of which) {
         const { first, end } = bufferPixelRange(plan, b);
         const pool = hi[b];
@@ -162,14 +167,12 @@ export function createHighPoolPlacePass(device: GPUDevice): HighPoolPlacePass {
         }
         // Queue-ordered: the previous batch of this scratch was submitted before, and has run by then.
         device.queue.writeBuffer(entry.params, 0, bytes);
-        const compute = encoder.beginComputePass({ label: `high-pool-place buffer ${b}` });
-        compute.setPipeline(pipeline);
         for (let c = 0; c < chunks; c++) {
           compute.setBindGroup(0, entry.groups[c]);
           compute.dispatchWorkgroups(pixelBlocks * Math.min(perChunk, segments - c * perChunk));
         }
-        compute.end();
       }
+      compute.end();
     },
     destroy() {
       for (const { params } of kept.values()) params.destroy();
