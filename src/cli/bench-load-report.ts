@@ -38,11 +38,12 @@ export async function readLoadTimeline(
   const marks = await timer.read();
   const { byLabel, spanMs } = summariseMarks(marks);
   timer.destroy();
-  // Per batch: GPU start (ms since the first mark), copy, decode, transpose, gap; host times beside.
-  const batchLog = Array.from({ length: marks.length / 4 }, (_, k) => ({
-    gpuStart: marks[4 * k].ms,
-    gpu: [1, 2, 3].map((j) => marks[4 * k + j].ms - marks[4 * k + j - 1].ms),
-    gap: k + 1 < marks.length / 4 ? marks[4 * k + 4].ms - marks[4 * k + 3].ms : null,
+  // Per batch: GPU start (ms since the first mark), copy, decode, transpose[, place], gap; host times beside.
+  const m = marks[3]?.label === 'place' ? 5 : 4;
+  const batchLog = Array.from({ length: marks.length / m }, (_, k) => ({
+    gpuStart: marks[m * k].ms,
+    gpu: Array.from({ length: m - 1 }, (_, j) => marks[m * k + j + 1].ms - marks[m * k + j].ms),
+    gap: k + 1 < marks.length / m ? marks[m * k + m].ms - marks[m * k + m - 1].ms : null,
     host: batchHostMs?.[k],
   }));
   const line = { ...byLabel, spanMs };

@@ -113,7 +113,8 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
       last?.release();
       // Timed loads carry GPU timestamps: 4 marks per batch (copy, decode, transpose, gap to the next batch).
       const batches = Math.ceil(acq.frames / (o.batch ?? 4096));
-      const timer = r > 0 && batches * 4 <= 4096 ? createGpuTimer(ctx, batches * 4) : null;
+      // (5 marks with a slotted uint16 high plane: 'place' too; the timer holds the larger count.)
+      const timer = r > 0 && batches * 5 <= 4096 ? createGpuTimer(ctx, batches * 5) : null;
       last = await loadToGpu(ctx, source, {
         batchFrames: o.batch,
         slots: o.slots,
@@ -262,7 +263,9 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
     const fastest = (key: string) =>
       timelines.length ? Math.min(...timelines.map((t) => t[key] ?? Number.NaN)) : null;
     const work = timelines.length
-      ? Math.min(...timelines.map((t) => (t.copy ?? 0) + (t.decode ?? 0) + (t.transpose ?? 0)))
+      ? Math.min(
+          ...timelines.map((t) => (t.copy ?? 0) + (t.decode ?? 0) + (t.transpose ?? 0) + (t.place ?? 0)),
+        )
       : null;
     const decodeMs = fastest('decode');
     report.summary = {

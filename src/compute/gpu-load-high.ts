@@ -10,7 +10,12 @@ import { StemflowError } from '../errors.ts';
 import type { LoadPlan } from '../gpu/load-plan.ts';
 import { formatBytes } from '../gpu/load-plan.ts';
 import { createHighPoolPlacePass, placeStateBytes } from '../gpu/passes/high-pool-place.ts';
-import { bufferPixelRange, type ResidentLayout, slottedResidentLayout } from '../gpu/resident-layout.ts';
+import {
+  batchHotWordsPerPixel,
+  bufferPixelRange,
+  type ResidentLayout,
+  slottedResidentLayout,
+} from '../gpu/resident-layout.ts';
 
 export interface HighSlotsBatch {
   firstFrame: number;
@@ -22,7 +27,12 @@ export interface HighSlots {
   readonly layout: ResidentLayout;
   readonly resident: readonly GPUBuffer[];
   /** The transpose's highScratch for load slot `s`. */
-  scratch(s: number): { buffers: readonly GPUBuffer[]; wordsPerPixel: number };
+  scratch(s: number): {
+    buffers: readonly GPUBuffer[];
+    wordsPerPixel: number;
+    batchHot: GPUBuffer;
+    batchHotWords: number;
+  };
   /** Records the place pass of a batch in load slot `s` and the copy of its state. */
   encode(encoder: GPUCommandEncoder, s: number, batch: HighSlotsBatch): void;
   /** After submitting slot `s`'s batch: resolves when its state is readable (the batch is done). */
@@ -49,6 +59,7 @@ export function createHighSlots(
   let layout = plan.resident;
   const n = layout.rowBuffers;
   const wordsPerPixel = plan.highScratchWordsPerPixel;
+  const batchHotWords = batchHotWordsPerPixel(layout, plan.batchFrames);
   const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC | GPUBufferUsage.COPY_DST;
   const state = make('high pools state', placeStateBytes(layout), STORAGE);
   const slots = Array.from({ length: plan.slots }, (_, s) => ({
@@ -56,6 +67,7 @@ export function createHighSlots(
       const { first, end } = bufferPixelRange(layout, b);
       return make(`slot ${s} high scratch ${b}`, (end - first) * wordsPerPixel * 4, GPUBufferUsage.STORAGE);
     }),
+    batchHot: make(`slot ${s} batch hot bits`, plan.pixels * batchHotWords * 4, GPUBufferUsage.STORAGE),
     readback: make(
       `slot ${s} pools state`,
       placeStateBytes(layout),
@@ -74,7 +86,7 @@ export function createHighSlots(
     place.encode(encoder, {
       layout,
       ...batch,
-      scratch: { buffers: slot.scratch, wordsPerPixel },
+      scratch: { buffers: slot.scratch, wordsPerPixel, batchHot: slot.batchHot, batchHotWords },
       resident,
       state,
       rowBuffers,
@@ -134,7 +146,12 @@ export function createHighSlots(
     get growths() {
       return growths;
     },
-    scratch: (s) => ({ buffers: slots[s].scratch, wordsPerPixel }),
+    scratch: (s) => ({
+      buffers: slots[s].scratch,
+      wordsPerPixel,
+      batchHot: slots[s].batchHot,
+      batchHotWords,
+    }),
     encode(encoder, s, batch) {
       slots[s].batch = batch;
       encodePlace(encoder, s);
@@ -175,7 +192,7 @@ export function createHighSlots(
       }
     },
     destroyScratch() {
-      for (const slot of slots) for (const b of [...slot.scratch, slot.readback]) b.destroy();
+      for (const slot of slots) for (const b of [...slot.scratch, slot.batchHot, slot.readback]) b.destroy();
       state.destroy();
       place.destroy();
     },

@@ -41,7 +41,8 @@ export interface GpuLoadOptions {
   transposeLoads?: TransposeLoads;
   /**
    * Benchmarks: GPU timestamps per batch, marks 'copy' (before the slot upload copy), 'decode', 'transpose'
-   * and 'gap' (after the transpose, until the next batch's copy starts). Needs 4 marks per batch.
+   * 'place' (a slotted high plane: before its place pass) and 'gap' (after the last pass, until the next batch's
+   * copy starts). Needs 4 marks per batch, 5 with a slotted high plane.
    */
   timer?: GpuTimer;
   /**

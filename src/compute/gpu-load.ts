@@ -251,7 +251,10 @@ export async function loadToGpu(
           highScratch: high?.scratch(k % plan.slots),
         }),
       ];
-      high?.encode(encoder, k % plan.slots, { firstFrame: first, frames: count });
+      if (high) {
+        timer?.mark(encoder, 'place');
+        high.encode(encoder, k % plan.slots, { firstFrame: first, frames: count });
+      }
       timer?.mark(encoder, 'gap');
       device.queue.submit([encoder.finish()]);
       for (const p of params) p.destroy();

@@ -16,10 +16,11 @@ describe('GPU load memory plan', () => {
     expect(plan.resident.hotSlots.reduce((a, b) => a + b)).toBe(pixels * 4);
     expect(plan.residentBytes).toBe(pixels * frames + pixels * 4 * 4096 + pixels * 8 + pixels * 64 * 4);
     expect(plan.maxPoolSlots.reduce((a, b) => a + b)).toBe(pixels * 64);
-    // High scratch: a batch's high bytes (4,096 positions a pixel) in each of 3 slots.
+    // High scratch: a batch's high bytes (4,096 positions a pixel) and its own hot bits (a word a pixel) in
+    // each of 3 slots.
     expect(plan.highScratchWordsPerPixel).toBe(1024);
     expect(plan.scratchBytes).toBe(
-      3 * (4096 * 12_100 + 4096 * pixels * 2 + 4096 * 8 + pixels * 4096 + 16 * 5) + 4096 * 2 * 8192,
+      3 * (4096 * 12_100 + 4096 * pixels * 2 + 4096 * 8 + pixels * (4096 + 4) + 16 * 5) + 4096 * 2 * 8192,
     );
     expect(plan.peakBytes).toBeLessThanOrEqual(1.1 * plan.residentBytes + 2 ** 30);
     expect(describePlan(plan)[0]).toMatch(

@@ -7,6 +7,7 @@
 import { StemflowError } from '../errors.ts';
 import { DEFAULT_DECODE_VARIANT, decodeScratchBytes } from './passes/bslz4-decode-variants.ts';
 import {
+  batchHotWordsPerPixel,
   type ElemSize,
   highScratchWordsPerPixel,
   maxPoolSlots,
@@ -153,8 +154,11 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
   const decodeVariant = req.decodeVariant ?? DEFAULT_DECODE_VARIANT;
   const decodeScratch = decodeScratchBytes(decodeVariant, batchFrames);
   const scratchWords = slotted ? highScratchWordsPerPixel(resident, batchFrames) : 0;
-  // One scratch a slot: every pixel's row of the batch's high bytes, plus the pools' small state and readback.
-  const highScratchSlotBytes = slotted ? pixels * scratchWords * 4 + 16 * resident.rowBuffers : 0;
+  // One scratch a slot: every pixel's row of the batch's high bytes and its own hot bits, plus the pools' small
+  // state and its readback.
+  const highScratchSlotBytes = slotted
+    ? pixels * (scratchWords + batchHotWordsPerPixel(resident, batchFrames)) * 4 + 16 * resident.rowBuffers
+    : 0;
   const scratchBytes =
     slots * (compressedSlotBytes + decodedSlotBytes + indexSlotBytes + highScratchSlotBytes) + decodeScratch;
   const stagingBytes = (slots + 1) * compressedSlotBytes;

@@ -266,6 +266,14 @@ export function highScratchWordsPerPixel(layout: ResidentLayout, batchFrames: nu
   return Math.min(Math.ceil(batchFrames / 16) * 4, layout.wordsPerPixel);
 }
 
+/**
+ * u32 words per pixel of a batch's own hot bits (a slotted high plane): one bit for each segment a batch of
+ * `batchFrames` frames starting at any multiple of 16 can touch.
+ */
+export function batchHotWordsPerPixel(layout: ResidentLayout, batchFrames: number): number {
+  return Math.ceil((Math.floor((batchFrames - 1) / layout.segmentFrames) + 2) / 32);
+}
+
 /** The most slots row buffer b's pool can need: every segment of each of its pixels. */
 export function maxPoolSlots(layout: ResidentLayout, b: number): number {
   const { first, end } = bufferPixelRange(layout, b);

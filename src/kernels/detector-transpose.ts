@@ -26,7 +26,12 @@ export interface TransposeBatch {
    * A slotted high plane: the batch's high scratch (one array per row buffer, rows of `wordsPerPixel` words
    * from global row word firstFrame / 4), which gets the batch's nonzero high words (the GPU pass's highScratch).
    */
-  highScratch?: { buffers: Uint32Array[]; wordsPerPixel: number };
+  highScratch?: {
+    buffers: Uint32Array[];
+    wordsPerPixel: number;
+    batchHot: Uint32Array;
+    batchHotWords: number;
+  };
 }
 
 /** Checks a batch against its layout; returns wordsPerFrame. Shared with the GPU pass. */
@@ -115,11 +120,13 @@ export function detectorTranspose(
       }
       lo[buffer][row + w] = word;
       if (planes && high !== 0) {
-        if (scratch)
-          scratch.buffers[buffer][(p - buffer * pixelsPerBuffer) * scratch.wordsPerPixel + w] = high;
-        else hi![buffer][row + w] = high;
         const segment = Math.floor((firstFrame + w * vpw) / layout.segmentFrames);
         hot![p * layout.hotWordsPerPixel + (segment >>> 5)] |= 1 << (segment & 31);
+        if (scratch) {
+          scratch.buffers[buffer][(p - buffer * pixelsPerBuffer) * scratch.wordsPerPixel + w] = high;
+          const rel = segment - Math.floor(firstFrame / layout.segmentFrames);
+          scratch.batchHot[p * scratch.batchHotWords + (rel >>> 5)] |= 1 << (rel & 31);
+        } else hi![buffer][row + w] = high;
       }
       if (sum >= 2 ** 52) {
         exact += BigInt(sum);

@@ -1,11 +1,11 @@
 /**
  * CPU twin of the `high-pool-place` GPU pass (src/shaders/high-pool-place.wgsl): one batch of a slotted uint16
  * high plane (src/gpu/resident-layout.ts, 'slots'), from the batch's high scratch (detector-transpose with a
- * highScratch: nonzero words only, the rest zero) into the slots of the (pixel, segment) pairs whose words in
- * the batch are not all zero; the words copied are zeroed in the scratch. A pair without a slot claims the next
- * one of its row buffer's pool (zeros outside the batch's words); past the pool's capacity the pair keeps no
- * slot, its words stay in the scratch, and it counts as failed (the host grows the pool and runs the batch
- * again, which places exactly those). Only the slots' numbering may differ from the GPU's, which claims in no
+ * highScratch: nonzero words only, the rest zero) into the slots of the (pixel, segment) pairs whose bit the
+ * transpose set in the batch's own hot bits; the words copied are zeroed and the bit cleared. A pair without a
+ * slot claims the next one of its row buffer's pool (zeros outside the batch's words); past the pool's capacity
+ * the pair keeps no slot, its bit and words stay, and it counts as failed (the host grows the pool and runs the
+ * batch again, which places exactly those). Only the slots' numbering may differ from the GPU's, which claims in no
  * fixed order; values, the table's filled entries, used and failed counts are the same.
  */
 import { StemflowError } from '../errors.ts';
@@ -16,11 +16,18 @@ export interface HighPoolPlaceJob {
   /** The batch: global frames [firstFrame, firstFrame + frames); firstFrame a multiple of 16. */
   firstFrame: number;
   frames: number;
-  /** The batch's high scratch (one array per row buffer, rows of wordsPerPixel words from word firstFrame / 4). */
-  scratch: { buffers: readonly Uint32Array[]; wordsPerPixel: number };
-  // (The scratch is written: the words placed are zeroed.)
-  /** The hot bitmap (read), the slot table (entries filled), the pools (one per row buffer, written). */
-  hot: Uint32Array;
+  /**
+   * The batch's high scratch (one array per row buffer, rows of wordsPerPixel words from word firstFrame / 4)
+   * and its own hot bits (batchHotWords a pixel, bit g - the batch's first segment): the transpose twin's
+   * highScratch. The words and the bit of every pair placed are zeroed.
+   */
+  scratch: {
+    buffers: readonly Uint32Array[];
+    wordsPerPixel: number;
+    batchHot: Uint32Array;
+    batchHotWords: number;
+  };
+  /** The slot table (entries filled), the pools (one per row buffer, written). */
   slotTable: Uint32Array;
   pools: readonly Uint32Array[];
   /** Used slots per row buffer (updated); capacity per row buffer (default layout.hotSlots). */
@@ -57,7 +64,7 @@ export function placeGeometry(layout: ResidentLayout, firstFrame: number, frames
 
 /** Places one batch; returns the pairs that found no slot, per row buffer. */
 export function highPoolPlace(job: HighPoolPlaceJob): number[] {
-  const { layout, firstFrame, frames, scratch, hot, slotTable, pools, used } = job;
+  const { layout, firstFrame, frames, scratch, slotTable, pools, used } = job;
   const g = placeGeometry(layout, firstFrame, frames);
   const capacity = job.capacity ?? layout.hotSlots;
   const failed = new Array<number>(layout.rowBuffers).fill(0);
@@ -71,13 +78,13 @@ export function highPoolPlace(job: HighPoolPlaceJob): number[] {
       const segWord0 = segment * g.segmentWords;
       const c0 = Math.max(segWord0, g.batchWord0) - segWord0;
       const c1 = Math.min(segWord0 + g.slotWords, g.batchWord0 + g.batchWords) - segWord0;
+      const rel = segment - g.segFirst;
       for (let pixel = first; pixel < end; pixel++) {
-        if (!((hot[pixel * layout.hotWordsPerPixel + (segment >>> 5)] >>> (segment & 31)) & 1)) continue;
+        const bAt = pixel * scratch.batchHotWords + (rel >>> 5);
+        const bit = 1 << (rel & 31);
+        if (!(scratch.batchHot[bAt] & bit)) continue;
         const row = (pixel - first) * scratch.wordsPerPixel + segWord0 - g.batchWord0;
         const words = scratch.buffers[b];
-        let any = 0;
-        for (let j = c0; j < c1; j++) any |= words[row + j];
-        if (any === 0) continue;
         const at = pixel * layout.segments + segment;
         let fresh = false;
         if (slotTable[at] === 0) {
@@ -88,6 +95,7 @@ export function highPoolPlace(job: HighPoolPlaceJob): number[] {
           slotTable[at] = ++used[b];
           fresh = true;
         }
+        scratch.batchHot[bAt] &= ~bit;
         const slot0 = (slotTable[at] - 1) * g.slotWords;
         for (let j = 0; j < g.slotWords; j++) {
           if (j >= c0 && j < c1) {

@@ -25,7 +25,7 @@
 // common/detector-transpose-vec4.wgsl, included at the end. The host uses it only where the decoded frame rows
 // are 16-byte aligned (words_per_frame % 4 == 0).
 
-// Element size, tile constants, Params, bindings 0-5, the workgroup tile, add_dp_sum and or_hot.
+// Element size, tile constants, Params, bindings 0-6, the workgroup tile, add_dp_sum and or_hot.
 // #include "common/detector-transpose-shared.wgsl"
 
 // Batched loads: each thread issues all its loads of a tile before it stores any into workgroup memory (its

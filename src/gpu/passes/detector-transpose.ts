@@ -53,8 +53,15 @@ export interface DetectorTransposeJob {
    * A slotted high plane ('slots'): the batch's high scratch, one buffer per row buffer, rows of
    * `wordsPerPixel` words from global row word firstFrame / 4 (highScratchWordsPerPixel), zero where the pass
    * writes nothing; its nonzero high words go there, and gpu/passes/high-pool-place.ts moves them into slots.
+   * `batchHot` gets the batch's own hot bits (batchHotWords a pixel, bit g - floor(firstFrame / segmentFrames)
+   * for segment g; zero before the batch).
    */
-  highScratch?: { buffers: readonly GPUBuffer[]; wordsPerPixel: number };
+  highScratch?: {
+    buffers: readonly GPUBuffer[];
+    wordsPerPixel: number;
+    batchHot: GPUBuffer;
+    batchHotWords: number;
+  };
 }
 
 export interface DetectorTransposePass {
@@ -205,18 +212,16 @@ export function createDetectorTransposePass(
     const rowValues = plan.valuesPerWord;
     const outWord = firstFrame / rowValues;
 
-    // Packed layouts bind placeholders at the high plane and hot bitmap slots (the shader never touches them;
-    // two, as writable bindings must not alias); they go back with the parameter buffers, destroyed after
-    // the submit.
-    const unused = parts.hi
-      ? []
-      : [0, 1].map(() =>
-          device.createBuffer({
-            label: 'detector-transpose unused',
-            size: 16,
-            usage: GPUBufferUsage.STORAGE,
-          }),
-        );
+    // Packed layouts bind placeholders at the high plane and hot bitmap slots, and all but slotted ones at the
+    // batch's hot bits (the shader never touches them; one each, as writable bindings must not alias); they go
+    // back with the parameter buffers, destroyed after the submit.
+    const unused = Array.from({ length: (parts.hi ? 0 : 2) + (scratch ? 0 : 1) }, () =>
+      device.createBuffer({ label: 'detector-transpose unused', size: 16, usage: GPUBufferUsage.STORAGE }),
+    );
+    const spare = [...unused];
+    const hiBinding = parts.hi ? null : spare.shift();
+    const hotBinding = parts.hot ?? spare.shift();
+    const batchHotBinding = scratch?.batchHot ?? spare.shift();
     const params = parts.lo.map((buffer, b) => {
       const { first, end } = bufferPixelRange(plan, b);
       const origin = vec4 ? first - (first % TRANSPOSE_TILE_PIXELS) : first;
@@ -260,6 +265,8 @@ export function createDetectorTransposePass(
               hot_words_per_pixel: plan.hotWordsPerPixel,
               hi_words_per_pixel: scratch ? scratch.wordsPerPixel : plan.wordsPerPixel,
               hi_word_base: scratch ? outWord : 0,
+              batch_seg_first: scratch ? Math.floor(firstFrame / plan.segmentFrames) : 0,
+              batch_hot_words: scratch ? scratch.batchHotWords : 0,
             },
             workgroups: pixelBlocks * Math.ceil((frameEnd - f + lead) / spanFrames),
           });
@@ -276,8 +283,9 @@ export function createDetectorTransposePass(
             { binding: 1, resource: { buffer: decoded } },
             { binding: 2, resource: { buffer } },
             { binding: 3, resource: { buffer: dpSums } },
-            { binding: 4, resource: { buffer: scratch?.buffers[b] ?? parts.hi?.[b] ?? unused[0] } },
-            { binding: 5, resource: { buffer: parts.hot ?? unused[1] } },
+            { binding: 4, resource: { buffer: scratch?.buffers[b] ?? parts.hi?.[b] ?? hiBinding! } },
+            { binding: 5, resource: { buffer: hotBinding! } },
+            { binding: 6, resource: { buffer: batchHotBinding! } },
           ],
         },
         chunks,

@@ -2,6 +2,7 @@ import { describe, expect } from 'vitest';
 import { decodedSlot, detectorTranspose, residentValueAt } from '../../kernels/detector-transpose.ts';
 import { highPoolPlace } from '../../kernels/high-pool-place.ts';
 import {
+  batchHotWordsPerPixel,
   bufferPixelRange,
   highScratchWordsPerPixel,
   maxPoolSlots,
@@ -57,6 +58,11 @@ async function run(ctx: GpuTestContext, c: Case) {
   const place = createHighPoolPlacePass(ctx.device);
   const cpu = layout.bufferBytes.map((n) => new Uint32Array(n / 4));
   const cpuScratch = scratch.map((_, b) => new Uint32Array(rowPixels(b) * wordsPerPixel));
+  const batchHotWords = batchHotWordsPerPixel(layout, batchFrames);
+  const batchHot = ctx.storage(c.pixels * batchHotWords * 4);
+  const cpuBatchHot = new Uint32Array(c.pixels * batchHotWords);
+  const gpuScratch = { buffers: scratch, wordsPerPixel, batchHot, batchHotWords };
+  const hostScratch = { buffers: cpuScratch, wordsPerPixel, batchHot: cpuBatchHot, batchHotWords };
   // Pools start with garbage: a claim must zero what no batch writes. The scratch starts zero (as created).
   for (const [i, b] of resident.slice(layout.rowBuffers, 2 * layout.rowBuffers).entries()) {
     cpu[layout.rowBuffers + i].fill(0xdeadbeef);
@@ -73,18 +79,13 @@ async function run(ctx: GpuTestContext, c: Case) {
     for (const frames of c.batches) {
       const slot = decodedSlot(c.values, c.pixels, firstFrame, frames, wordsPerFrame);
       const batch = { layout, firstFrame, frames, wordsPerFrame };
-      detectorTranspose(
-        { ...batch, decoded: slot, highScratch: { buffers: cpuScratch, wordsPerPixel } },
-        cpu,
-        cpuSums,
-      );
+      detectorTranspose({ ...batch, decoded: slot, highScratch: hostScratch }, cpu, cpuSums);
       cpuFailed.push(
         highPoolPlace({
           layout,
           firstFrame,
           frames,
-          scratch: { buffers: cpuScratch, wordsPerPixel },
-          hot: cpu[2 * n],
+          scratch: hostScratch,
           slotTable: cpu[2 * n + 1],
           pools: cpu.slice(n, 2 * n),
           used: cpuUsed,
@@ -96,9 +97,9 @@ async function run(ctx: GpuTestContext, c: Case) {
         decoded: ctx.upload(slot),
         resident,
         dpSums,
-        highScratch: { buffers: scratch, wordsPerPixel },
+        highScratch: gpuScratch,
       });
-      const job = { firstFrame, frames, scratch: { buffers: scratch, wordsPerPixel }, resident, state };
+      const job = { firstFrame, frames, scratch: gpuScratch, resident, state };
       place.encode(encoder, { ...job, layout });
       ctx.device.queue.submit([encoder.finish()]);
       for (const p of params) p.destroy();
@@ -130,8 +131,7 @@ async function run(ctx: GpuTestContext, c: Case) {
           layout,
           firstFrame,
           frames,
-          scratch: { buffers: cpuScratch, wordsPerPixel },
-          hot: cpu[2 * n],
+          scratch: hostScratch,
           slotTable: cpu[2 * n + 1],
           pools: cpu.slice(n, 2 * n),
           used: cpuUsed,
@@ -140,11 +140,11 @@ async function run(ctx: GpuTestContext, c: Case) {
       }
       firstFrame += frames;
     }
-    // Every pair placed: the scratch is all zero again on both sides.
+    // Every pair placed: the scratch and the batch's bits are all zero again on both sides.
     if (c.grow || !c.capacity) {
-      for (const [b, buffer] of scratch.entries()) {
+      for (const [b, buffer] of [...scratch, batchHot].entries()) {
         expect((await ctx.readBack(buffer, Uint32Array)).every((w) => w === 0)).toBe(true);
-        expect(cpuScratch[b].every((w) => w === 0)).toBe(true);
+        expect([...cpuScratch, cpuBatchHot][b].every((w) => w === 0)).toBe(true);
       }
     }
     expect(firstFrame).toBe(c.frames);
@@ -153,7 +153,7 @@ async function run(ctx: GpuTestContext, c: Case) {
     const gpuSums = await ctx.readBack(dpSums, BigUint64Array);
     return { layout, gpu, cpu, gpuSums, cpuSums, used, cpuUsed: Array.from(cpuUsed), gpuFailed, cpuFailed };
   } finally {
-    for (const b of [...resident, ...scratch]) b.destroy();
+    for (const b of [...resident, ...scratch, batchHot]) b.destroy();
     place.destroy();
   }
 }

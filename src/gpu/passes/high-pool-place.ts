@@ -25,8 +25,16 @@ export interface HighPoolPlaceJob {
   layout: ResidentLayout;
   firstFrame: number;
   frames: number;
-  /** The batch's high scratch, one buffer per row buffer (rows of wordsPerPixel words from word firstFrame / 4). */
-  scratch: { buffers: readonly GPUBuffer[]; wordsPerPixel: number };
+  /**
+   * The batch's high scratch, one buffer per row buffer (rows of wordsPerPixel words from word firstFrame / 4),
+   * and its own hot bits (batchHotWords a pixel): what detector-transpose got as its highScratch.
+   */
+  scratch: {
+    buffers: readonly GPUBuffer[];
+    wordsPerPixel: number;
+    batchHot: GPUBuffer;
+    batchHotWords: number;
+  };
   /** The resident set of the slotted layout (pools, hot bitmap and slot table are used). */
   resident: readonly GPUBuffer[];
   /** 2 x rowBuffers u32: used slots, then this batch's failed claims (STORAGE | COPY_DST). */
@@ -73,8 +81,15 @@ export function createHighPoolPlacePass(device: GPUDevice): HighPoolPlacePass {
       const { layout: plan, firstFrame, frames, scratch, resident, state } = job;
       const g = placeGeometry(plan, firstFrame, frames);
       const parts = residentParts(plan, resident);
-      const { hi, hot, slotTable } = parts;
-      if (!hi || !hot || !slotTable) throw new StemflowError('invalid', 'No slotted high plane.');
+      const { hi, slotTable } = parts;
+      const hot = scratch.batchHot;
+      if (!hi || !slotTable) throw new StemflowError('invalid', 'No slotted high plane.');
+      if (
+        hot.size < plan.pixels * scratch.batchHotWords * 4 ||
+        scratch.batchHotWords * 32 < g.segEnd - g.segFirst
+      ) {
+        throw new StemflowError('invalid', "The batch's hot bits do not hold its segments.");
+      }
       const capacity = job.capacity ?? plan.hotSlots;
       if (state.size < placeStateBytes(plan)) {
         throw new StemflowError('invalid', 'The pool state buffer is too small.');
@@ -156,7 +171,8 @@ export function createHighPoolPlacePass(device: GPUDevice): HighPoolPlacePass {
               segment_words: g.segmentWords,
               slot_words: g.slotWords,
               segments: plan.segments,
-              hot_words_per_pixel: plan.hotWordsPerPixel,
+              batch_hot_words: scratch.batchHotWords,
+              batch_seg_first: g.segFirst,
               capacity: capacity[b],
               state_used: b,
               state_failed: plan.rowBuffers + b,

@@ -1,7 +1,7 @@
 // What both entry points of detector-transpose.wgsl (main, and main_vec4 in common/detector-transpose-vec4.wgsl)
 // share, through an include line naming this file (scripts/wgsl-include.mjs): the element size, the tile
 // constants, `struct Params` (its layout is read from the final source by structLayout, src/gpu/uniform-layout.ts),
-// bindings 0-5, the workgroup tile, and the two global writes of a workgroup's per-pixel results (add_dp_sum,
+// bindings 0-6, the workgroup tile, and the two global writes of a workgroup's per-pixel results (add_dp_sum,
 // or_hot). Contract and layouts: the header of detector-transpose.wgsl.
 
 override ELEM_BYTES: u32 = 2u;
@@ -42,6 +42,10 @@ struct Params {
   // the slots.
   hi_words_per_pixel: u32,
   hi_word_base: u32,
+  // A slotted high plane: the batch's own hot bits (`batch_hot`, batch_hot_words a pixel; bit g - batch_seg_first
+  // for segment g), which tell high-pool-place which pairs have words in this batch; 0 words otherwise.
+  batch_seg_first: u32,
+  batch_hot_words: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
@@ -52,6 +56,7 @@ struct Params {
 // Planes: the high plane's row buffer (or the batch's high scratch) and the hot bitmap (bit g of word p * hot_words_per_pixel + g / 32).
 @group(0) @binding(4) var<storage, read_write> resident_hi: array<u32>;
 @group(0) @binding(5) var<storage, read_write> hot: array<atomic<u32>>;
+@group(0) @binding(6) var<storage, read_write> batch_hot: array<atomic<u32>>;
 
 var<workgroup> tile: array<u32, TILE_WORDS>;
 
@@ -63,7 +68,8 @@ fn add_dp_sum(pixel: u32, lo: u32, hi: u32) {
   }
 }
 
-// Sets a pixel's hot bits: `m` holds the segments from seg0 on (at most 2 bitmap words).
+// Sets a pixel's hot bits: `m` holds the segments from seg0 on (at most 2 bitmap words); and, for a slotted high
+// plane, the same bits in the batch's own bitmap (from batch_seg_first on).
 fn or_hot(pixel: u32, seg0: u32, m: u32) {
   if (m != 0u) {
     let at = pixel * params.hot_words_per_pixel + seg0 / 32u;
@@ -71,6 +77,15 @@ fn or_hot(pixel: u32, seg0: u32, m: u32) {
     atomicOr(&hot[at], m << shift);
     if (shift != 0u && (m >> (32u - shift)) != 0u) {
       atomicOr(&hot[at + 1u], m >> (32u - shift));
+    }
+    if (params.batch_hot_words != 0u) {
+      let rel = seg0 - params.batch_seg_first;
+      let b_at = pixel * params.batch_hot_words + rel / 32u;
+      let b_shift = rel % 32u;
+      atomicOr(&batch_hot[b_at], m << b_shift);
+      if (b_shift != 0u && (m >> (32u - b_shift)) != 0u) {
+        atomicOr(&batch_hot[b_at + 1u], m >> (32u - b_shift));
+      }
     }
   }
 }
