@@ -165,23 +165,27 @@ export function createHighSlots(
         const failed = Array.from(words.subarray(n, 2 * n));
         const rows = failed.flatMap((f, b) => (f > 0 ? [b] : []));
         if (rows.length === 0) return;
-        device.pushErrorScope('out-of-memory');
         const encoder = device.createCommandEncoder({
           label: `grow high pools, batch at ${slot.batch!.firstFrame}`,
         });
         const retired: GPUBuffer[] = [];
-        for (const b of rows) {
-          // Grown since this batch ran: the room may already be there; else the pool doubles (at least).
-          if (layout.hotSlots[b] <= slot.capacity[b])
-            retired.push(grow(encoder, b, layout.hotSlots[b] + failed[b]));
+        device.pushErrorScope('out-of-memory');
+        let oom: GPUError | null;
+        try {
+          for (const b of rows) {
+            // Grown since this batch ran: the room may already be there; else the pool doubles (at least).
+            if (layout.hotSlots[b] <= slot.capacity[b])
+              retired.push(grow(encoder, b, layout.hotSlots[b] + failed[b]));
+          }
+          encodePlace(encoder, s, rows);
+          device.queue.submit([encoder.finish()]);
+          for (const old of retired) {
+            old.destroy();
+            owned.splice(owned.indexOf(old), 1);
+          }
+        } finally {
+          oom = await device.popErrorScope();
         }
-        encodePlace(encoder, s, rows);
-        device.queue.submit([encoder.finish()]);
-        for (const old of retired) {
-          old.destroy();
-          owned.splice(owned.indexOf(old), 1);
-        }
-        const oom = await device.popErrorScope();
         if (oom) {
           throw new StemflowError(
             'budget',
