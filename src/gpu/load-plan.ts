@@ -13,6 +13,7 @@ import {
   maxPoolSlots,
   planResidentLayout,
   type ResidentLayout,
+  slotTableBytes,
   slottedResidentLayout,
 } from './resident-layout.ts';
 
@@ -216,7 +217,7 @@ export function describePlan(plan: LoadPlan): string[] {
   const poolsMax = plan.maxPoolSlots.reduce((a, b) => a + b, 0) * r.slotFrames;
   return [
     r.form === 'planes' && r.high === 'slots'
-      ? `resident ${formatBytes(plan.residentBytes)} = low plane ${formatBytes(rows)} + high bytes in slot pools ${formatBytes(pools)} (${r.hotSlots.reduce((a, b) => a + b, 0)} slots of ${r.slotFrames} positions; they grow while loading if more segments hold counts above 255, to at most ${formatBytes(poolsMax)}) + hot bitmap ${formatBytes(r.hotBytes)} + slot table ${formatBytes(r.pixels * r.segments * 4)} (${r.segments} segments of ${r.segmentFrames} positions per pixel), the low plane in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint16 as byte planes, exact)`
+      ? `resident ${formatBytes(plan.residentBytes)} = low plane ${formatBytes(rows)} + high bytes in slot pools ${formatBytes(pools)} (${r.hotSlots.reduce((a, b) => a + b, 0)} slots of ${r.slotFrames} positions; they grow while loading if more segments hold counts above 255, to at most ${formatBytes(poolsMax)}) + hot bitmap ${formatBytes(r.hotBytes)} + slot table ${formatBytes(slotTableBytes(r))} (${r.segments} segments of ${r.segmentFrames} positions per pixel), the low plane in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint16 as byte planes, exact)`
       : r.form === 'planes'
         ? `resident ${formatBytes(plan.residentBytes)} = low plane ${formatBytes(rows)} + high plane ${formatBytes(rows)} (written only where nonzero) + hot bitmap ${formatBytes(r.hotBytes)} (${r.segments} segments of ${r.segmentFrames} positions per pixel), each plane in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint16 as byte planes, exact)`
         : `resident ${formatBytes(plan.residentBytes)} in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint${plan.elemSize * 8}, exact)`,

@@ -19,7 +19,7 @@
  * The high plane is 'full' (rows like the low plane) or 'slots': one slot pool per row buffer holds only hot
  * segments, slotFrames bytes each, and the slot table has one u32 per (pixel, segment): 0 for a segment without
  * a slot, else its slot in its row buffer's pool + 1. The load fills slots as segments turn hot
- * (gpu/passes/high-pool-place.ts; `pooledResidentLayout`), or a full plane is compacted into them after a load
+ * (gpu/passes/high-pool-place.ts; `slottedResidentLayout`), or a full plane is compacted into them after a load
  * (`compactResidentLayout`). Slots are in no particular order.
  */
 import { StemflowError } from '../errors.ts';
@@ -215,16 +215,6 @@ export function residentParts<T>(layout: ResidentLayout, buffers: readonly T[]):
   };
 }
 
-function popcount(v: number): number {
-  let x = v >>> 0;
-  let n = 0;
-  while (x) {
-    x &= x - 1;
-    n++;
-  }
-  return n;
-}
-
 /** Bytes of a slot table: one u32 per (pixel, segment). */
 export function slotTableBytes(layout: ResidentLayout): number {
   return layout.pixels * layout.segments * 4;
@@ -232,7 +222,7 @@ export function slotTableBytes(layout: ResidentLayout): number {
 
 /**
  * A 'planes' layout whose high plane is slotted, with `capacity[b]` slots in row buffer b's pool (each pool at
- * least 16 bytes). Throws when a pool would not fit one binding.
+ * least 16 bytes; the load plan keeps every pool within one binding, `maxPoolSlots` and the binding limit).
  */
 export function slottedResidentLayout(layout: ResidentLayout, capacity: readonly number[]): ResidentLayout {
   if (layout.form !== 'planes')
@@ -246,7 +236,7 @@ export function slottedResidentLayout(layout: ResidentLayout, capacity: readonly
     ...layout.rowBufferBytes,
     ...highBytes,
     layout.hotBytes,
-    Math.max(16, layout.pixels * layout.segments * 4),
+    Math.max(16, slotTableBytes(layout)),
   ];
   return {
     ...layout,
@@ -305,13 +295,6 @@ export function compactResidentLayout(
     }
   }
   return { layout: slottedResidentLayout(layout, hotSlots), slotTable };
-}
-
-/** Hot (pixel, segment) pairs of a bitmap. */
-export function countHot(layout: ResidentLayout, hotBitmap: Uint32Array): number {
-  let n = 0;
-  for (let i = 0; i < layout.pixels * layout.hotWordsPerPixel; i++) n += popcount(hotBitmap[i]);
-  return n;
 }
 
 /** The row buffer holding pixel `p` (in each plane) and the word where its row starts. */

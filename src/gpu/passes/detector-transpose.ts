@@ -164,6 +164,19 @@ export function createDetectorTransposePass(
           'The high scratch needs a batch starting at a multiple of 16 frames and one buffer of 16-byte rows per row buffer.',
         );
       }
+      const segments =
+        Math.floor((firstFrame + Math.max(frames, 1) - 1) / plan.segmentFrames) -
+        Math.floor(firstFrame / plan.segmentFrames) +
+        1;
+      if (
+        scratch.batchHotWords * 32 < segments ||
+        scratch.batchHot.size < plan.pixels * scratch.batchHotWords * 4
+      ) {
+        throw new StemflowError(
+          'invalid',
+          `The batch's hot bits do not hold ${segments} segments of every pixel.`,
+        );
+      }
       if (Math.ceil(frames / 4) > scratch.wordsPerPixel) {
         throw new StemflowError(
           'invalid',

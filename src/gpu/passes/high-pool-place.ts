@@ -1,6 +1,7 @@
 /**
  * GPU pass: one batch of a slotted uint16 high plane (resident-layout.ts, 'slots') from the batch's high scratch
- * into the slots of the hot (pixel, segment) pairs it touches, claiming slots for pairs that turn hot.
+ * into the slots of the (pixel, segment) pairs with high words in the batch (the batch's own hot bits), claiming
+ * slots for pairs that have none yet.
  * Shader: src/shaders/high-pool-place.wgsl. CPU twin: src/kernels/high-pool-place.ts. Contract:
  * docs/pass-graph.md.
  *
@@ -35,7 +36,7 @@ export interface HighPoolPlaceJob {
     batchHot: GPUBuffer;
     batchHotWords: number;
   };
-  /** The resident set of the slotted layout (pools, hot bitmap and slot table are used). */
+  /** The resident set of the slotted layout (its pools and slot table are used). */
   resident: readonly GPUBuffer[];
   /** 2 x rowBuffers u32: used slots, then this batch's failed claims (STORAGE | COPY_DST). */
   state: GPUBuffer;
@@ -47,9 +48,9 @@ export interface HighPoolPlaceJob {
 
 export interface HighPoolPlacePass {
   /**
-   * Records the pass (after clearing the batch's failed counts). Its uniform buffers and bind groups are kept
-   * per scratch buffer and rebuilt when a pool, the table, the bitmap or the state buffer changes; `destroy`
-   * frees them.
+   * Records the pass (after zeroing the batch's failed counts). Its uniform buffers and bind groups are kept
+   * per scratch buffer and rebuilt when a pool, the table, the batch's bits or the state buffer changes;
+   * `destroy` frees them.
    */
   encode(encoder: GPUCommandEncoder, job: HighPoolPlaceJob): void;
   destroy(): void;

@@ -19,6 +19,7 @@ import {
   type PixelGroup,
   type ResidentLayout,
   residentParts,
+  slotTableBytes,
 } from '../resident-layout.ts';
 import { shaderSource } from '../shader-source.ts';
 import { structLayout } from '../uniform-layout.ts';
@@ -136,7 +137,7 @@ export function createResidentVirtualImagePass(
         ['low', buffer, plan.rowBufferBytes[b]],
         ['high', hi, parts.hi ? plan.bufferBytes[plan.rowBuffers + b] : 0],
         ['hot', hot, parts.hot ? plan.hotBytes : 0],
-        ['slot table', slotTable, parts.slotTable ? plan.pixels * plan.segments * 4 : 0],
+        ['slot table', slotTable, parts.slotTable ? slotTableBytes(plan) : 0],
       ] as const) {
         if (x.size < bytes) {
           throw new StemflowError('invalid', `Resident ${what} buffer ${b} is smaller than ${bytes} bytes.`);
