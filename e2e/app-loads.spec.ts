@@ -49,10 +49,11 @@ test('opens the demo acquisition and renders both panels; WebGPU has an adapter'
   await expect(page.getByTestId('elapsed')).toContainText('ms total');
   // The demo went through the GPU pass graph (decode, audit, detector-major transpose) in this chromium.
   await expect(page.getByTestId('backend')).toContainText('WebGPU');
+  // uint16 as a low byte plane and the high bytes of hot segments in slot pools (1/16 of the pairs to start).
   await expect(page.getByTestId('backend')).toContainText(
-    'resident 40.5 MiB = low plane 20.3 MiB + high plane 20.3 MiB',
+    'resident 21.6 MiB = low plane 20.3 MiB + high bytes in slot pools 1.3 MiB (576 slots of 2304 positions;',
   );
-  await expect(page.getByTestId('backend')).toContainText('each plane in 1 buffer(s)');
+  await expect(page.getByTestId('backend')).toContainText('the low plane in 1 buffer(s)');
 
   // Both canvases hold images at native resolution, with real contrast.
   const stats = await page.evaluate(() =>
