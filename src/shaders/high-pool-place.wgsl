@@ -40,8 +40,11 @@ struct Params {
 }
 
 @group(0) @binding(0) var<uniform> params: Params;
-@group(0) @binding(1) var<storage, read_write> scratch: array<u32>;
-@group(0) @binding(2) var<storage, read_write> pool: array<u32>;
+// Both as 16-byte groups: scratch rows, slots and the words a batch places in a slot start and end on 16 bytes
+// (batches start at multiples of 64 frames, segments at multiples of 128; the last batch's last group holds
+// zeros past the scan, as the scratch is zero where the transpose wrote nothing).
+@group(0) @binding(1) var<storage, read_write> scratch: array<vec4<u32>>;
+@group(0) @binding(2) var<storage, read_write> pool: array<vec4<u32>>;
 // Per global (pixel, segment): slot + 1, or 0.
 @group(0) @binding(3) var<storage, read_write> slot_table: array<u32>;
 // The batch's own hot bits (detector-transpose's batch_hot), cleared here for every pair placed.
@@ -101,22 +104,49 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
   let n = workgroupUniformLoad(&list_n);
 
-  // The batch's words in this segment, relative to the segment's first word.
+  // The batch's 16-byte groups in this segment, relative to the segment's first group: [g0, g1).
   let seg_word0 = segment * params.segment_words;
-  let c0 = max(seg_word0, params.batch_word0) - seg_word0;
-  let c1 = min(seg_word0 + params.slot_words, params.batch_word0 + params.batch_words) - seg_word0;
+  let g0 = (max(seg_word0, params.batch_word0) - seg_word0) / 4u;
+  let g1 = (min(seg_word0 + params.slot_words, params.batch_word0 + params.batch_words) - seg_word0 + 3u) / 4u;
+  let slot_groups = params.slot_words / 4u;
   for (var i = 0u; i < n; i++) {
-    // Scratch word of segment word j: row + j (wrapping arithmetic; j >= c0 keeps it in the batch's row).
-    let row = list_pixel[i] * params.scratch_words_per_pixel + seg_word0 - params.batch_word0;
-    let slot0 = list_slot[i] * params.slot_words;
+    // Scratch group of segment group j: row + j (wrapping arithmetic; j >= g0 keeps it in the batch's row).
+    // (Every term is a whole number of groups, so the wrapping happens in groups.)
+    let row = list_pixel[i] * (params.scratch_words_per_pixel / 4u) + seg_word0 / 4u - params.batch_word0 / 4u;
+    let slot0 = list_slot[i] * slot_groups;
     let fresh = list_fresh[i] != 0u;
-    for (var j = lid; j < params.slot_words; j += THREADS) {
-      if (j >= c0 && j < c1) {
-        pool[slot0 + j] = scratch[row + j];
-        scratch[row + j] = 0u;
-      } else if (fresh) {
-        pool[slot0 + j] = 0u;
-      }
+    // Four groups a thread at a time, all loads issued before any store (one round trip, not four).
+    for (var base = 0u; base < slot_groups; base += 4u * THREADS) {
+      let j0 = base + lid;
+      let j1 = j0 + THREADS;
+      let j2 = j1 + THREADS;
+      let j3 = j2 + THREADS;
+      let v0 = group_of(row, j0, g0, g1);
+      let v1 = group_of(row, j1, g0, g1);
+      let v2 = group_of(row, j2, g0, g1);
+      let v3 = group_of(row, j3, g0, g1);
+      place_group(row, slot0, j0, g0, g1, slot_groups, fresh, v0);
+      place_group(row, slot0, j1, g0, g1, slot_groups, fresh, v1);
+      place_group(row, slot0, j2, g0, g1, slot_groups, fresh, v2);
+      place_group(row, slot0, j3, g0, g1, slot_groups, fresh, v3);
     }
+  }
+}
+
+// Segment group j of a pair's scratch row when it is one of the batch's, else zero.
+fn group_of(row: u32, j: u32, g0: u32, g1: u32) -> vec4<u32> {
+  if (j >= g0 && j < g1) {
+    return scratch[row + j];
+  }
+  return vec4<u32>(0u);
+}
+
+// Stores group j of a slot: the batch's groups (and zeroes them in the scratch), or zeros in a slot claimed now.
+fn place_group(row: u32, slot0: u32, j: u32, g0: u32, g1: u32, slot_groups: u32, fresh: bool, v: vec4<u32>) {
+  if (j >= g0 && j < g1) {
+    pool[slot0 + j] = v;
+    scratch[row + j] = vec4<u32>(0u);
+  } else if (fresh && j < slot_groups) {
+    pool[slot0 + j] = vec4<u32>(0u);
   }
 }
