@@ -11,7 +11,11 @@ import {
   slottedResidentLayout,
 } from '../resident-layout.ts';
 import { type GpuTestContext, withGpu } from '../test-harness.ts';
-import { createDetectorTransposePass, createResidentBuffers } from './detector-transpose.ts';
+import {
+  createDetectorTransposePass,
+  createResidentBuffers,
+  type TransposeLoads,
+} from './detector-transpose.ts';
 import { createHighPoolPlacePass, placeStateBytes } from './high-pool-place.ts';
 
 interface Case {
@@ -25,6 +29,8 @@ interface Case {
   capacity?: (layout: ResidentLayout, b: number) => number;
   /** After a batch with failed pairs: pools of every pair's size, and the batch's place pass again. */
   grow?: boolean;
+  /** How the transpose moves its tiles (default its own default, 'vec4'). */
+  loads?: TransposeLoads;
 }
 
 /**
@@ -54,7 +60,7 @@ async function run(ctx: GpuTestContext, c: Case) {
   );
   const state = ctx.storage(placeStateBytes(layout));
   const dpSums = ctx.storage(c.pixels * 8);
-  const transpose = createDetectorTransposePass(ctx.device, { elemSize: 2 });
+  const transpose = createDetectorTransposePass(ctx.device, { elemSize: 2, loads: c.loads });
   const place = createHighPoolPlacePass(ctx.device);
   const cpu = layout.bufferBytes.map((n) => new Uint32Array(n / 4));
   const cpuScratch = scratch.map((_, b) => new Uint32Array(rowPixels(b) * wordsPerPixel));
@@ -217,6 +223,8 @@ describe('high-pool-place pass', () => {
         segmentFrames: 256,
       };
       expectSame(c, await run(ctx, c));
+      // The scalar transpose (entry point `main`) writes the same scratch and bits.
+      expectSame(c, await run(ctx, { ...c, loads: 'scalar' }));
     },
   );
 
