@@ -133,6 +133,25 @@ describe('GPU load memory plan', () => {
     }
   });
 
+  it('refuses a slot table that the device cannot bind, before allocating', () => {
+    const frames = 512 * 512;
+    const sizes = new Uint32Array(frames).fill(10);
+    // 36,864 pixels x 2,048 segments of 128 positions x 4 B = 288 MiB of table.
+    const limits = { maxBufferSize: 2 ** 40, maxStorageBufferBindingSize: 256 * 2 ** 20 };
+    const plan = {
+      frames,
+      detector: [192, 192] as [number, number],
+      elemSize: 2 as const,
+      chunkSizes: sizes,
+      limits,
+      batchFrames: 1024,
+    };
+    expect(() => planGpuLoad({ ...plan, segmentFrames: 128 })).toThrow(
+      /slot table needs 288\.0 MiB, more than this GPU binds at once \(256\.0 MiB\)/,
+    );
+    expect(planGpuLoad({ ...plan, segmentFrames: 128, highPlane: 'full' }).resident.high).toBe('full');
+  });
+
   it('refuses a batch that the device cannot bind', () => {
     const sizes = new Uint32Array(4096).fill(5000);
     const small = { maxBufferSize: 2 ** 30, maxStorageBufferBindingSize: 128 * 2 ** 20 };

@@ -130,6 +130,12 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
         Math.min(maxPoolSlots(fullResident, b), Math.floor(bindLimit / slotFrames)),
       )
     : [];
+  if (slotted && slotTableBytes(fullResident) > bindLimit) {
+    throw new StemflowError(
+      'budget',
+      `The high bytes' slot table needs ${formatBytes(slotTableBytes(fullResident))}, more than this GPU binds at once (${formatBytes(bindLimit)}); use longer segments or the full high plane`,
+    );
+  }
   const resident = slotted
     ? slottedResidentLayout(
         fullResident,
