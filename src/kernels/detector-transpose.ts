@@ -9,6 +9,7 @@
  */
 import { StemflowError } from '../errors.ts';
 import { compactResidentLayout, type ResidentLayout, residentParts } from '../gpu/resident-layout.ts';
+import { checkHighScratch } from './high-pool-place.ts';
 
 export type PackedValues = Uint8Array | Uint16Array | Uint32Array;
 
@@ -89,11 +90,12 @@ export function detectorTranspose(
       'A slotted high plane takes the batch high words through a high scratch (highScratch), a full one not.',
     );
   }
-  if (scratch && (firstFrame % 16 !== 0 || Math.ceil(frames / 4) > scratch.wordsPerPixel)) {
-    throw new StemflowError(
-      'invalid',
-      'The high scratch needs a batch starting at a multiple of 16 frames that fits its rows.',
-    );
+  if (scratch) {
+    checkHighScratch(layout, firstFrame, frames, {
+      ...scratch,
+      bufferBytes: scratch.buffers.map((a) => a.byteLength),
+      batchHotBytes: scratch.batchHot.byteLength,
+    });
   }
   const planes = layout.form === 'planes';
   const bits = planes ? 8 : elemSize * 8;

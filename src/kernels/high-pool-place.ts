@@ -35,6 +35,55 @@ export interface HighPoolPlaceJob {
   capacity?: readonly number[];
 }
 
+/** Sizes of a batch's high scratch, in bytes (GPU buffers or host arrays alike). */
+export interface HighScratchShape {
+  wordsPerPixel: number;
+  batchHotWords: number;
+  /** One per row buffer. */
+  bufferBytes: readonly number[];
+  batchHotBytes: number;
+}
+
+/**
+ * What a batch's high scratch must be for `layout` and frames [firstFrame, firstFrame + frames): checked the
+ * same way by both transposes and both place passes (GPU and CPU twins refuse the same input). A batch starts
+ * at a multiple of 16 frames; rows are 16-byte aligned, hold the batch's frames and every pixel of their row
+ * buffer; the batch's hot bits hold each segment it touches for every pixel.
+ */
+export function checkHighScratch(
+  layout: ResidentLayout,
+  firstFrame: number,
+  frames: number,
+  s: HighScratchShape,
+): void {
+  if (firstFrame % 16 !== 0 || s.wordsPerPixel % 4 !== 0 || s.bufferBytes.length !== layout.rowBuffers) {
+    throw new StemflowError(
+      'invalid',
+      'The high scratch needs a batch starting at a multiple of 16 frames and one buffer of 16-byte rows per row buffer.',
+    );
+  }
+  const S = layout.segmentFrames;
+  const segments = Math.floor((firstFrame + Math.max(frames, 1) - 1) / S) - Math.floor(firstFrame / S) + 1;
+  if (s.batchHotWords * 32 < segments || s.batchHotBytes < layout.pixels * s.batchHotWords * 4) {
+    throw new StemflowError(
+      'invalid',
+      `The batch's hot bits do not hold ${segments} segments of every pixel.`,
+    );
+  }
+  if (Math.ceil(frames / 4) > s.wordsPerPixel) {
+    throw new StemflowError(
+      'invalid',
+      `High scratch rows of ${s.wordsPerPixel} words hold fewer than ${frames} frames.`,
+    );
+  }
+  s.bufferBytes.forEach((bytes, b) => {
+    const { first, end } = bufferPixelRange(layout, b);
+    if (bytes < (end - first) * s.wordsPerPixel * 4) {
+      throw new StemflowError('invalid', `High scratch buffer ${b} is smaller than its row buffer's pixels.`);
+    }
+  });
+}
+
 /** The batch's segments [first, end), and the words of each pair to copy. Shared with the GPU pass. */
 export function placeGeometry(layout: ResidentLayout, firstFrame: number, frames: number) {
   if (layout.high !== 'slots')
@@ -66,6 +115,11 @@ export function placeGeometry(layout: ResidentLayout, firstFrame: number, frames
 export function highPoolPlace(job: HighPoolPlaceJob): number[] {
   const { layout, firstFrame, frames, scratch, slotTable, pools, used } = job;
   const g = placeGeometry(layout, firstFrame, frames);
+  checkHighScratch(layout, firstFrame, frames, {
+    ...scratch,
+    bufferBytes: scratch.buffers.map((a) => a.byteLength),
+    batchHotBytes: scratch.batchHot.byteLength,
+  });
   const capacity = job.capacity ?? layout.hotSlots;
   const failed = new Array<number>(layout.rowBuffers).fill(0);
   for (let b = 0; b < layout.rowBuffers; b++) {

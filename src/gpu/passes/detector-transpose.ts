@@ -12,6 +12,7 @@
 
 import { StemflowError } from '../../errors.ts';
 import { checkTransposeBatch } from '../../kernels/detector-transpose.ts';
+import { checkHighScratch } from '../../kernels/high-pool-place.ts';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
 import { bufferPixelRange, type ElemSize, type ResidentLayout, residentParts } from '../resident-layout.ts';
 import { shaderSource } from '../shader-source.ts';
@@ -154,45 +155,12 @@ export function createDetectorTransposePass(
       );
     }
     if (scratch) {
-      if (
-        firstFrame % 16 !== 0 ||
-        scratch.wordsPerPixel % 4 !== 0 ||
-        scratch.buffers.length !== plan.rowBuffers
-      ) {
-        throw new StemflowError(
-          'invalid',
-          'The high scratch needs a batch starting at a multiple of 16 frames and one buffer of 16-byte rows per row buffer.',
-        );
-      }
-      const segments =
-        Math.floor((firstFrame + Math.max(frames, 1) - 1) / plan.segmentFrames) -
-        Math.floor(firstFrame / plan.segmentFrames) +
-        1;
-      if (
-        scratch.batchHotWords * 32 < segments ||
-        scratch.batchHot.size < plan.pixels * scratch.batchHotWords * 4
-      ) {
-        throw new StemflowError(
-          'invalid',
-          `The batch's hot bits do not hold ${segments} segments of every pixel.`,
-        );
-      }
-      if (Math.ceil(frames / 4) > scratch.wordsPerPixel) {
-        throw new StemflowError(
-          'invalid',
-          `High scratch rows of ${scratch.wordsPerPixel} words hold fewer than ${frames} frames.`,
-        );
-      }
-      scratch.buffers.forEach((buffer, b) => {
-        const { first, end } = bufferPixelRange(plan, b);
-        if (buffer.size < (end - first) * scratch.wordsPerPixel * 4) {
-          throw new StemflowError(
-            'invalid',
-            `High scratch buffer ${b} is smaller than its row buffer's pixels.`,
-          );
-        }
-        checkBindable(device, buffer, `high scratch ${b}`);
+      checkHighScratch(plan, firstFrame, frames, {
+        ...scratch,
+        bufferBytes: scratch.buffers.map((buffer) => buffer.size),
+        batchHotBytes: scratch.batchHot.size,
       });
+      for (const [b, buffer] of scratch.buffers.entries()) checkBindable(device, buffer, `high scratch ${b}`);
     }
     resident.forEach((buffer, b) => {
       if (buffer.size < plan.bufferBytes[b]) {

@@ -12,7 +12,7 @@
  * second run of the same batch with a larger pool places them (every step is idempotent).
  */
 import { StemflowError } from '../../errors.ts';
-import { placeGeometry } from '../../kernels/high-pool-place.ts';
+import { checkHighScratch, placeGeometry } from '../../kernels/high-pool-place.ts';
 import { checkBindable } from '../chunked-dispatch.ts';
 import { bufferPixelRange, type ResidentLayout, residentParts } from '../resident-layout.ts';
 import { shaderSource } from '../shader-source.ts';
@@ -85,12 +85,11 @@ export function createHighPoolPlacePass(device: GPUDevice): HighPoolPlacePass {
       const { hi, slotTable } = parts;
       const hot = scratch.batchHot;
       if (!hi || !slotTable) throw new StemflowError('invalid', 'No slotted high plane.');
-      if (
-        hot.size < plan.pixels * scratch.batchHotWords * 4 ||
-        scratch.batchHotWords * 32 < g.segEnd - g.segFirst
-      ) {
-        throw new StemflowError('invalid', "The batch's hot bits do not hold its segments.");
-      }
+      checkHighScratch(plan, firstFrame, frames, {
+        ...scratch,
+        bufferBytes: scratch.buffers.map((buffer) => buffer.size),
+        batchHotBytes: hot.size,
+      });
       const capacity = job.capacity ?? plan.hotSlots;
       if (state.size < placeStateBytes(plan)) {
         throw new StemflowError('invalid', 'The pool state buffer is too small.');
@@ -107,12 +106,6 @@ export function createHighPoolPlacePass(device: GPUDevice): HighPoolPlacePass {
         const target = scratch.buffers[b];
         if (pool.size < capacity[b] * plan.slotFrames) {
           throw new StemflowError('invalid', `Pool ${b} holds fewer than ${capacity[b]} slots.`);
-        }
-        if (target.size < (end - first) * scratch.wordsPerPixel * 4) {
-          throw new StemflowError(
-            'invalid',
-            `High scratch buffer ${b} is smaller than its row buffer's pixels.`,
-          );
         }
         const pixelBlocks = Math.ceil((end - first) / THREADS);
         const segments = g.segEnd - g.segFirst;
