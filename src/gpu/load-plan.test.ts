@@ -5,11 +5,23 @@ import { DEFAULT_DECODE_VARIANT } from './passes/bslz4-decode-variants';
 
 const H200 = { maxBufferSize: 2 ** 40, maxStorageBufferBindingSize: 2 ** 31 - 4 };
 
+/** The plan of the full ARINA scan (512 x 512 x 192 x 192 uint16, 12,100-byte chunks) on the H200's limits. */
+function fullScan(extra: Partial<Parameters<typeof planGpuLoad>[0]> = {}) {
+  const frames = 512 * 512;
+  return planGpuLoad({
+    frames,
+    detector: [192, 192],
+    elemSize: 2,
+    chunkSizes: new Uint32Array(frames).fill(12_100),
+    limits: H200,
+    ...extra,
+  });
+}
+
 describe('GPU load memory plan', () => {
   it('plans the full ARINA scan with slot pools: low plane + 1/16 of the high plane + bitmap + table', () => {
     const frames = 512 * 512;
-    const sizes = new Uint32Array(frames).fill(12_100);
-    const plan = planGpuLoad({ frames, detector: [192, 192], elemSize: 2, chunkSizes: sizes, limits: H200 });
+    const plan = fullScan();
     const pixels = 192 * 192;
     expect(plan.resident.high).toBe('slots');
     // 64 segments of 4,096 positions a pixel; pools of 4 slots a pixel (1/16), 4 KiB each.
@@ -30,15 +42,7 @@ describe('GPU load memory plan', () => {
 
   it('plans the full ARINA scan (512x512x192x192 uint16) within 1.1 x resident + 1 GiB', () => {
     const frames = 512 * 512;
-    const sizes = new Uint32Array(frames).fill(12_100);
-    const plan = planGpuLoad({
-      frames,
-      detector: [192, 192],
-      elemSize: 2,
-      chunkSizes: sizes,
-      limits: H200,
-      highPlane: 'full',
-    });
+    const plan = fullScan({ highPlane: 'full' });
     // Two byte planes and the hot bitmap (64 segments of 4,096 positions: 8 bytes per pixel).
     expect(plan.residentBytes).toBe(192 * 192 * frames * 2 + 192 * 192 * 8);
     expect(plan.resident.rowBuffers).toBe(5);
@@ -55,16 +59,7 @@ describe('GPU load memory plan', () => {
   });
 
   it('counts the decode scratch of the default variant in scratch and peak, and prints it', () => {
-    const frames = 512 * 512;
-    const sizes = new Uint32Array(frames).fill(12_100);
-    const plan = planGpuLoad({
-      frames,
-      detector: [192, 192],
-      elemSize: 2,
-      chunkSizes: sizes,
-      limits: H200,
-      highPlane: 'full',
-    });
+    const plan = fullScan({ highPlane: 'full' });
     expect(plan.decodeVariant).toBe(DEFAULT_DECODE_VARIANT);
     // scratch-keep-pat-wg16-x2-stage16: 4,096 workgroups per dispatch x 2 blocks in flight x 8 KiB.
     expect(plan.decodeScratchBytes).toBe(4096 * 2 * 8192);
@@ -75,15 +70,7 @@ describe('GPU load memory plan', () => {
       'scratch 1.04 GiB: 3 slots x (47.3 MiB compressed + 288.0 MiB decoded + 32.0 KiB index) + decode scratch 64.0 MiB (scratch-keep-pat-wg16-x2-stage16)',
     );
     // The fused variant has no global scratch; a small batch needs a small one.
-    const base = planGpuLoad({
-      frames,
-      detector: [192, 192],
-      elemSize: 2,
-      chunkSizes: sizes,
-      limits: H200,
-      highPlane: 'full',
-      decodeVariant: 'base',
-    });
+    const base = fullScan({ highPlane: 'full', decodeVariant: 'base' });
     expect(base.decodeScratchBytes).toBe(0);
     expect(plan.peakBytes - base.peakBytes).toBe(4096 * 2 * 8192);
     const small = planGpuLoad({

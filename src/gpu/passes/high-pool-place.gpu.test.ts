@@ -86,7 +86,8 @@ async function run(ctx: GpuTestContext, c: Case) {
       const slot = decodedSlot(c.values, c.pixels, firstFrame, frames, wordsPerFrame);
       const batch = { layout, firstFrame, frames, wordsPerFrame };
       detectorTranspose({ ...batch, decoded: slot, highScratch: hostScratch }, cpu, cpuSums);
-      cpuFailed.push(
+      // The CPU twin's place of this batch, with the layout and pools of the moment.
+      const hostPlace = () =>
         highPoolPlace({
           layout,
           firstFrame,
@@ -95,8 +96,8 @@ async function run(ctx: GpuTestContext, c: Case) {
           slotTable: cpu[2 * n + 1],
           pools: cpu.slice(n, 2 * n),
           used: cpuUsed,
-        }),
-      );
+        });
+      cpuFailed.push(hostPlace());
       const encoder = ctx.device.createCommandEncoder();
       const params = transpose.encode(encoder, {
         ...batch,
@@ -133,16 +134,7 @@ async function run(ctx: GpuTestContext, c: Case) {
         ctx.device.queue.submit([grow.finish()]);
         const again = await ctx.readBack(state, Uint32Array);
         expect(Array.from(again.subarray(n, 2 * n))).toEqual(new Array(n).fill(0));
-        const retry = highPoolPlace({
-          layout,
-          firstFrame,
-          frames,
-          scratch: hostScratch,
-          slotTable: cpu[2 * n + 1],
-          pools: cpu.slice(n, 2 * n),
-          used: cpuUsed,
-        });
-        expect(retry).toEqual(new Array(n).fill(0));
+        expect(hostPlace()).toEqual(new Array(n).fill(0));
       }
       firstFrame += frames;
     }
