@@ -35,6 +35,43 @@ export async function lendableReadback(s: EncoderState, bytes: number): Promise<
 }
 
 /**
+ * A lent readback of at least `bytes` for the record at `firstFrame`, waiting while every one is lent out
+ * (`EncoderState.waitForLoans`, the encoder's `lentOnly`), so the record's words need no host copy. Loans go
+ * to the earliest waiting record: with at least as many lendable readbacks as record slots, the earliest
+ * record the converter has not received yet always gets one once the converter writes the records before it
+ * (at most slots - 1 later records can hold a loan meanwhile: they need its slot). Undefined when waiting is
+ * off and none is free; `waitedMs` gets the time spent waiting.
+ */
+export async function waitForLoan(
+  s: EncoderState,
+  bytes: number,
+  firstFrame: number,
+  waited: { ms: number },
+): Promise<GPUBuffer | undefined> {
+  const earlierWaits = () => [...s.loanWaiters].some((f) => f < firstFrame);
+  if (!earlierWaits()) {
+    const free = await lendableReadback(s, bytes);
+    if (free || !s.waitForLoans) return free;
+  }
+  if (!s.waitForLoans) return lendableReadback(s, bytes);
+  const t = performance.now();
+  s.loanWaiters.add(firstFrame);
+  try {
+    while (s.waitForLoans && s.alive()) {
+      await s.loanChange();
+      if (earlierWaits()) continue;
+      const free = await lendableReadback(s, bytes);
+      if (free) return free;
+    }
+    return s.alive() ? lendableReadback(s, bytes) : undefined;
+  } finally {
+    s.loanWaiters.delete(firstFrame);
+    s.notifyLoans(); // the next waiter may take what is free now
+    waited.ms += performance.now() - t;
+  }
+}
+
+/**
  * Creates the lendable readbacks not made yet in the background, at the size of the first (the words needed
  * + 25 %), and maps each once so that its first-use clear of mapped memory is done too: the records after the
  * first find one ready instead of creating it on their path (~35-40 ms each on the H200 host). A failure
@@ -61,8 +98,10 @@ function prepareReadbacks(s: EncoderState, bytes: number): void {
           return;
         }
         s.inPreparation.delete(buffer);
-        if (s.alive()) s.lendable.push(buffer);
-        else buffer.destroy();
+        if (s.alive()) {
+          s.lendable.push(buffer);
+          s.notifyLoans();
+        } else buffer.destroy();
       }
     } finally {
       s.preparing = false;

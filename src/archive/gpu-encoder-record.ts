@@ -8,9 +8,9 @@ import { chunkIndex } from '../kernels/bslz4-decode';
 import { DecodeError } from '../kernels/decode-errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import type { EncodedRecord, RecordAudit } from './convert';
-import { type HostPool, lendableReadback } from './gpu-encoder-memory';
+import { type HostPool, waitForLoan } from './gpu-encoder-memory';
 import { align4 } from './gpu-encoder-plan';
-import type { EncodeParams, EncoderState, Slot } from './gpu-encoder-slots';
+import { type EncodeParams, type EncoderState, readbackBytes, type Slot } from './gpu-encoder-slots';
 import type { GpuEncoderTimings, RecordTimeline } from './gpu-encoder-timings';
 import { NEIGHBOUR_BUCKETS } from './hybrid-uint';
 import { frequenciesFromHistogram, type RecordModel } from './record-tables';
@@ -74,6 +74,7 @@ export async function encodeRecord(
     gpuWaits: { sums: 0, histogram: 0, lanes: 0, words: 0 },
     pipelineWaitMs: 0,
     readbackCreateMs: 0,
+    loanWaitMs: 0,
     lent: false,
   };
   const gpuResult = async <T>(step: keyof RecordTimeline['gpuWaits'], p: Promise<T>): Promise<T> => {
@@ -280,7 +281,10 @@ export async function encodeRecord(
   // are created when first needed, at about the size needed (grown if a record needs more).
   const bytes = dataWords * 4;
   t = now();
-  const lend = dataWords > 0 ? await lendableReadback(s, bytes) : undefined;
+  const waited = { ms: 0 };
+  const lend = dataWords > 0 ? await waitForLoan(s, bytes, firstFrame, waited) : undefined;
+  line.loanWaitMs = waited.ms;
+  timings.loanWaitMs += waited.ms;
   let readback = lend;
   if (!readback && dataWords > 0) {
     if (slot.readback && slot.readback.size < bytes) {
@@ -290,7 +294,7 @@ export async function encodeRecord(
     slot.readback ??= await s.createReadback(bytes, 'output readback');
     readback = slot.readback;
   }
-  line.readbackCreateMs = now() - t;
+  line.readbackCreateMs = now() - t - waited.ms;
   // The compaction writes into `decoded` (its values are encoded) unless the words exceed it.
   const output = bytes <= b.decoded.size && !compactApart ? b.decoded : await s.recordOutput(slot);
   t = now();
@@ -323,7 +327,9 @@ export async function encodeRecord(
     line.lent = true;
     timings.lentRecords++;
   } else {
-    data = pool.take(plan.lanes * plan.laneStride).subarray(0, dataWords);
+    // Sized like a readback (the words + 25 %), not the plan's largest record: a 16,384-frame record's host
+    // array is ~130 MB instead of 1.15 GB.
+    data = pool.take(readbackBytes(bytes, plan.lanes * plan.laneStride * 4) / 4).subarray(0, dataWords);
     if (readback) {
       await gpuResult('words', readback.mapAsync(GPUMapMode.READ, 0, bytes));
       timings.readbackMs += now() - t;

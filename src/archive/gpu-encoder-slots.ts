@@ -77,6 +77,18 @@ export interface EncoderState {
   abandon(): void;
   /** Lent readbacks, by the ArrayBuffer of their mapped range; given back by `giveBack`. */
   lent: Map<ArrayBufferLike, GPUBuffer>;
+  /**
+   * `lentOnly`: a record that finds every readback lent out waits for one to come back instead of copying its
+   * words into host memory (gpu-encoder-memory.ts `waitForLoan`). Turned off when the encoder settles (records
+   * nobody will ask for, or a failure: loans may then never come back) and when the state is destroyed.
+   */
+  waitForLoans: boolean;
+  /** First frames of the records waiting for a loan: a loan goes to the earliest. */
+  loanWaiters: Set<number>;
+  /** Resolves at the next change: a readback given back or made lendable, or waiting turned off. */
+  loanChange(): Promise<void>;
+  /** Wakes the records waiting for a loan (they look again). */
+  notifyLoans(): void;
   decode: ReturnType<typeof createBslz4DecodePass>;
   /**
    * The stats and encode passes: their pipelines compile asynchronously once the state's buffers are created,
@@ -128,10 +140,13 @@ export async function createState(
   slots: number,
   {
     lendReadbacks = 0,
+    lentOnly = false,
     budgetBytes,
     timings,
   }: {
     lendReadbacks?: number;
+    /** Records wait for a lent readback rather than copy (EncoderState.waitForLoans). */
+    lentOnly?: boolean;
     budgetBytes?: number;
     /**
      * Adds the time spent creating readbacks (their first use is part of a record's start-up) and the slots
@@ -171,12 +186,21 @@ export async function createState(
   /** The slots after the first not created yet (`grow`); rejected when the state is destroyed first. */
   const unmadeSlots: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   const inPreparation = new Set<GPUBuffer>();
+  let wake: (() => void)[] = [];
+  let self: EncoderState | undefined;
+  const notifyLoans = () => {
+    const waiting = wake;
+    wake = [];
+    for (const w of waiting) w();
+  };
   const abandon = () => {
     for (const u of unmadeSlots.splice(0))
       u.reject(new StemflowError('aborted', 'The GPU encoder was closed.'));
   };
   const destroy = () => {
     alive = false;
+    if (self) self.waitForLoans = false;
+    notifyLoans();
     for (const b of inPreparation) b.destroy();
     inPreparation.clear();
     abandon();
@@ -217,6 +241,7 @@ export async function createState(
     if (alive) {
       buffer.unmap();
       lendable.push(buffer);
+      notifyLoans();
     } else buffer.destroy();
     return true;
   };
@@ -315,7 +340,7 @@ export async function createState(
       createTansEncodePassAsync(device, { bits, tableLog: params.tableLog, tokens: plan.tokens }),
     ]).then(([stats, lanes]) => ({ stats, lanes }));
     passes.catch(() => undefined);
-    return {
+    self = {
       device,
       plan,
       source,
@@ -346,11 +371,16 @@ export async function createState(
       grow,
       abandon,
       lent,
+      waitForLoans: lentOnly,
+      loanWaiters: new Set(),
+      loanChange: () => new Promise<void>((resolve) => wake.push(resolve)),
+      notifyLoans,
       decode,
       passes,
       destroy,
       giveBack,
     };
+    return self;
   } catch (error) {
     if (!popped) await device.popErrorScope().catch(() => null);
     destroy();

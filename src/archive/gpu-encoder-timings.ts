@@ -30,6 +30,8 @@ export interface GpuEncoderTimings {
   pipelineWaitMs: number;
   /** Creating output readbacks (each once, when a record first needs it). */
   readbackCreateMs: number;
+  /** `lentOnly`: records waiting for a lent readback to come back from the converter. */
+  loanWaitMs: number;
   /** Start-up: creating the slots after the first (this thread, after the first record's decode is submitted; one error scope a slot). */
   laterSlotsMs: number;
   /** Start-up, inside setupMs: the first slot's buffers; the decode pass and its scratch; the scope's pop. */
@@ -64,5 +66,7 @@ export interface RecordTimeline {
   pipelineWaitMs: number;
   /** Waiting for its output readback to be created (0 when one was ready). */
   readbackCreateMs: number;
+  /** `lentOnly`: waiting for a lent readback to come back (0 when one was free). */
+  loanWaitMs: number;
   lent: boolean;
 }

@@ -153,6 +153,88 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
   );
 
   withGpu(
+    'every record lent (lentOnly): records wait for a readback instead of copying; the same archive, every buffer freed',
+    async ({ device }) => {
+      const cpu = await convertWith(arinaPaths, cpuRecordEncoder, small);
+      for (const [slots, lend, writes] of [
+        [2, 2, 4],
+        [3, 3, 0],
+        [2, 3, 2],
+      ]) {
+        const tracked = trackBuffers(device);
+        try {
+          const encoder = gpuRecordEncoder(device, { slots, lendReadbacks: lend, lentOnly: true });
+          expect(await convertWith(arinaPaths, encoder, small, {}, writes)).toBe(cpu);
+          const lines = encoder.timings.timeline;
+          expect(lines.length).toBeGreaterThan(slots + 1);
+          // No record copied: every one was lent, with no readback of a slot's own.
+          expect(lines.every((l) => l.lent && l.copyMs === 0)).toBe(true);
+          expect(encoder.timings.lentRecords).toBe(lines.length);
+          expect(encoder.timings.hostCopyMs).toBe(0);
+          await encoder.dispose();
+          expect(tracked.alive()).toBe(0);
+        } finally {
+          tracked.stop();
+        }
+      }
+    },
+    240_000,
+  );
+
+  it('lentOnly needs a lent readback per record slot', () => {
+    const error = (() => {
+      try {
+        gpuRecordEncoder({} as GPUDevice, { slots: 3, lendReadbacks: 2, lentOnly: true });
+      } catch (e) {
+        return e;
+      }
+    })();
+    expect(isStemflowError(error) && error.kind).toBe('invalid');
+    expect(String(error)).toMatch(/at least 3 lent readback\(s\), one per record slot \(2 asked\)/);
+  });
+
+  withGpu(
+    'lentOnly: records waiting for loans a caller never gives back are copied when the encoder is disposed',
+    async ({ device }) => {
+      const tracked = trackBuffers(device);
+      const { source, close } = await openSource(arinaPaths);
+      try {
+        const [rows, cols] = source.summary.detector;
+        const params = {
+          dtype: 'uint16' as const,
+          geometry: laneGeometry(rows * cols, 3),
+          cols,
+          tableLog: 11,
+          classes: 8,
+        };
+        const encoder = gpuRecordEncoder(device, { slots: 2, lendReadbacks: 2, lentOnly: true });
+        // Both loans kept: the prefetched records 2 and 3 can only wait for one.
+        const first = await encoder.encode(source, 0, 7, params);
+        const second = await encoder.encode(source, 7, 7, params);
+        expect([first.lent, second.lent]).toEqual([true, true]);
+        const kept = [first.words.slice(), second.words.slice()];
+        for (let i = 0; i < 1000 && encoder.loanWaiters < 2; i++) await new Promise((r) => setTimeout(r, 20));
+        expect(encoder.loanWaiters).toBe(2);
+        await encoder.dispose(); // would hang if the waiting records were not released
+        const lines = encoder.timings.timeline;
+        expect(lines.filter((l) => l.lent).length).toBe(2);
+        expect(lines.length).toBe(4);
+        expect(lines.filter((l) => !l.lent).every((l) => l.loanWaitMs > 0)).toBe(true);
+        expect(encoder.loanWaiters).toBe(0);
+        expect(tracked.alive()).toBe(2); // the two loans, still mapped
+        expect([first.words, second.words]).toEqual(kept);
+        encoder.recycle(first);
+        encoder.recycle(second);
+        expect(tracked.alive()).toBe(0);
+      } finally {
+        tracked.stop();
+        await close();
+      }
+    },
+    240_000,
+  );
+
+  withGpu(
     'a lent record kept past dispose stays mapped; its readback is freed when given back',
     async ({ device }) => {
       const tracked = trackBuffers(device);

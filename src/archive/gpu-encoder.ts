@@ -20,7 +20,7 @@
  * gpu-encoder-slots.ts (buffers and pipelines), gpu-encoder-record.ts (one record's steps), gpu-encoder-memory.ts
  * (host arrays, lent readbacks), gpu-tans-passes.ts.
  */
-import { throwIfAborted } from '../errors';
+import { StemflowError, throwIfAborted } from '../errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import type { EncodedRecord, RecordEncoder } from './convert';
 import { createHostPool } from './gpu-encoder-memory';
@@ -38,6 +38,8 @@ export interface GpuRecordEncoder extends RecordEncoder {
    */
   recycle(record: EncodedRecord): void;
   readonly timings: GpuEncoderTimings;
+  /** `lentOnly`: records waiting now for a lent readback to come back. */
+  readonly loanWaiters: number;
   /** The plan in use (after the first record). */
   readonly plan: GpuEncoderPlan | null;
   /** Waits for work in flight and frees every buffer (`close` does the same without waiting). */
@@ -57,6 +59,13 @@ export interface GpuEncoderOptions {
    * them without keeping them; with none free, the words are copied into host memory as without lending.
    */
   lendReadbacks?: number;
+  /**
+   * Every record's words are lent (default false): a record that finds every readback lent out waits for the
+   * converter to give one back (`recycle`) instead of copying its words into host memory. Needs a caller that
+   * recycles every record once written (convertArchive does) and at least as many lent readbacks as record
+   * slots (then the earliest record not yet received always gets one). Waiting stops when the encoder settles.
+   */
+  lentOnly?: boolean;
   /** GPU bytes the encoder may allocate (optional): more slots or readbacks than fit are refused. */
   budgetBytes?: number;
   /**
@@ -79,6 +88,12 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
   const depth = prefetch ? Math.max(2, Math.floor(options.slots ?? 2)) : 1;
   // With prefetch, one more record than slots: it reads its chunks while its slot's record is finished.
   const inFlight = prefetch ? depth + 1 : 1;
+  if (options.lentOnly && (options.lendReadbacks ?? 0) < depth) {
+    throw new StemflowError(
+      'invalid',
+      `GPU encoder: lending every record needs at least ${depth} lent readback(s), one per record slot (${options.lendReadbacks ?? 0} asked).`,
+    );
+  }
   const timings: GpuEncoderTimings = {
     records: 0,
     readMs: 0,
@@ -95,6 +110,7 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
     setupMs: 0,
     pipelineWaitMs: 0,
     readbackCreateMs: 0,
+    loanWaitMs: 0,
     laterSlotsMs: 0,
     firstSlotMs: 0,
     decodeSetupMs: 0,
@@ -118,10 +134,16 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
   const settle = async () => {
     // Records in slots not created yet wait for the first record to create them: make sure it happens.
     if (jobs.length > 0) state?.grow();
+    // Nobody will give back loans for records nobody asks for: those waiting copy their words instead.
+    if (state) {
+      state.waitForLoans = false;
+      state.notifyLoans();
+    }
     const pending = jobs.splice(0);
     for (const r of await Promise.allSettled(pending.map((j) => j.result))) {
       if (r.status === 'fulfilled') giveBack(r.value);
     }
+    if (state) state.waitForLoans = Boolean(options.lentOnly) && state.alive();
   };
   const giveBack = (record: EncodedRecord) => {
     const lender = loans.get(record.words.buffer);
@@ -174,6 +196,9 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
 
   return {
     timings,
+    get loanWaiters() {
+      return state?.loanWaiters.size ?? 0;
+    },
     get plan() {
       return state?.plan ?? null;
     },
@@ -188,6 +213,7 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
             const t = performance.now();
             state = await createState(device, source, frames, params, depth, {
               lendReadbacks: options.lendReadbacks,
+              lentOnly: options.lentOnly,
               budgetBytes: options.budgetBytes,
               timings,
             });

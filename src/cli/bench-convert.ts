@@ -47,6 +47,8 @@ export interface BenchConvertOptions {
   readPieceMiB?: number;
   /** Output readbacks the encoder lends (written without a host copy; default 2, 0: copy every record). */
   lend?: number;
+  /** Every record lent: wait for a lent readback instead of copying (GpuEncoderOptions.lentOnly). */
+  lentOnly?: boolean;
   /** Shards written + hashed while the next records are encoded (default 4). */
   writes?: number;
   /** GPU memory the encoder may plan, GiB (default 64). */
@@ -67,6 +69,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   const encoderOptions = {
     slots: o.slots,
     lendReadbacks: o.lend ?? 2,
+    lentOnly: o.lentOnly,
     budgetBytes: (o.budgetGiB ?? 64) * 2 ** 30,
   };
   let t = performance.now();
@@ -91,12 +94,12 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   // Source reads, shard writes and fsyncs share libuv's pool (4 threads unless UV_THREADPOOL_SIZE is set).
   const uvThreads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
   log(
-    `encoder: ${o.slots ?? 2} record slots (+1 record reading ahead), ${encoderOptions.lendReadbacks} lent readbacks, ${writesInFlight} shards written at once, libuv threads ${uvThreads}`,
+    `encoder: ${o.slots ?? 2} record slots (+1 record reading ahead), ${encoderOptions.lendReadbacks} lent readbacks${o.lentOnly ? ' (every record lent: records wait for one)' : ''}, ${writesInFlight} shards written at once, libuv threads ${uvThreads}`,
   );
   const readPieceBytes = Math.round((o.readPieceMiB ?? 8) * 2 ** 20);
   const source = await syntheticSource(acq, path, offsets, readPieceBytes);
   const report: Record<string, unknown> = {
-    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64} --read-piece ${readPieceBytes / 2 ** 20}${(o.acquisitions ?? 1) > 1 ? ` --acquisitions ${o.acquisitions}` : ''}${o.verifySlots ? ` --verify-slots ${o.verifySlots}` : ''}${o.verifyPieces ? ` --verify-pieces ${o.verifyPieces}` : ''}`,
+    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks}${o.lentOnly ? ' --lent-only' : ''} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64} --read-piece ${readPieceBytes / 2 ** 20}${(o.acquisitions ?? 1) > 1 ? ` --acquisitions ${o.acquisitions}` : ''}${o.verifySlots ? ` --verify-slots ${o.verifySlots}` : ''}${o.verifyPieces ? ` --verify-pieces ${o.verifyPieces}` : ''}`,
     adapter: ctx.adapter,
     uvThreadpool: uvThreads,
     frames: acq.frames,
@@ -259,7 +262,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
 /** Start-up of the conversion: the encoder's state, and where the first records' time went. */
 function startupLine(et: GpuEncoderTimings, recordFrames: number): string {
   const f = (line: RecordTimeline) =>
-    `starts ${ms(line.startMs)}, staging wait ${ms(line.stagingWaitMs)}, read ${ms(line.readMs)}, slot wait ${ms(line.slotWaitMs)}, pipelines ${ms(line.pipelineWaitMs)}, GPU waits: sums ${ms(line.gpuWaits.sums)} / histogram ${ms(line.gpuWaits.histogram)} / lanes ${ms(line.gpuWaits.lanes)} / words ${ms(line.gpuWaits.words)}, model ${ms(line.modelMs)}, readback creation ${ms(line.readbackCreateMs)}, ends ${ms(line.endMs)}`;
+    `starts ${ms(line.startMs)}, staging wait ${ms(line.stagingWaitMs)}, read ${ms(line.readMs)}, slot wait ${ms(line.slotWaitMs)}, pipelines ${ms(line.pipelineWaitMs)}, GPU waits: sums ${ms(line.gpuWaits.sums)} / histogram ${ms(line.gpuWaits.histogram)} / lanes ${ms(line.gpuWaits.lanes)} / words ${ms(line.gpuWaits.words)}, model ${ms(line.modelMs)}, readback creation ${ms(line.readbackCreateMs)}, loan wait ${ms(line.loanWaitMs)}, ends ${ms(line.endMs)}`;
   const records = [0, 1, 2]
     .map((r) => et.timeline.find((line) => line.firstFrame === r * recordFrames))
     .filter((line) => line !== undefined);
@@ -343,6 +346,7 @@ function timelineSummary(
     slotWaitMs: stat(lines.map((l) => l.slotWaitMs)),
     hostModelMs: stat(lines.map((l) => l.modelMs)),
     hostCopyMs: stat(lines.map((l) => l.copyMs)),
+    loanWaitMs: stat(lines.map((l) => l.loanWaitMs)),
     gpuWaitMs: stat(lines.map((l) => l.gpuWaitMs)),
     recordMs: stat(lines.map((l) => l.endMs - l.startMs)),
     converterEncodeWaitMs: stat(converter.map((c) => c.encodeWaitMs)),
@@ -352,7 +356,7 @@ function timelineSummary(
 
 function timelineLine({ timeline: t }: { timeline: ReturnType<typeof timelineSummary> }): string {
   const f = (s: { mean: number; max: number }) => `${s.mean.toFixed(1)} / ${s.max.toFixed(1)}`;
-  return `timeline per record, mean / max ms (${t.records} records, first left out; ${t.lent} written from lent readbacks): one record every ${f(t.intervalMs)}; each record: start to end ${f(t.recordMs)}, waiting for its staging ${f(t.stagingWaitMs)}, read ${f(t.readMs)}, then waiting for its slot ${f(t.slotWaitMs)}, host model ${f(t.hostModelMs)}, host copy ${f(t.hostCopyMs)}, GPU wait ${f(t.gpuWaitMs)}; converter waiting for the encoder ${f(t.converterEncodeWaitMs)}, for writes + hashes ${f(t.converterWriteWaitMs)}`;
+  return `timeline per record, mean / max ms (${t.records} records, first left out; ${t.lent} written from lent readbacks): one record every ${f(t.intervalMs)}; each record: start to end ${f(t.recordMs)}, waiting for its staging ${f(t.stagingWaitMs)}, read ${f(t.readMs)}, then waiting for its slot ${f(t.slotWaitMs)}, host model ${f(t.hostModelMs)}, host copy ${f(t.hostCopyMs)}, loan wait ${f(t.loanWaitMs)}, GPU wait ${f(t.gpuWaitMs)}; converter waiting for the encoder ${f(t.converterEncodeWaitMs)}, for writes + hashes ${f(t.converterWriteWaitMs)}`;
 }
 
 async function spotCheck(
