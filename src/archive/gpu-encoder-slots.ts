@@ -141,15 +141,12 @@ export async function createState(
   {
     lendReadbacks = 0,
     lentOnly = false,
-    histogramSharedTokens,
     budgetBytes,
     timings,
   }: {
     lendReadbacks?: number;
     /** Records wait for a lent readback rather than copy (EncoderState.waitForLoans). */
     lentOnly?: boolean;
-    /** The histogram's tokens per context in workgroup memory (default: as many as fit). */
-    histogramSharedTokens?: number;
     budgetBytes?: number;
     /**
      * Adds the time spent creating readbacks (their first use is part of a record's start-up) and the slots
@@ -339,12 +336,7 @@ export async function createState(
     // Compiled while the first record is read (errors surface when awaited). Started after the error scope:
     // popping it can wait for pipelines being compiled (Dawn on SwiftShader did, ~2 s).
     const passes = Promise.all([
-      createTansStatsPassAsync(device, {
-        bits,
-        tokens: plan.tokens,
-        classes: params.classes,
-        sharedTokens: histogramSharedTokens,
-      }),
+      createTansStatsPassAsync(device, { bits, tokens: plan.tokens, classes: params.classes }),
       createTansEncodePassAsync(device, { bits, tableLog: params.tableLog, tokens: plan.tokens }),
     ]).then(([stats, lanes]) => ({ stats, lanes }));
     passes.catch(() => undefined);

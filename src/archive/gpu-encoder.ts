@@ -66,11 +66,6 @@ export interface GpuEncoderOptions {
    * slots (then the earliest record not yet received always gets one). Waiting stops when the encoder settles.
    */
   lentOnly?: boolean;
-  /**
-   * Tokens per context counted in the histogram pass's workgroup memory (default: as many as fit; 0: global
-   * atomics only). For measurements; every choice gives the same histogram.
-   */
-  histogramSharedTokens?: number;
   /** GPU bytes the encoder may allocate (optional): more slots or readbacks than fit are refused. */
   budgetBytes?: number;
   /**
@@ -219,7 +214,6 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
             state = await createState(device, source, frames, params, depth, {
               lendReadbacks: options.lendReadbacks,
               lentOnly: options.lentOnly,
-              histogramSharedTokens: options.histogramSharedTokens,
               budgetBytes: options.budgetBytes,
               timings,
             });

@@ -53,34 +53,15 @@ interface StatsOptions {
   bits: 8 | 16 | 32;
   tokens: number;
   classes: number;
-  /** Use a workgroup histogram (default); false: global atomics only (tests both paths). */
+  /** Use a workgroup histogram when it fits (default); false: global atomics only (tests both paths). */
   sharedHistogram?: boolean;
-  /**
-   * Tokens per context in the workgroup histogram (default: as many as fit the GPU's workgroup memory, all of
-   * them when they fit); the others are added to the global histogram directly.
-   */
-  sharedTokens?: number;
 }
 
-/** Tokens per context the workgroup histogram holds: as many as `bytes` of workgroup memory hold, <= tokens. */
-export function sharedTokensFor(contexts: number, tokens: number, bytes: number): number {
-  return Math.max(0, Math.min(tokens, Math.floor(bytes / (4 * contexts))));
-}
-
-function statsPipelines(
-  device: GPUDevice,
-  { bits, tokens, classes, sharedHistogram = true, sharedTokens }: StatsOptions,
-) {
-  const contexts = classes * NEIGHBOUR_BUCKETS;
-  const bins = contexts * tokens;
-  const fit = sharedTokensFor(contexts, tokens, device.limits.maxComputeWorkgroupStorageSize);
-  const shared = sharedHistogram ? Math.min(fit, sharedTokens ?? fit) : 0;
-  if (!Number.isInteger(shared) || shared < 0) {
-    throw new StemflowError(
-      'invalid',
-      `Shared histogram tokens must be a whole number >= 0 (got ${sharedTokens}).`,
-    );
-  }
+function statsPipelines(device: GPUDevice, { bits, tokens, classes, sharedHistogram = true }: StatsOptions) {
+  const bins = classes * NEIGHBOUR_BUCKETS * tokens;
+  // The workgroup histogram when it fits the GPU's workgroup memory; global atomics otherwise.
+  const fits = bins * 4 <= device.limits.maxComputeWorkgroupStorageSize;
+  const sharedBins = sharedHistogram && fits && bins > 1 ? bins : 1;
   const module = device.createShaderModule({ label: 'tans-stats.wgsl', code: statsSource });
   const descriptor = (
     entryPoint: string,
@@ -97,12 +78,7 @@ function statsPipelines(
   return {
     bins,
     sums: descriptor('main', {}),
-    sharedTokens: shared,
-    histogram: descriptor('token_histogram', {
-      TOKENS: tokens,
-      SHARED_TOKENS: shared,
-      SHARED_BINS: Math.max(1, contexts * shared),
-    }),
+    histogram: descriptor('token_histogram', { TOKENS: tokens, SHARED_BINS: sharedBins }),
   };
 }
 

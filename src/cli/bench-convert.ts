@@ -49,8 +49,6 @@ export interface BenchConvertOptions {
   lend?: number;
   /** Every record lent: wait for a lent readback instead of copying (GpuEncoderOptions.lentOnly). */
   lentOnly?: boolean;
-  /** The histogram's tokens per context in workgroup memory (GpuEncoderOptions.histogramSharedTokens). */
-  histShared?: number;
   /** Shards written + hashed while the next records are encoded (default 4). */
   writes?: number;
   /** GPU memory the encoder may plan, GiB (default 64). */
@@ -72,7 +70,6 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     slots: o.slots,
     lendReadbacks: o.lend ?? 2,
     lentOnly: o.lentOnly,
-    histogramSharedTokens: o.histShared,
     budgetBytes: (o.budgetGiB ?? 64) * 2 ** 30,
   };
   let t = performance.now();
@@ -102,7 +99,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   const readPieceBytes = Math.round((o.readPieceMiB ?? 8) * 2 ** 20);
   const source = await syntheticSource(acq, path, offsets, readPieceBytes);
   const report: Record<string, unknown> = {
-    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks}${o.lentOnly ? ' --lent-only' : ''}${o.histShared === undefined ? '' : ` --hist-shared ${o.histShared}`} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64} --read-piece ${readPieceBytes / 2 ** 20}${(o.acquisitions ?? 1) > 1 ? ` --acquisitions ${o.acquisitions}` : ''}${o.verifySlots ? ` --verify-slots ${o.verifySlots}` : ''}${o.verifyPieces ? ` --verify-pieces ${o.verifyPieces}` : ''}`,
+    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks}${o.lentOnly ? ' --lent-only' : ''} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64} --read-piece ${readPieceBytes / 2 ** 20}${(o.acquisitions ?? 1) > 1 ? ` --acquisitions ${o.acquisitions}` : ''}${o.verifySlots ? ` --verify-slots ${o.verifySlots}` : ''}${o.verifyPieces ? ` --verify-pieces ${o.verifyPieces}` : ''}`,
     adapter: ctx.adapter,
     uvThreadpool: uvThreads,
     frames: acq.frames,
@@ -113,7 +110,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   };
   try {
     // Per-stage GPU times: the first records encoded one pass at a time (waits after every pass).
-    report.profile = await profileStages(device, source, codec, log, o.histShared);
+    report.profile = await profileStages(device, source, codec, log);
 
     // Buffers destroyed are freed by the driver at the next wait on the queue (H200: ~20 ms per GB, see
     // docs/performance.md): pay for the profile's here, not inside the timed conversion.
@@ -296,7 +293,6 @@ async function profileStages(
   source: AcquisitionSource,
   codec: CodecParams,
   log: (s: string) => void,
-  histogramSharedTokens?: number,
 ) {
   const [rows, cols] = source.summary.detector;
   const params = {
@@ -306,7 +302,7 @@ async function profileStages(
     tableLog: codec.tableLog,
     classes: codec.classes,
   };
-  const encoder = gpuRecordEncoder(device, { prefetch: false, profile: true, histogramSharedTokens });
+  const encoder = gpuRecordEncoder(device, { prefetch: false, profile: true });
   try {
     const frames = Math.min(codec.recordFrames, source.frameCount);
     encoder.recycle(await encoder.encode(source, 0, frames, params)); // warm-up

@@ -12,18 +12,14 @@
 //   value, flagged pixels included: the archive keeps every count).
 // - `token_histogram`: per (context, token), how many values have that token (hybrid-uint.ts; the context is
 //   the pixel's class and its two left neighbours in the same row and lane). Each invocation merges runs of
-//   the same bin before adding. Adds of the first SHARED_TOKENS tokens of every context (all of them when the
-//   whole histogram fits the workgroup's memory; tokens 0-41, values below 1,536, for 32 classes of uint16
-//   counts in 48 KiB) go to a workgroup histogram, then once per bin to the global one; the rest (the rare
-//   larger values) go straight to the global one.
+//   the same bin before adding; adds go to a workgroup histogram when
+//   it fits (SHARED_BINS >= classes * TOKENS), then once per bin to the global one.
 
 override WORKGROUP_SIZE: u32 = 256u;
 // Bits per value: 8, 16 or 32.
 override BITS: u32 = 16u;
 override TOKENS: u32 = 64u;
-// Tokens per context counted in the workgroup histogram (0: none, global atomics only), and its bins:
-// contexts * SHARED_TOKENS (1 when SHARED_TOKENS is 0).
-override SHARED_TOKENS: u32 = 0u;
+// Bins of the workgroup histogram; 1 = no workgroup histogram (global atomics only).
 override SHARED_BINS: u32 = 1u;
 
 struct Params {
@@ -128,11 +124,9 @@ fn main(@builtin(global_invocation_id) id: vec3<u32>) {
   }
 }
 
-// Adds n to bin context * TOKENS + token.
 fn add_token(bin: u32, n: u32) {
-  let token = bin % TOKENS;
-  if (token < SHARED_TOKENS) {
-    atomicAdd(&shared_hist[(bin / TOKENS) * SHARED_TOKENS + token], n);
+  if (SHARED_BINS > 1u) {
+    atomicAdd(&shared_hist[bin], n);
   } else {
     atomicAdd(&histogram[bin], n);
   }
@@ -143,8 +137,8 @@ fn token_histogram(
   @builtin(global_invocation_id) id: vec3<u32>,
   @builtin(local_invocation_index) local: u32,
 ) {
-  if (SHARED_TOKENS > 0u) {
-    for (var b = local; b < SHARED_BINS; b += WORKGROUP_SIZE) {
+  if (SHARED_BINS > 1u) {
+    for (var b = local; b < params.bins; b += WORKGROUP_SIZE) {
       atomicStore(&shared_hist[b], 0u);
     }
     workgroupBarrier();
@@ -172,14 +166,12 @@ fn token_histogram(
       add_token(bin, run);
     }
   }
-  if (SHARED_TOKENS > 0u) {
+  if (SHARED_BINS > 1u) {
     workgroupBarrier();
-    for (var b = local; b < SHARED_BINS; b += WORKGROUP_SIZE) {
+    for (var b = local; b < params.bins; b += WORKGROUP_SIZE) {
       let n = atomicLoad(&shared_hist[b]);
       if (n > 0u) {
-        // (max: a division by an override of 0 is a pipeline-creation error, even in code never run.)
-        let per = max(SHARED_TOKENS, 1u);
-        atomicAdd(&histogram[(b / per) * TOKENS + b % per], n);
+        atomicAdd(&histogram[b], n);
       }
     }
   }
