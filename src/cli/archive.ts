@@ -107,12 +107,13 @@ export async function convertCommand(args: string[], o: ConvertCliOptions): Prom
     let encoder: RecordEncoder | undefined;
     if (o.backend === 'webgpu') {
       ctx = await acquireDevice(nodeGpu());
-      // Two lent readbacks: a shard is written straight from the GPU's mapped readback and hashed from the file
-      // when one is free, else copied and hashed while written. On the H200 one converted an acquisition 5-10 %
-      // faster than three in four paired runs of the ninth session (fewer readbacks to make), and two 2-15 %
-      // faster than one in three of the tenth (14 of 16 records lent instead of 7: fewer host copies;
-      // docs/performance.md).
-      encoder = preferGpuEncoder(gpuRecordEncoder(ctx.device, { lendReadbacks: 2 }));
+      // Two lent readbacks, every record lent: a shard is written straight from the GPU's mapped readback and
+      // hashed from the file; a record that finds both out waits for one to come back instead of copying its
+      // words into host memory. On the H200 one converted an acquisition 5-10 % faster than three in four paired
+      // runs of the ninth session (fewer readbacks to make), two 2-15 % faster than one in three of the tenth,
+      // and waiting instead of copying gave one record every 50-55 ms instead of 58-65 in the twelfth
+      // (docs/performance.md).
+      encoder = preferGpuEncoder(gpuRecordEncoder(ctx.device, { lendReadbacks: 2, lentOnly: true }));
       encoderToClose = encoder;
     }
     const target = await nodeArchiveTarget(o.out);

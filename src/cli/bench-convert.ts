@@ -47,8 +47,11 @@ export interface BenchConvertOptions {
   readPieceMiB?: number;
   /** Output readbacks the encoder lends (written without a host copy; default 2, 0: copy every record). */
   lend?: number;
-  /** Every record lent: wait for a lent readback instead of copying (GpuEncoderOptions.lentOnly). */
-  lentOnly?: boolean;
+  /**
+   * Copy a record's words into host memory when every lent readback is out (the behaviour before the twelfth
+   * session); by default records wait for one (GpuEncoderOptions.lentOnly).
+   */
+  copyFallback?: boolean;
   /** Shards written + hashed while the next records are encoded (default 4). */
   writes?: number;
   /** GPU memory the encoder may plan, GiB (default 64). */
@@ -69,7 +72,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   const encoderOptions = {
     slots: o.slots,
     lendReadbacks: o.lend ?? 2,
-    lentOnly: o.lentOnly,
+    lentOnly: !o.copyFallback,
     budgetBytes: (o.budgetGiB ?? 64) * 2 ** 30,
   };
   let t = performance.now();
@@ -94,12 +97,12 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   // Source reads, shard writes and fsyncs share libuv's pool (4 threads unless UV_THREADPOOL_SIZE is set).
   const uvThreads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
   log(
-    `encoder: ${o.slots ?? 2} record slots (+1 record reading ahead), ${encoderOptions.lendReadbacks} lent readbacks${o.lentOnly ? ' (every record lent: records wait for one)' : ''}, ${writesInFlight} shards written at once, libuv threads ${uvThreads}`,
+    `encoder: ${o.slots ?? 2} record slots (+1 record reading ahead), ${encoderOptions.lendReadbacks} lent readbacks${o.copyFallback ? ' (copied into host memory when all are out)' : ' (every record lent: records wait for one)'}, ${writesInFlight} shards written at once, libuv threads ${uvThreads}`,
   );
   const readPieceBytes = Math.round((o.readPieceMiB ?? 8) * 2 ** 20);
   const source = await syntheticSource(acq, path, offsets, readPieceBytes);
   const report: Record<string, unknown> = {
-    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks}${o.lentOnly ? ' --lent-only' : ''} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64} --read-piece ${readPieceBytes / 2 ** 20}${(o.acquisitions ?? 1) > 1 ? ` --acquisitions ${o.acquisitions}` : ''}${o.verifySlots ? ` --verify-slots ${o.verifySlots}` : ''}${o.verifyPieces ? ` --verify-pieces ${o.verifyPieces}` : ''}`,
+    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks}${o.copyFallback ? ' --copy-fallback' : ''} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64} --read-piece ${readPieceBytes / 2 ** 20}${(o.acquisitions ?? 1) > 1 ? ` --acquisitions ${o.acquisitions}` : ''}${o.verifySlots ? ` --verify-slots ${o.verifySlots}` : ''}${o.verifyPieces ? ` --verify-pieces ${o.verifyPieces}` : ''}`,
     adapter: ctx.adapter,
     uvThreadpool: uvThreads,
     frames: acq.frames,

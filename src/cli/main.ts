@@ -35,7 +35,7 @@ Usage:
       Converts a synthetic acquisition into an archive, loads it encoded onto the GPU as N acquisitions of a
       series (as many as the budget admits) and times mask gestures over all of them (median, p95); with
       --index, builds the exact index in the budget left and times the gestures on it.
-  stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--lend 2] [--lent-only]
+  stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--lend 2] [--copy-fallback]
       [--writes 4] [--budget 64] [--verify-slots 2] [--verify-pieces 4096]
       [--read-piece 8] [--acquisitions N] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
@@ -234,7 +234,7 @@ export async function main(argv: string[]): Promise<number> {
           'vi-workgroup': { type: 'string' },
           sustain: { type: 'string' },
           lend: { type: 'string' },
-          'lent-only': { type: 'boolean' },
+          'copy-fallback': { type: 'boolean' },
           writes: { type: 'string' },
           index: { type: 'boolean' },
           'index-launch': { type: 'string' },
@@ -285,7 +285,7 @@ export async function main(argv: string[]): Promise<number> {
           verifyPieces: n(values['verify-pieces']),
           readPieceMiB: n(values['read-piece']),
           lend: n(values.lend),
-          lentOnly: values['lent-only'],
+          copyFallback: values['copy-fallback'],
           writes: n(values.writes),
           budgetGiB: n(values.budget),
           acquisitions: n(values.acquisitions),
