@@ -285,6 +285,10 @@ export async function encodeRecord(
   const lend = dataWords > 0 ? await waitForLoan(s, bytes, firstFrame, waited) : undefined;
   line.loanWaitMs = waited.ms;
   timings.loanWaitMs += waited.ms;
+  if (!s.alive()) {
+    lend?.destroy();
+    throw new StemflowError('aborted', 'The GPU encoder was closed.');
+  }
   let readback = lend;
   if (!readback && dataWords > 0) {
     if (slot.readback && slot.readback.size < bytes) {
