@@ -46,12 +46,18 @@ export interface GpuEncoderPlan extends GpuEncoderPlanInput {
    */
   buffers: { label: string; bytes: number; bound: boolean; lazy?: boolean }[];
   slotBytes: number;
+  /**
+   * Buffers one for all the slots: the lane scratch, which a record uses only from its lane encoding to its
+   * compaction (submitted in turn, so one queue orders them: gpu-encoder-record.ts).
+   */
+  shared: { label: string; bytes: number; bound: boolean }[];
+  sharedBytes: number;
   decodeVariant: string;
   /** The decode pass's global scratch for a record (one buffer shared by the slots; decodeScratchBytes). */
   decodeScratchBytes: number;
   /** Bytes of one lent output readback at most (created when first lent, at the size then needed). */
   lendBytes: number;
-  /** slots x slotBytes + decodeScratchBytes + lendReadbacks x lendBytes. */
+  /** slots x slotBytes + sharedBytes + decodeScratchBytes + lendReadbacks x lendBytes. */
   totalBytes: number;
 }
 
@@ -90,7 +96,6 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
     { label: 'histogram', bytes: align4(contexts * tokens * 4), bound: true },
     { label: 'encode symbols', bytes: align4(contexts * tokens * 4), bound: true },
     { label: 'encode positions', bytes: align4(contexts * L * 4), bound: true },
-    { label: 'lane scratch', bytes: align4(lanes * stride * 4), bound: true },
     { label: 'lane counts', bytes: align4(lanes * 4), bound: true },
     { label: 'lane errors', bytes: align4(lanes * 4), bound: true },
     { label: 'lane offsets', bytes: align4((lanes + 1) * 4), bound: true },
@@ -100,7 +105,8 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
     { label: 'small readback', bytes: align4(small), bound: false },
     { label: 'output readback', bytes: align4(lanes * stride * 4), bound: false, lazy: true },
   ];
-  for (const b of buffers) {
+  const shared = [{ label: 'lane scratch', bytes: align4(lanes * stride * 4), bound: true }];
+  for (const b of [...buffers, ...shared]) {
     const max = b.bound ? limits.maxStorageBufferBindingSize : limits.maxBufferSize;
     if (b.bytes > max) {
       throw new StemflowError(
@@ -110,6 +116,7 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
     }
   }
   const slotBytes = buffers.reduce((n, b) => n + b.bytes, 0);
+  const sharedBytes = shared.reduce((n, b) => n + b.bytes, 0);
   const decodeVariant = input.decodeVariant ?? DEFAULT_DECODE_VARIANT;
   const decodeScratch = decodeScratchBytes(decodeVariant, frames);
   if (decodeScratch > limits.maxStorageBufferBindingSize) {
@@ -120,13 +127,15 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
   }
   const lendReadbacks = Math.max(0, Math.floor(input.lendReadbacks ?? 0));
   const lendBytes = align4(lanes * stride * 4);
-  const totalBytes = slotBytes * slots + decodeScratch + lendReadbacks * lendBytes;
+  const totalBytes = slotBytes * slots + sharedBytes + decodeScratch + lendReadbacks * lendBytes;
   if (input.budgetBytes !== undefined && totalBytes > input.budgetBytes) {
     const gib = (n: number) => `${(n / 2 ** 30).toFixed(2)} GiB`;
-    const fit = Math.floor((input.budgetBytes - decodeScratch - lendReadbacks * lendBytes) / slotBytes);
+    const fit = Math.floor(
+      (input.budgetBytes - sharedBytes - decodeScratch - lendReadbacks * lendBytes) / slotBytes,
+    );
     throw new StemflowError(
       'budget',
-      `GPU encoder: ${slots} record slot(s) of ${gib(slotBytes)} (${frames} frames each) + decode scratch ${gib(decodeScratch)} + ${lendReadbacks} lent readback(s) of ${gib(lendBytes)} = ${gib(totalBytes)} exceed the budget of ${gib(input.budgetBytes)}; ${fit >= 1 ? `at most ${fit} slot(s) fit` : 'use smaller records'}.`,
+      `GPU encoder: ${slots} record slot(s) of ${gib(slotBytes)} (${frames} frames each) + lane scratch ${gib(sharedBytes)} + decode scratch ${gib(decodeScratch)} + ${lendReadbacks} lent readback(s) of ${gib(lendBytes)} = ${gib(totalBytes)} exceed the budget of ${gib(input.budgetBytes)}; ${fit >= 1 ? `at most ${fit} slot(s) fit` : 'use smaller records'}.`,
     );
   }
   return {
@@ -138,6 +147,8 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
     tokens,
     buffers,
     slotBytes,
+    shared,
+    sharedBytes,
     decodeVariant,
     decodeScratchBytes: decodeScratch,
     lendBytes,

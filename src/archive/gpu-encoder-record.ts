@@ -45,6 +45,7 @@ export async function encodeRecord(
     epoch,
     after,
     freeStaging,
+    laneTurn,
     compactApart = false,
   }: {
     timings: GpuEncoderTimings;
@@ -57,6 +58,12 @@ export async function encodeRecord(
     after: { staging: Promise<void>; slot: Promise<void> };
     /** Called once this record no longer needs the chunks' staging. */
     freeStaging: () => void;
+    /**
+     * The shared lane scratch (EncoderState.laneTurn): `ready` once the record before has submitted its
+     * compaction; `pass` hands it to the next record (called after this record's compaction is submitted, and
+     * by the caller when the record settles).
+     */
+    laneTurn: { ready: Promise<void>; pass: () => void };
   },
   signal?: AbortSignal,
 ): Promise<EncodedRecord> {
@@ -75,6 +82,7 @@ export async function encodeRecord(
     pipelineWaitMs: 0,
     readbackCreateMs: 0,
     loanWaitMs: 0,
+    laneTurnWaitMs: 0,
     lent: false,
   };
   const gpuResult = async <T>(step: keyof RecordTimeline['gpuWaits'], p: Promise<T>): Promise<T> => {
@@ -249,10 +257,16 @@ export async function encodeRecord(
     classMap: b['class map'],
     symbols: b['encode symbols'],
     positions: b['encode positions'],
-    scratch: b['lane scratch'],
+    scratch: s.shared['lane scratch'],
     counts: b['lane counts'],
     errors: b['lane errors'],
   };
+  // The lane scratch is one for all the slots: records take it in turn, from their lanes' encoding to the
+  // submission of their compaction (its last reader); the queue runs the passes in that order.
+  const tt = now();
+  await laneTurn.ready;
+  line.laneTurnWaitMs = now() - tt;
+  throwIfAborted(signal);
   encoder = device.createCommandEncoder({ label: `encode record at ${firstFrame}: lanes` });
   const laneParams = lanePass.encodeLanes(encoder, encodeJob);
   encoder.copyBufferToBuffer(b['lane counts'], 0, b['small readback'], 0, lanes * 4);
@@ -310,6 +324,7 @@ export async function encodeRecord(
   });
   if (profile) {
     submit(encoder, [compactParams]);
+    laneTurn.pass();
     await queue.onSubmittedWorkDone();
     timings.compactMs += now() - t;
     t = now();
@@ -317,6 +332,7 @@ export async function encodeRecord(
   }
   if (readback) encoder.copyBufferToBuffer(output, 0, readback, 0, bytes);
   submit(encoder, profile ? [] : [compactParams]);
+  laneTurn.pass();
   let data: Uint32Array;
   if (lend) {
     try {

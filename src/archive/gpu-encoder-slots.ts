@@ -77,6 +77,13 @@ export interface EncoderState {
   abandon(): void;
   /** Lent readbacks, by the ArrayBuffer of their mapped range; given back by `giveBack`. */
   lent: Map<ArrayBufferLike, GPUBuffer>;
+  /** The buffers one for all the slots (plan.shared: the lane scratch), created with the first slot. */
+  shared: Record<string, GPUBuffer>;
+  /**
+   * Resolves when the record that last took the shared lane scratch has submitted its compaction (the last
+   * pass that reads it): a record takes its turn before encoding its lanes (gpu-encoder-record.ts `laneTurn`).
+   */
+  laneTurn: Promise<void>;
   /**
    * `lentOnly`: a record that finds every readback lent out waits for one to come back instead of copying its
    * words into host memory (gpu-encoder-memory.ts `waitForLoan`). Turned off when the encoder settles (records
@@ -186,6 +193,7 @@ export async function createState(
   /** The slots after the first not created yet (`grow`); rejected when the state is destroyed first. */
   const unmadeSlots: { resolve: () => void; reject: (e: unknown) => void }[] = [];
   const inPreparation = new Set<GPUBuffer>();
+  const shared: Record<string, GPUBuffer> = {};
   let wake: (() => void)[] = [];
   let self: EncoderState | undefined;
   const notifyLoans = () => {
@@ -273,13 +281,14 @@ export async function createState(
   const budgetError = (what: string, oom: GPUError) =>
     new StemflowError(
       'budget',
-      `GPU encoder: ${what} do not fit this GPU's memory (${oom.message}); the plan: ${slots} record slot(s) of ${plan.slotBytes} bytes, a decode scratch of ${plan.decodeScratchBytes} bytes and ${plan.lendReadbacks} lent readback(s) of ${plan.lendBytes} bytes (${plan.totalBytes} in all). Use smaller records or fewer slots.`,
+      `GPU encoder: ${what} do not fit this GPU's memory (${oom.message}); the plan: ${slots} record slot(s) of ${plan.slotBytes} bytes, a lane scratch of ${plan.sharedBytes} bytes, a decode scratch of ${plan.decodeScratchBytes} bytes and ${plan.lendReadbacks} lent readback(s) of ${plan.lendBytes} bytes (${plan.totalBytes} in all). Use smaller records or fewer slots.`,
     );
   device.pushErrorScope('out-of-memory');
   let popped = false;
   try {
     let t = performance.now();
     made.push(newSlot(slotBuffers(0), Promise.resolve()));
+    for (const b of plan.shared) shared[b.label] = slotBuffer(0, { ...b, label: `${b.label} (shared)` });
     const firstSlotMs = performance.now() - t;
     t = performance.now();
     // One decode pass for the slots; its scratch (plan.decodeScratchBytes) is allocated here, in the scope.
@@ -297,7 +306,7 @@ export async function createState(
       timings.decodeSetupMs += decodeSetupMs;
       timings.setupScopeMs += performance.now() - t;
     }
-    if (oom) throw budgetError('the first record slot and the decode scratch', oom);
+    if (oom) throw budgetError('the first record slot, the lane scratch and the decode scratch', oom);
     // The other slots: created by `grow`, one after another, each in its own scope.
     for (let k = 1; k < slots; k++) {
       const ready = new Promise<void>((resolve, reject) => {
@@ -371,6 +380,8 @@ export async function createState(
       grow,
       abandon,
       lent,
+      shared,
+      laneTurn: Promise.resolve(),
       waitForLoans: lentOnly,
       loanWaiters: new Set(),
       loanChange: () => new Promise<void>((resolve) => wake.push(resolve)),

@@ -68,5 +68,7 @@ export interface RecordTimeline {
   readbackCreateMs: number;
   /** `lentOnly`: waiting for a lent readback to come back (0 when one was free). */
   loanWaitMs: number;
+  /** Waiting for the shared lane scratch: the record before to submit its compaction. */
+  laneTurnWaitMs: number;
   lent: boolean;
 }

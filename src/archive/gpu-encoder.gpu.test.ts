@@ -213,13 +213,17 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
         const second = await encoder.encode(source, 7, 7, params);
         expect([first.lent, second.lent]).toEqual([true, true]);
         const kept = [first.words.slice(), second.words.slice()];
-        for (let i = 0; i < 1000 && encoder.loanWaiters < 2; i++) await new Promise((r) => setTimeout(r, 20));
-        expect(encoder.loanWaiters).toBe(2);
+        // Record 2 waits for a loan, holding the shared lane scratch; record 3 waits for the lane scratch.
+        for (let i = 0; i < 1000 && encoder.loanWaiters < 1; i++) await new Promise((r) => setTimeout(r, 20));
+        expect(encoder.loanWaiters).toBe(1);
         await encoder.dispose(); // would hang if the waiting records were not released
         const lines = encoder.timings.timeline;
         expect(lines.filter((l) => l.lent).length).toBe(2);
         expect(lines.length).toBe(4);
-        expect(lines.filter((l) => !l.lent).every((l) => l.loanWaitMs > 0)).toBe(true);
+        const byFrame = (f: number) => lines.find((l) => l.firstFrame === f);
+        expect(byFrame(14)?.lent).toBe(false);
+        expect(byFrame(14)?.loanWaitMs).toBeGreaterThan(0);
+        expect(byFrame(21)?.lent).toBe(false);
         expect(encoder.loanWaiters).toBe(0);
         expect(tracked.alive()).toBe(2); // the two loans, still mapped
         expect([first.words, second.words]).toEqual(kept);
@@ -347,10 +351,13 @@ describe('planGpuEncoder', () => {
     const decoded = plan.buffers.find((b) => b.label === 'decoded')?.bytes;
     expect(decoded).toBe(16384 * 192 * 192 * 2);
     expect(plan.laneStride).toBe(4608 + 2);
-    expect(plan.buffers.find((b) => b.label === 'lane scratch')?.bytes).toBe(16384 * 4 * 4610 * 4);
+    // The lane scratch is one for both slots, not one a slot.
+    expect(plan.buffers.find((b) => b.label === 'lane scratch')).toBeUndefined();
+    expect(plan.shared).toEqual([{ label: 'lane scratch', bytes: 16384 * 4 * 4610 * 4, bound: true }]);
+    expect(plan.sharedBytes).toBe(16384 * 4 * 4610 * 4);
     // The default decode variant's scratch: 4,096 workgroups per dispatch x 2 blocks x 8 KiB, once for the slots.
     expect(plan.decodeScratchBytes).toBe(4096 * 2 * 8192);
-    expect(plan.totalBytes).toBe(2 * plan.slotBytes + plan.decodeScratchBytes);
+    expect(plan.totalBytes).toBe(2 * plan.slotBytes + plan.sharedBytes + plan.decodeScratchBytes);
     expect(planGpuEncoder({ ...base, frames: 7 }).decodeScratchBytes).toBe(7 * 2 * 8192);
     expect(planGpuEncoder({ ...base, frames: 16384, decodeVariant: 'base' }).decodeScratchBytes).toBe(0);
   });
@@ -365,11 +372,13 @@ describe('planGpuEncoder', () => {
   it('refuses record slots and lent readbacks over the GPU budget, with the numbers', () => {
     const plan = planGpuEncoder({ ...base, frames: 16384, slots: 4, lendReadbacks: 3 });
     expect(plan.lendBytes).toBe(16384 * 4 * 4610 * 4);
-    expect(plan.totalBytes).toBe(4 * plan.slotBytes + plan.decodeScratchBytes + 3 * plan.lendBytes);
-    const fits = 4 * plan.slotBytes + plan.decodeScratchBytes;
+    expect(plan.totalBytes).toBe(
+      4 * plan.slotBytes + plan.sharedBytes + plan.decodeScratchBytes + 3 * plan.lendBytes,
+    );
+    const fits = 4 * plan.slotBytes + plan.sharedBytes + plan.decodeScratchBytes;
     expect(planGpuEncoder({ ...base, frames: 16384, slots: 4, budgetBytes: fits }).totalBytes).toBe(fits);
     expect(() => planGpuEncoder({ ...base, frames: 16384, slots: 4, budgetBytes: fits - 1 })).toThrow(
-      /decode scratch 0\.06 GiB/,
+      /lane scratch 1\.13 GiB \+ decode scratch 0\.06 GiB/,
     );
     expect(() =>
       planGpuEncoder({
@@ -380,7 +389,7 @@ describe('planGpuEncoder', () => {
         budgetBytes: plan.totalBytes - 1,
       }),
     ).toThrow(
-      /4 record slot\(s\) of [\d.]+ GiB \(16384 frames each\) \+ decode scratch 0\.06 GiB \+ 3 lent readback\(s\) of [\d.]+ GiB = [\d.]+ GiB exceed the budget of [\d.]+ GiB; at most 3 slot\(s\) fit/,
+      /4 record slot\(s\) of [\d.]+ GiB \(16384 frames each\) \+ lane scratch 1\.13 GiB \+ decode scratch 0\.06 GiB \+ 3 lent readback\(s\) of [\d.]+ GiB = [\d.]+ GiB exceed the budget of [\d.]+ GiB; at most 3 slot\(s\) fit/,
     );
   });
   it("refuses a record whose buffers exceed the GPU's binding limit, with the numbers", () => {

@@ -168,6 +168,13 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
     slot.stagingFree = new Promise<void>((resolve) => {
       freeStaging = resolve;
     });
+    // The shared lane scratch is taken in the order records start (their order in the acquisition).
+    const ready = s.laneTurn;
+    let pass = () => {};
+    s.laneTurn = new Promise<void>((resolve) => {
+      pass = resolve;
+    });
+    const laneTurn = { ready, pass: () => pass() };
     const result = encodeRecord(
       s,
       slot,
@@ -175,9 +182,10 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
       firstFrame,
       frames,
       params,
-      { timings, profile, pool, epoch, after, freeStaging, compactApart: options.compactApart },
+      { timings, profile, pool, epoch, after, freeStaging, laneTurn, compactApart: options.compactApart },
       signal,
     );
+    result.then(laneTurn.pass, laneTurn.pass); // also when the record fails before its compaction
     slot.free = result.then(
       () => undefined,
       () => undefined,

@@ -148,7 +148,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
       gpuBytes: plan?.totalBytes,
     };
     log(
-      `plan: ${plan?.slots} record slots of ${((plan?.slotBytes ?? 0) / 2 ** 30).toFixed(2)} GiB, of which created with the slot ${(eagerBytes / 2 ** 30).toFixed(2)} GiB (${plan?.buffers.map((b) => `${b.label}${b.lazy ? ' (when needed)' : ''} ${(b.bytes / 2 ** 20).toFixed(1)} MiB`).join(', ')})`,
+      `plan: ${plan?.slots} record slots of ${((plan?.slotBytes ?? 0) / 2 ** 30).toFixed(2)} GiB, of which created with the slot ${(eagerBytes / 2 ** 30).toFixed(2)} GiB (${plan?.buffers.map((b) => `${b.label}${b.lazy ? ' (when needed)' : ''} ${(b.bytes / 2 ** 20).toFixed(1)} MiB`).join(', ')}); one lane scratch for all slots ${((plan?.sharedBytes ?? 0) / 2 ** 30).toFixed(2)} GiB`,
     );
     log(
       `convert: ${ms(convertMs)} = ${gbps(rawBytes, convertMs).toFixed(2)} GB/s of raw counts; in the encoder ${ms(result.timings.encodeMs)}, write+hash ${ms(result.timings.writeMs)}`,
@@ -350,6 +350,7 @@ function timelineSummary(
     hostModelMs: stat(lines.map((l) => l.modelMs)),
     hostCopyMs: stat(lines.map((l) => l.copyMs)),
     loanWaitMs: stat(lines.map((l) => l.loanWaitMs)),
+    laneTurnWaitMs: stat(lines.map((l) => l.laneTurnWaitMs)),
     gpuWaitMs: stat(lines.map((l) => l.gpuWaitMs)),
     recordMs: stat(lines.map((l) => l.endMs - l.startMs)),
     converterEncodeWaitMs: stat(converter.map((c) => c.encodeWaitMs)),
@@ -359,7 +360,7 @@ function timelineSummary(
 
 function timelineLine({ timeline: t }: { timeline: ReturnType<typeof timelineSummary> }): string {
   const f = (s: { mean: number; max: number }) => `${s.mean.toFixed(1)} / ${s.max.toFixed(1)}`;
-  return `timeline per record, mean / max ms (${t.records} records, first left out; ${t.lent} written from lent readbacks): one record every ${f(t.intervalMs)}; each record: start to end ${f(t.recordMs)}, waiting for its staging ${f(t.stagingWaitMs)}, read ${f(t.readMs)}, then waiting for its slot ${f(t.slotWaitMs)}, host model ${f(t.hostModelMs)}, host copy ${f(t.hostCopyMs)}, loan wait ${f(t.loanWaitMs)}, GPU wait ${f(t.gpuWaitMs)}; converter waiting for the encoder ${f(t.converterEncodeWaitMs)}, for writes + hashes ${f(t.converterWriteWaitMs)}`;
+  return `timeline per record, mean / max ms (${t.records} records, first left out; ${t.lent} written from lent readbacks): one record every ${f(t.intervalMs)}; each record: start to end ${f(t.recordMs)}, waiting for its staging ${f(t.stagingWaitMs)}, read ${f(t.readMs)}, then waiting for its slot ${f(t.slotWaitMs)}, host model ${f(t.hostModelMs)}, host copy ${f(t.hostCopyMs)}, loan wait ${f(t.loanWaitMs)}, lane scratch wait ${f(t.laneTurnWaitMs)}, GPU wait ${f(t.gpuWaitMs)}; converter waiting for the encoder ${f(t.converterEncodeWaitMs)}, for writes + hashes ${f(t.converterWriteWaitMs)}`;
 }
 
 async function spotCheck(
