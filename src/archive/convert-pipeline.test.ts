@@ -3,7 +3,14 @@ import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isStemflowError, StemflowError } from '../errors';
 import { fixture, loadOracle } from '../testing/fixtures';
-import { type CodecParams, type ConvertProgress, convertArchive } from './convert';
+import {
+  type CodecParams,
+  type ConvertProgress,
+  convertArchive,
+  cpuRecordEncoder,
+  FILES_PER_WRITE,
+  type RecordEncoder,
+} from './convert';
 import type { ArchiveTarget } from './files';
 import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from './node-folder';
 import { createHashPool } from './node-hash-pool';
@@ -67,6 +74,64 @@ describe('convertArchive: shards written and hashed while the next records encod
       expect(piped.manifest).toBe(serial.manifest);
       expect(piped.progress).toEqual(serial.progress);
     }
+  }, 120_000);
+
+  it('lent records: files still being hashed do not hold up the next records (up to FILES_PER_WRITE x writes in flight)', async () => {
+    const serial = await convertWith(0);
+    // Records lent as the GPU encoder lends them (hashed from the written file, given back once written).
+    let encoded = 0;
+    let recycled = 0;
+    const lending: RecordEncoder = {
+      async encode(...args) {
+        const rec = await cpuRecordEncoder.encode(...args);
+        encoded++;
+        return { ...rec, lent: true };
+      },
+      recycle: () => {
+        recycled++;
+      },
+    };
+    // Hashing a written file waits until FILES_PER_WRITE records are encoded: a converter that waited for each
+    // file's hash before the next record (one write in flight) would never get there.
+    let open = () => {};
+    const gate = new Promise<void>((resolve) => {
+      open = resolve;
+    });
+    let pending = 0;
+    let maxPending = 0;
+    const { source, close } = await openSource(arinaPaths);
+    const dir = join(await tempDir(), 'archive');
+    try {
+      const target = await nodeArchiveTarget(dir);
+      const hashWritten = target.hashWritten;
+      if (!hashWritten) throw new Error('the Node target hashes written files');
+      await convertArchive(
+        [{ name: 'a', source, sources: [] }],
+        {
+          ...target,
+          hashWritten: async (path) => {
+            pending++;
+            maxPending = Math.max(maxPending, pending);
+            if (encoded >= FILES_PER_WRITE) open();
+            await gate;
+            pending--;
+            return hashWritten(path);
+          },
+        },
+        {
+          hash: nodeSha256,
+          encoder: lending,
+          codec: small,
+          writesInFlight: 1,
+          now: () => new Date('2026-11-29T00:00:00Z'),
+        },
+      );
+    } finally {
+      await close();
+    }
+    expect(await readFile(join(dir, 'manifest.json'), 'utf8')).toBe(serial.manifest);
+    expect(maxPending).toBe(FILES_PER_WRITE);
+    expect(recycled).toBe(encoded);
   }, 120_000);
 
   for (const [record, delayMs, inFlight] of [

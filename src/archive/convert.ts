@@ -185,6 +185,9 @@ export interface ConvertResult {
   };
 }
 
+/** Files being written, hashed or synced at once, per shard whose bytes may be held (`writesInFlight`). */
+export const FILES_PER_WRITE = 4;
+
 /** Converts acquisitions into a new archive written to `target`; publishes it only when complete. */
 export async function convertArchive(
   inputs: ConvertInput[],
@@ -198,8 +201,10 @@ export async function convertArchive(
     writer?: string;
     now?: () => Date;
     /**
-     * Shards written and hashed while the next records are encoded (default 2; 0: one after another, hashed
-     * on this thread with `hash`, as a reference).
+     * Records' shards being written while the next records are encoded (default 2; 0: one after another,
+     * hashed on this thread with `hash`, as a reference). A shard hashed from its file (the encoder's lent
+     * records) no longer counts once its bytes are written; up to FILES_PER_WRITE x as many files may still be
+     * hashed and synced.
      */
     writesInFlight?: number;
   },
@@ -218,8 +223,10 @@ export async function convertArchive(
   let writeMs = 0;
   const recordTimings: { encodeWaitMs: number; writeWaitMs: number }[] = [];
   const t0 = performance.now();
-  /** Shards being written, oldest first; each settles to its manifest entry. */
+  /** Shards being written, hashed or synced, oldest first; each settles to its manifest entry. */
   const writing: { done: Promise<ManifestFile>; report: () => void }[] = [];
+  /** Shards whose record's bytes are still needed (not yet written, or not yet hashed), oldest first. */
+  const unwritten: Promise<void>[] = [];
   /** The state file, written while the last shards are (awaited with them on failure). */
   let stateWrite: Promise<ManifestFile> | null = null;
   /** Waits for the oldest shard being written; its progress is reported in record order. */
@@ -299,17 +306,38 @@ export async function convertArchive(
           encoder.recycle?.(rec);
         };
         const fromFile = rec.lent && hashParts ? target.hashWritten : undefined;
+        let markWritten = () => {};
+        const wroteBytes = new Promise<void>((resolve) => {
+          markWritten = resolve;
+        });
         const done = writeFile(target, file, [head, body], hash, hashParts, {
           hashWritten: fromFile,
-          onWritten: rec.lent ? recycle : undefined,
+          onWritten: () => {
+            if (rec.lent) recycle();
+            if (fromFile) markWritten(); // its bytes are no longer needed: it is hashed from the file
+          },
         }).finally(recycle);
         done.catch(() => undefined); // awaited in order by finishOldest, or when a failure is cleaned up
+        // The record's bytes are held until written (hashed from the file), else until hashed too; a failure
+        // before that rejects here.
+        const written = Promise.race([wroteBytes, done.then(() => undefined)]);
+        written.catch(() => undefined);
         writing.push({
           done,
           report: () =>
             onProgress?.({ acquisition: a, framesDone: firstFrame + frames, frameCount, bytesWritten }),
         });
-        while (writing.length > writesInFlight) await finishOldest();
+        unwritten.push(written);
+        // At most `writesInFlight` records' bytes held by writes; files being hashed and synced once their bytes
+        // are written (lent shards) are bounded separately, so they do not hold up the next records.
+        while (unwritten.length > writesInFlight) {
+          const tw = performance.now();
+          await unwritten.shift();
+          const waited = performance.now() - tw;
+          writeMs += waited;
+          recordTimings[recordTimings.length - 1].writeWaitMs += waited;
+        }
+        while (writing.length > FILES_PER_WRITE * writesInFlight) await finishOldest();
       }
       const own: Record<string, NpzArray> = {};
       own[`${prefix}_class_map`] = { data: classMaps, shape: [records, s.detector[0], s.detector[1]] };
