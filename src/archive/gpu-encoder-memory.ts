@@ -39,8 +39,9 @@ export async function lendableReadback(s: EncoderState, bytes: number): Promise<
  * (`EncoderState.waitForLoans`, the encoder's `lentOnly`), so the record's words need no host copy. Loans go
  * to the earliest waiting record: with at least as many lendable readbacks as record slots, the earliest
  * record the converter has not received yet always gets one once the converter writes the records before it
- * (at most slots - 1 later records can hold a loan meanwhile: they need its slot). Undefined when waiting is
- * off and none is free; `waitedMs` gets the time spent waiting.
+ * (at most slots - 1 later records can hold a loan meanwhile: they need its slot; and records reach this step
+ * in the order they start, holding the shared lane scratch). Undefined when waiting is off and none is free;
+ * `waited.ms` gets the time spent waiting.
  */
 export async function waitForLoan(
   s: EncoderState,
