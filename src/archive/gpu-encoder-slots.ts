@@ -1,6 +1,7 @@
 /**
  * The GPU archive encoder's record slots (gpu-encoder.ts): each slot holds every buffer one record needs
- * (gpu-encoder-plan.ts), allocated inside an out-of-memory error scope, and the pipelines they share. Only the
+ * (gpu-encoder-plan.ts) but the lane scratch, which the slots share (plan.shared, taken in turn), allocated
+ * inside an out-of-memory error scope, and the pipelines they share. Only the
  * first slot is created with the state; the others once the first record's decode is submitted (`grow`), so
  * creating them (~21 ms per GB on the H200, on this thread) overlaps the first record's GPU work.
  */

@@ -6,10 +6,13 @@
  *   3. host: class map (classMapFromSumsFast, the same as classMapFromSums) -> upload; (class, token)
  *      histogram (`token_histogram`) -> read back;
  *   4. host: frequencies and tables (frequenciesFromHistogram, recordTables) -> upload; encode every lane
- *      (tans-encode.wgsl `main`) -> read back the lanes' word counts and errors;
- *   5. host: exclusive prefix sum -> upload the offsets; compaction (`compact`) -> read back the data words,
- *      into a lent readback (`lendReadbacks`: the record's words are its mapped range, written by the converter
- *      without a host copy and given back with `recycle`) or, when none is free, copied into host memory.
+ *      (tans-encode.wgsl `main`) into the lane scratch, one for all slots, taken in the order records start
+ *      -> read back the lanes' word counts and errors;
+ *   5. host: exclusive prefix sum -> upload the offsets; compaction (`compact`; the lane scratch passes to the
+ *      next record once it is submitted) -> read back the data words, into a lent readback (`lendReadbacks`:
+ *      the record's words are its mapped range, written by the converter without a host copy and given back
+ *      with `recycle`) or, when none is free, copied into host memory (with `lentOnly`, the record waits for a
+ *      lent one to come back instead).
  * The model is built on the host between the GPU steps, so each record has four small waits; they are the
  * only waits. Two (or `slots`) slots keep records in flight: while record r is encoded, record r + 1 is read,
  * decoded and summed, and record r + slots already reads its chunks into r's slot once r's decode has them
