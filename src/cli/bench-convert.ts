@@ -15,6 +15,7 @@ import {
   type CodecParams,
   convertArchive,
   DEFAULT_CODEC,
+  FILES_PER_WRITE,
   lanesPerFrameFor,
   viewValues,
 } from '../archive/convert';
@@ -52,7 +53,11 @@ export interface BenchConvertOptions {
    * session); by default records wait for one (GpuEncoderOptions.lentOnly).
    */
   copyFallback?: boolean;
-  /** Shards written + hashed while the next records are encoded (default 4). */
+  /**
+   * Shards whose record bytes writes may hold while the next records are encoded (default 4; convertArchive's
+   * writesInFlight); files hashed from disk once written (lent records) keep being hashed and synced meanwhile,
+   * up to FILES_PER_WRITE x as many.
+   */
   writes?: number;
   /** GPU memory the encoder may plan, GiB (default 64). */
   budgetGiB?: number;
@@ -97,7 +102,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   // Source reads, shard writes and fsyncs share libuv's pool (4 threads unless UV_THREADPOOL_SIZE is set).
   const uvThreads = Number(process.env.UV_THREADPOOL_SIZE ?? 4);
   log(
-    `encoder: ${o.slots ?? 2} record slots (+1 record reading ahead), ${encoderOptions.lendReadbacks} lent readbacks${o.copyFallback ? ' (copied into host memory when all are out)' : ' (every record lent: records wait for one)'}, ${writesInFlight} shards written at once, libuv threads ${uvThreads}`,
+    `encoder: ${o.slots ?? 2} record slots (+1 record reading ahead), ${encoderOptions.lendReadbacks} lent readbacks${o.copyFallback ? ' (copied into host memory when all are out)' : ' (every record lent: records wait for one)'}, ${writesInFlight} shards written at once (${FILES_PER_WRITE * writesInFlight} files hashed and synced at once), libuv threads ${uvThreads}`,
   );
   const readPieceBytes = Math.round((o.readPieceMiB ?? 8) * 2 ** 20);
   const source = await syntheticSource(acq, path, offsets, readPieceBytes);
