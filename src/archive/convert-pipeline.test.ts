@@ -91,8 +91,8 @@ describe('convertArchive: shards written and hashed while the next records encod
         recycled++;
       },
     };
-    // Hashing a written file waits until FILES_PER_WRITE records are encoded: a converter that waited for each
-    // file's hash before the next record (one write in flight) would never get there.
+    // Hashing a written file waits until FILES_PER_WRITE files wait to be hashed at once: a converter that
+    // waited for each file's hash before the next record (one write in flight) would never get there.
     let open = () => {};
     const gate = new Promise<void>((resolve) => {
       open = resolve;
@@ -112,7 +112,7 @@ describe('convertArchive: shards written and hashed while the next records encod
           hashWritten: async (path) => {
             pending++;
             maxPending = Math.max(maxPending, pending);
-            if (encoded >= FILES_PER_WRITE) open();
+            if (pending >= FILES_PER_WRITE) open();
             await gate;
             pending--;
             return hashWritten(path);
