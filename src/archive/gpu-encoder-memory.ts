@@ -50,11 +50,10 @@ export async function waitForLoan(
   waited: { ms: number },
 ): Promise<GPUBuffer | undefined> {
   const earlierWaits = () => [...s.loanWaiters].some((f) => f < firstFrame);
-  if (!earlierWaits()) {
+  if (!s.waitForLoans || !earlierWaits()) {
     const free = await lendableReadback(s, bytes);
     if (free || !s.waitForLoans) return free;
   }
-  if (!s.waitForLoans) return lendableReadback(s, bytes);
   const t = performance.now();
   s.loanWaiters.add(firstFrame);
   try {

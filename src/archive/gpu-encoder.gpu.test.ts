@@ -42,6 +42,18 @@ async function convertWith(
   return readFile(join(dir, 'manifest.json'), 'utf8');
 }
 
+/** Encode parameters for 7-frame records of `source` (uint16, 3 lanes a frame, 8 classes). */
+function recordParams(source: AcquisitionSource) {
+  const [rows, cols] = source.summary.detector;
+  return {
+    dtype: 'uint16' as const,
+    geometry: laneGeometry(rows * cols, 3),
+    cols,
+    tableLog: 11,
+    classes: 8,
+  };
+}
+
 async function expectError(p: Promise<unknown>, kind: string, text: RegExp) {
   const error = await p.then(
     () => null,
@@ -199,14 +211,7 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
       const tracked = trackBuffers(device);
       const { source, close } = await openSource(arinaPaths);
       try {
-        const [rows, cols] = source.summary.detector;
-        const params = {
-          dtype: 'uint16' as const,
-          geometry: laneGeometry(rows * cols, 3),
-          cols,
-          tableLog: 11,
-          classes: 8,
-        };
+        const params = recordParams(source);
         const encoder = gpuRecordEncoder(device, { slots: 2, lendReadbacks: 2, lentOnly: true });
         // Both loans kept: the prefetched records 2 and 3 can only wait for one.
         const first = await encoder.encode(source, 0, 7, params);
@@ -244,14 +249,7 @@ describe('gpuRecordEncoder: archives byte-identical to the CPU twins', () => {
       const tracked = trackBuffers(device);
       const { source, close } = await openSource(arinaPaths);
       try {
-        const [rows, cols] = source.summary.detector;
-        const params = {
-          dtype: 'uint16' as const,
-          geometry: laneGeometry(rows * cols, 3),
-          cols,
-          tableLog: 11,
-          classes: 8,
-        };
+        const params = recordParams(source);
         const encoder = gpuRecordEncoder(device, { prefetch: false, lendReadbacks: 1 });
         const first = await encoder.encode(source, 0, 7, params);
         // The only lendable readback is out: the next record is copied into host memory.

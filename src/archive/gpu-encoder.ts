@@ -177,7 +177,7 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
     s.laneTurn = new Promise<void>((resolve) => {
       pass = resolve;
     });
-    const laneTurn = { ready, pass: () => pass() };
+    const laneTurn = { ready, pass };
     const result = encodeRecord(
       s,
       slot,
