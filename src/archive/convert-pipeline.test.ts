@@ -1,4 +1,5 @@
-import { readdir, readFile, writeFile } from 'node:fs/promises';
+import { createHash } from 'node:crypto';
+import { open, readdir, readFile, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { isStemflowError, StemflowError } from '../errors';
@@ -11,6 +12,7 @@ import {
   FILES_PER_WRITE,
   type RecordEncoder,
 } from './convert';
+import { HASH_PIECE_BYTES, pieces, writeFile as writeArchiveFile } from './convert-write';
 import type { ArchiveTarget } from './files';
 import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from './node-folder';
 import { createHashPool } from './node-hash-pool';
@@ -59,6 +61,106 @@ describe('node-hash-pool: SHA-256 in worker threads', () => {
     const missing = await pool.hashFile(join(dir, 'missing')).catch((e) => e);
     expect(isStemflowError(missing) && missing.kind).toBe('not-found');
   });
+
+  it('hashes a file as it grows: pieces across the read chunk, the rest read at the digest, errors at the digest', async () => {
+    const pool = createHashPool(2);
+    const dir = await tempDir();
+    const bytes = new Uint8Array(20 * 2 ** 20 + 12_345); // crosses the worker's 16 MiB read chunk
+    for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 2654435761) >>> 24;
+    const want = createHash('sha256').update(bytes).digest('hex');
+    const path = join(dir, 'growing');
+    const file = await open(path, 'wx');
+    const growing = pool.hashGrowing(path);
+    // Written and reported in uneven pieces; the last 1,000 bytes are never reported, only digested.
+    for (const end of [1, 5_000_000, 17_000_000, bytes.length - 1_000, bytes.length]) {
+      const { bytesWritten } = await file
+        .stat()
+        .then((st) => file.write(bytes, st.size, end - st.size, st.size));
+      expect(bytesWritten).toBeGreaterThan(0);
+      if (end < bytes.length) growing.written(end);
+    }
+    await file.close();
+    expect(await growing.digest(bytes.length)).toBe(want);
+    // Never reported written at all: read at the digest.
+    expect(await pool.hashGrowing(path).digest(bytes.length)).toBe(want);
+    // A file shorter than the digest's length, and a missing file: typed errors at the digest, not before.
+    const short = await pool
+      .hashGrowing(path)
+      .digest(bytes.length + 1)
+      .catch((e) => e);
+    expect(isStemflowError(short) && short.message).toContain('the file ended at byte 20983865 of 20983866');
+    const missing = pool.hashGrowing(join(dir, 'missing'));
+    missing.written(10);
+    const error = await missing.digest(10).catch((e) => e);
+    expect(isStemflowError(error) && error.kind).toBe('not-found');
+    // Cancelled: no digest, and the pool goes on.
+    const cancelled = pool.hashGrowing(path);
+    cancelled.written(100);
+    cancelled.cancel();
+    expect(await cancelled.digest(100).catch((e) => e.message)).toContain('already hashed');
+    expect(await pool.hashParts([new TextEncoder().encode('abc')])).toBe(ABC_SHA256);
+  });
+});
+
+describe('writeFile: a file hashed from disk as its pieces are written', () => {
+  it('cuts parts into pieces without copies', () => {
+    const a = new Uint8Array([1, 2, 3]);
+    const b = new Uint8Array([4, 5, 6, 7, 8]);
+    const groups = pieces([a, new Uint8Array(0), b], 3);
+    expect(groups.map((g) => g.map((p) => [...p]))).toEqual([[[1, 2, 3]], [[4, 5, 6]], [[7, 8]]]);
+    expect(groups[1][0].buffer).toBe(b.buffer);
+    expect(pieces([], 3)).toEqual([]);
+    expect(pieces([a, b], 100).map((g) => g.length)).toEqual([2]);
+  });
+
+  it('writes and hashes a multi-piece file exactly; a failed write cancels the hash and rejects', async () => {
+    const dir = join(await tempDir(), 'archive');
+    const target = await nodeArchiveTarget(dir);
+    const head = new Uint8Array(100).fill(7);
+    const body = new Uint8Array(2 * HASH_PIECE_BYTES + 999);
+    for (let i = 0; i < body.length; i++) body[i] = i % 251;
+    const stages: string[] = [];
+    const file = await writeArchiveFile(target, 'big.tans', [head, body], nodeSha256, target.hashParts, {
+      hashWriting: target.hashWriting,
+      onStage: (s) => stages.push(s),
+    });
+    const want = createHash('sha256').update(head).update(body).digest('hex');
+    expect(file).toEqual({ path: 'big.tans', size: head.length + body.length, sha256: want });
+    expect(stages[0]).toBe('written'); // then synced and hashed, in either order
+    expect([...stages].sort()).toEqual(['hashed', 'synced', 'written']);
+    let cancelled = 0;
+    const failing: ArchiveTarget = {
+      ...target,
+      async create(path) {
+        const sink = await target.create(path);
+        let writes = 0;
+        return {
+          ...sink,
+          writeParts: async (parts) => {
+            if (++writes === 2) throw new StemflowError('budget', 'The disk is full (test).');
+            return sink.writeParts?.(parts);
+          },
+        };
+      },
+      hashWriting: (path) => {
+        const hashing = target.hashWriting?.(path);
+        if (!hashing) throw new Error('the Node target hashes written files');
+        return {
+          ...hashing,
+          cancel: () => {
+            cancelled++;
+            hashing.cancel();
+          },
+        };
+      },
+    };
+    const error = await writeArchiveFile(failing, 'failed.tans', [body], nodeSha256, target.hashParts, {
+      hashWriting: failing.hashWriting,
+    }).catch((e) => e);
+    expect(isStemflowError(error) && error.message).toBe('The disk is full (test).');
+    expect(cancelled).toBe(1);
+    await target.discard();
+  });
 });
 
 describe('convertArchive: shards written and hashed while the next records encode', () => {
@@ -103,19 +205,25 @@ describe('convertArchive: shards written and hashed while the next records encod
     const dir = join(await tempDir(), 'archive');
     try {
       const target = await nodeArchiveTarget(dir);
-      const hashWritten = target.hashWritten;
-      if (!hashWritten) throw new Error('the Node target hashes written files');
+      const hashWriting = target.hashWriting;
+      if (!hashWriting) throw new Error('the Node target hashes written files');
       await convertArchive(
         [{ name: 'a', source, sources: [] }],
         {
           ...target,
-          hashWritten: async (path) => {
-            pending++;
-            maxPending = Math.max(maxPending, pending);
-            if (pending >= FILES_PER_WRITE) open();
-            await gate;
-            pending--;
-            return hashWritten(path);
+          hashWriting: (path) => {
+            const hashing = hashWriting(path);
+            return {
+              ...hashing,
+              digest: async (bytes) => {
+                pending++;
+                maxPending = Math.max(maxPending, pending);
+                if (pending >= FILES_PER_WRITE) open();
+                await gate;
+                pending--;
+                return hashing.digest(bytes);
+              },
+            };
           },
         },
         {

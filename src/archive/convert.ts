@@ -67,7 +67,7 @@ export interface EncodedRecord {
   audit: RecordAudit;
   /**
    * The words are memory the encoder lends until `recycle` (a GPU readback mapped in place, not shared with
-   * other threads): the converter writes them, hashes the written file (the target's `hashWritten`) rather
+   * other threads): the converter writes them, hashes the written file (the target's `hashWriting`) rather
    * than handing them to another thread, and gives them back as soon as they are written.
    */
   lent?: boolean;
@@ -175,14 +175,27 @@ export interface ConvertResult {
     encodeMs: number;
     writeMs: number;
     totalMs: number;
-    /** Per record: how long the converter waited for the encoder, and for shards being written + hashed. */
-    records: { encodeWaitMs: number; writeWaitMs: number }[];
+    /**
+     * Per record: how long the converter waited for the encoder, and for shards being written + hashed; when
+     * (ms from the start) its shard's bytes were written, the file synced, its SHA-256 known.
+     */
+    records: RecordTiming[];
     /**
      * After the last record is encoded: the state .npz built (on this thread, while the last shards are written),
      * waiting for the shards and the state file to be written + hashed, the manifest written, the publish.
      */
     tail: { totalMs: number; stateMs: number; drainMs: number; manifestMs: number; publishMs: number };
   };
+}
+
+export interface RecordTiming {
+  encodeWaitMs: number;
+  writeWaitMs: number;
+  /** ms from the conversion's start; NaN until then. */
+  encodedMs: number;
+  writtenMs: number;
+  syncedMs: number;
+  hashedMs: number;
 }
 
 /** Files being written, hashed or synced at once, per shard whose bytes may be held (`writesInFlight`). */
@@ -221,7 +234,7 @@ export async function convertArchive(
   let archiveBytes = 0;
   let encodeMs = 0;
   let writeMs = 0;
-  const recordTimings: { encodeWaitMs: number; writeWaitMs: number }[] = [];
+  const recordTimings: RecordTiming[] = [];
   const t0 = performance.now();
   /** Shards being written, hashed or synced, oldest first; each settles to its manifest entry. */
   const writing: { done: Promise<ManifestFile>; report: () => void }[] = [];
@@ -280,7 +293,15 @@ export async function convertArchive(
         );
         const encodeWaitMs = performance.now() - te;
         encodeMs += encodeWaitMs;
-        recordTimings.push({ encodeWaitMs, writeWaitMs: 0 });
+        const timing: RecordTiming = {
+          encodeWaitMs,
+          writeWaitMs: 0,
+          encodedMs: performance.now() - t0,
+          writtenMs: Number.NaN,
+          syncedMs: Number.NaN,
+          hashedMs: Number.NaN,
+        };
+        recordTimings.push(timing);
         classMaps.set(rec.model.classMap, r * pixels);
         if (rec.model.pixelSums) pixelSums.set(rec.model.pixelSums, r * pixels);
         else haveSums = false;
@@ -305,13 +326,16 @@ export async function convertArchive(
           recycled = true;
           encoder.recycle?.(rec);
         };
-        const fromFile = rec.lent && hashParts ? target.hashWritten : undefined;
+        const fromFile = rec.lent && hashParts ? target.hashWriting : undefined;
         let markWritten = () => {};
         const wroteBytes = new Promise<void>((resolve) => {
           markWritten = resolve;
         });
         const done = writeFile(target, file, [head, body], hash, hashParts, {
-          hashWritten: fromFile,
+          hashWriting: fromFile,
+          onStage: (stage) => {
+            timing[`${stage}Ms`] = performance.now() - t0;
+          },
           onWritten: () => {
             if (rec.lent) recycle();
             if (fromFile) markWritten(); // its bytes are no longer needed: it is hashed from the file

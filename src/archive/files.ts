@@ -18,6 +18,16 @@ export type Sha256Factory = () => Sha256 | Promise<Sha256>;
  */
 export type ParallelSha256 = (parts: readonly Uint8Array[]) => Promise<string>;
 
+/** A file hashed from disk while it is written (ArchiveTarget.hashWriting). */
+export interface WritingHash {
+  /** The file's first `bytes` bytes are written (and may be read back). */
+  written(bytes: number): void;
+  /** SHA-256 (lower-case hex) of the file's first `bytes` bytes, all written (any not yet hashed are read now). */
+  digest(bytes: number): Promise<string>;
+  /** Stops hashing (the write failed) and frees what it holds; no digest follows. */
+  cancel(): void;
+}
+
 export interface FileSink {
   write(bytes: Uint8Array): Promise<void>;
   /** Writes the parts in order, with as few calls as the platform allows (optional; else `write` each). */
@@ -34,11 +44,11 @@ export interface ArchiveTarget {
   /** Hashes files' bytes off the main thread while they are written (optional; else the `Sha256Factory`). */
   hashParts?: ParallelSha256;
   /**
-   * SHA-256 of a file of this target once its bytes are written (read back and hashed off the main thread;
-   * optional). The converter uses it for bytes it cannot hand to `hashParts` without a copy (memory lent by
-   * the GPU encoder, mapped in place): the file is hashed while it is synced.
+   * SHA-256 of a file of this target read back from disk, off the main thread, as its bytes are written
+   * (optional). The converter uses it for bytes it cannot hand to `hashParts` without a copy (memory lent by the
+   * GPU encoder, mapped in place): each piece is hashed while the next is written and the file is synced.
    */
-  hashWritten?(path: string): Promise<string>;
+  hashWriting?(path: string): WritingHash;
   publish(): Promise<void>;
   discard(): Promise<void>;
 }

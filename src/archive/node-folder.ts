@@ -62,7 +62,7 @@ export async function nodeArchiveTarget(dir: string): Promise<ArchiveTarget> {
   const pool = nodeHashPool();
   return {
     hashParts: (parts) => pool.hashParts(parts),
-    hashWritten: (path) => pool.hashFile(join(temp, path)),
+    hashWriting: (path) => pool.hashGrowing(join(temp, path)),
     async create(path) {
       const full = join(temp, path);
       await mkdir(dirname(full), { recursive: true });

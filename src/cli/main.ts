@@ -37,9 +37,9 @@ Usage:
       --index, builds the exact index in the budget left and times the gestures on it.
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--lend 2] [--copy-fallback]
       [--writes 4] [--budget 64] [--verify-slots 2] [--verify-pieces 4096]
-      [--read-piece 8] [--acquisitions N] [--json FILE]
-      Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder, verifies every
-      count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4; with
+      [--read-piece 8] [--acquisitions N] [--runs 1] [--hash-at-end] [--json FILE]
+      Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder (--runs cold
+      conversions one after another; the last is verified), verifies every count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4; with
       --acquisitions N, also converts N copies into one archive with one encoder (a series).
   stemflow bench decode [--scan 512] [--det 192] [--distinct 1024] [--batch 8192] [--variant base,scratch,...] [--rounds 3]
                       [--repeat 3] [--json FILE]
@@ -212,6 +212,8 @@ export async function main(argv: string[]): Promise<number> {
           acquisitions: { type: 'string' },
           'read-piece': { type: 'string' },
           repeat: { type: 'string', default: '3' },
+          runs: { type: 'string' },
+          'hash-at-end': { type: 'boolean' },
           json: { type: 'string' },
           keep: { type: 'boolean' },
           record: { type: 'string' },
@@ -289,6 +291,8 @@ export async function main(argv: string[]): Promise<number> {
           writes: n(values.writes),
           budgetGiB: n(values.budget),
           acquisitions: n(values.acquisitions),
+          runs: n(values.runs),
+          hashAtEnd: values['hash-at-end'],
           json: values.json,
           keep: values.keep,
         });
