@@ -156,8 +156,11 @@ export function viewValues(bytes: Uint8Array, dtype: ArchiveDtype): Values {
 export interface ConvertInput {
   name: string;
   source: AcquisitionSource;
-  /** Identity of the source files (name, size, SHA-256). */
-  sources: ManifestFile[];
+  /**
+   * Identity of the source files (name, size, SHA-256), or its promise: the sources may be hashed while they
+   * are converted (the manifest needs them only at the end; a rejection fails the conversion).
+   */
+  sources: ManifestFile[] | Promise<ManifestFile[]>;
 }
 
 export interface ConvertProgress {
@@ -182,7 +185,8 @@ export interface ConvertResult {
     records: RecordTiming[];
     /**
      * After the last record is encoded: the state .npz built (on this thread, while the last shards are written),
-     * waiting for the shards and the state file to be written + hashed, the manifest written, the publish.
+     * waiting for the shards and the state file to be written + hashed (and for sources still being hashed), the
+     * manifest written, the publish.
      */
     tail: { totalMs: number; stateMs: number; drainMs: number; manifestMs: number; publishMs: number };
   };
@@ -254,6 +258,9 @@ export async function convertArchive(
     if (last) last.writeWaitMs += waited;
     job.report();
   };
+  // Sources still being hashed are awaited before the manifest; a failure before then must not go unhandled.
+  const sourceLists = inputs.map((input) => Promise.resolve(input.sources));
+  for (const list of sourceLists) list.catch(() => undefined);
   try {
     if (inputs.length === 0) throw new StemflowError('invalid', 'Nothing to convert.');
     for (const [a, input] of inputs.entries()) {
@@ -394,7 +401,7 @@ export async function convertArchive(
         flaggedPixels: s.flaggedPixels,
         calibration: JSON.parse(JSON.stringify(s.calibration ?? {})) as Record<string, CalibrationValue>,
         audit: { max: audit.max, total: audit.total.toString(), above255: audit.above255 },
-        sources: input.sources,
+        sources: [], // the source files' identity, once hashed (below, before the manifest)
       });
     }
     // The last shards are still being written and hashed (worker and libuv threads): build and write the state
@@ -411,6 +418,7 @@ export async function convertArchive(
     t = performance.now();
     while (writing.length > 0) await finishOldest();
     files.unshift(await stateWrite);
+    for (const [a, list] of sourceLists.entries()) acquisitions[a].sources = await list;
     tail.drainMs = performance.now() - t;
     archiveBytes += npzBytes;
     t = performance.now();

@@ -1,11 +1,13 @@
 /** Archive folders on disk for the Node CLI and tests. */
 import { createHash } from 'node:crypto';
 import { mkdir, open, rename, rm, stat } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { basename, dirname, join, resolve } from 'node:path';
 import { StemflowError } from '../errors';
 import { nodeFileSource } from '../io/node-file-source';
 import type { ArchiveFiles, ArchiveTarget, FileSink, Sha256 } from './files';
-import { nodeHashPool } from './node-hash-pool';
+import type { ManifestFile } from './manifest';
+import { createHashPool, type HashPool, nodeHashPool } from './node-hash-pool';
 
 export const nodeSha256 = (): Sha256 => {
   const h = createHash('sha256');
@@ -133,4 +135,22 @@ export function nodeArchiveFiles(dir: string): ArchiveFiles {
     sha256: (path) => pool.hashFile(join(dir, ...path.split('/'))),
     hashThreads: pool.threads,
   };
+}
+
+let sourcePool: HashPool | null = null;
+
+/**
+ * Identity (name, size, SHA-256) of source files on disk, hashed by worker threads of their own (2 to 4: a
+ * quarter of the cores), so they can be hashed while they are converted or verified without holding up the
+ * archive's own files. ARINA acquisitions come in many shard files (10,000 frames each), hashed in parallel.
+ */
+export function nodeFileIdentities(paths: readonly string[]): Promise<ManifestFile[]> {
+  sourcePool ??= createHashPool(Math.min(4, Math.max(2, Math.floor(availableParallelism() / 4))));
+  const pool = sourcePool;
+  return Promise.all(
+    paths.map(async (path) => {
+      const [st, sha256] = await Promise.all([stat(path), pool.hashFile(path)]);
+      return { path: basename(path), size: st.size, sha256 };
+    }),
+  );
 }

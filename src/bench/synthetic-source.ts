@@ -5,33 +5,47 @@ import type { AcquisitionSource, FrameLocation, StoredBatch } from '../source/ac
 import type { AcquisitionSummary } from '../workers/acquisition-api';
 import type { SyntheticAcquisition } from './synthetic';
 
+/** Frames per shard file, as ARINA writes them (a 512 x 512 scan is 27 files, the last one partial). */
+export const SHARD_FRAMES = 10_000;
+
+/** The shard files that hold `frames` frames written by writeChunkFile at `path` (path.000001, ...). */
+export function shardPaths(path: string, frames: number): string[] {
+  return Array.from(
+    { length: Math.max(1, Math.ceil(frames / SHARD_FRAMES)) },
+    (_, k) => `${path}.${String(k + 1).padStart(6, '0')}`,
+  );
+}
+
 /**
  * The synthetic acquisition as the loader meets real data: every frame's bitshuffle/LZ4 chunk stored back
- * to back in scan order in one file on disk (as ARINA shards store them), read by byte range.
+ * to back in scan order in shard files of SHARD_FRAMES frames (as ARINA shards store them), read by byte range.
+ * Returns each frame's offset in the shards' concatenation (and the total at the end).
  */
 export async function writeChunkFile(acq: SyntheticAcquisition, path: string): Promise<Float64Array> {
   const offsets = new Float64Array(acq.frames + 1);
-  const handle = await open(path, 'w');
-  try {
-    const piece = new Uint8Array(64 * 1024 * 1024);
-    let used = 0;
-    let at = 0;
-    for (let i = 0; i < acq.frames; i++) {
-      const chunk = acq.chunks[acq.chunkOf(i)];
-      if (used + chunk.length > piece.length) {
-        await handle.write(piece, 0, used);
-        used = 0;
+  const piece = new Uint8Array(64 * 1024 * 1024);
+  let at = 0;
+  for (const [k, file] of shardPaths(path, acq.frames).entries()) {
+    const handle = await open(file, 'w');
+    try {
+      let used = 0;
+      for (let i = k * SHARD_FRAMES; i < Math.min(acq.frames, (k + 1) * SHARD_FRAMES); i++) {
+        const chunk = acq.chunks[acq.chunkOf(i)];
+        if (used + chunk.length > piece.length) {
+          await handle.write(piece, 0, used);
+          used = 0;
+        }
+        piece.set(chunk, used);
+        used += chunk.length;
+        offsets[i] = at;
+        at += chunk.length;
       }
-      piece.set(chunk, used);
-      used += chunk.length;
-      offsets[i] = at;
-      at += chunk.length;
+      await handle.write(piece, 0, used);
+    } finally {
+      await handle.close();
     }
-    offsets[acq.frames] = at;
-    await handle.write(piece, 0, used);
-  } finally {
-    await handle.close();
   }
+  offsets[acq.frames] = at;
   return offsets;
 }
 
@@ -44,14 +58,22 @@ export async function syntheticSource(
 ): Promise<AcquisitionSource> {
   if (!(Number.isInteger(readPieceBytes) && readPieceBytes > 0))
     throw new StemflowError('invalid', `Bytes per read must be a positive integer, not ${readPieceBytes}.`);
-  const handle = await open(path, 'r');
+  const paths = shardPaths(path, acq.frames);
+  const handles = await Promise.all(paths.map((p) => open(p, 'r')));
   const [rows, cols] = acq.detector;
   const frameBytes = rows * cols * 2;
   const size = (i: number) => offsets[i + 1] - offsets[i];
+  /** Offset of shard k's first byte in the concatenation (k = shards: the end). */
+  const shardStart = (k: number) => offsets[Math.min(acq.frames, k * SHARD_FRAMES)];
   const summary: AcquisitionSummary = {
     name: 'synthetic',
     kind: 'arina-shards',
-    files: [{ name: path, size: offsets[acq.frames], dataset: '/entry/data/data', frames: acq.frames }],
+    files: paths.map((name, k) => ({
+      name,
+      size: shardStart(k + 1) - shardStart(k),
+      dataset: '/entry/data/data',
+      frames: Math.min(SHARD_FRAMES, acq.frames - k * SHARD_FRAMES),
+    })),
     scan: acq.scan,
     scanFromMetadata: true,
     detector: acq.detector,
@@ -63,12 +85,20 @@ export async function syntheticSource(
     flaggedPixels: acq.pixelMask.reduce((n, v) => n + (v ? 1 : 0), 0),
     calibration: {},
   };
+  /** Reads the concatenation's bytes [offset, offset + out.length), from the shards that hold them. */
   const readRange = async (offset: number, out: Uint8Array) => {
     let done = 0;
+    let k = Math.min(paths.length - 1, Math.floor(upperBound(offsets, offset) / SHARD_FRAMES));
+    while (k > 0 && shardStart(k) > offset) k--;
     while (done < out.length) {
-      const { bytesRead } = await handle.read(out, done, Math.min(out.length - done, 1 << 30), offset + done);
+      const at = offset + done;
+      while (k < paths.length - 1 && at >= shardStart(k + 1)) k++;
+      const room = shardStart(k + 1) - at;
+      const n = Math.min(out.length - done, room, 1 << 30);
+      const { bytesRead } =
+        n > 0 ? await handles[k].read(out, done, n, at - shardStart(k)) : { bytesRead: 0 };
       if (bytesRead === 0)
-        throw new StemflowError('truncated', 'Unexpected end of the chunk file', { file: path });
+        throw new StemflowError('truncated', 'Unexpected end of the chunk file', { file: paths[k] });
       done += bytesRead;
     }
   };
@@ -79,9 +109,10 @@ export async function syntheticSource(
     frameBytes,
     storedCodec: { gpu: true },
     locate(index): FrameLocation {
+      const k = Math.floor(index / SHARD_FRAMES);
       return {
-        file: 0,
-        address: offsets[index],
+        file: k,
+        address: offsets[index] - shardStart(k),
         size: size(index),
         filterMask: 0,
         offsetInChunk: 0,
@@ -118,6 +149,20 @@ export async function syntheticSource(
         out.set(bslz4Decode(acq.chunks[acq.chunkOf(start + k)], 2, frameBytes), k * frameBytes);
       return out;
     },
-    close: () => handle.close(),
+    close: async () => {
+      await Promise.all(handles.map((h) => h.close()));
+    },
   };
+}
+
+/** The number of entries of the ascending `sorted` that are <= `value`, less one (the index of the last). */
+function upperBound(sorted: Float64Array, value: number): number {
+  let lo = 0;
+  let hi = sorted.length - 1;
+  while (lo < hi) {
+    const mid = (lo + hi + 1) >> 1;
+    if (sorted[mid] <= value) lo = mid;
+    else hi = mid - 1;
+  }
+  return lo;
 }

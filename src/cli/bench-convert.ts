@@ -7,10 +7,10 @@
  * written one after another and hashed on the main thread (`writesInFlight: 0`, must give the same manifest),
  * and opening with every file hashed on the main thread.
  */
-import { mkdtempSync, rmSync } from 'node:fs';
-import { open, writeFile } from 'node:fs/promises';
+import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
+import { open, stat, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { basename, join } from 'node:path';
 import {
   type CodecParams,
   convertArchive,
@@ -23,10 +23,11 @@ import {
 import type { ArchiveTarget } from '../archive/files';
 import { type GpuEncoderTimings, gpuRecordEncoder, type RecordTimeline } from '../archive/gpu-encoder';
 import { laneGeometry } from '../archive/lanes';
-import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
+import type { ManifestFile } from '../archive/manifest';
+import { nodeArchiveFiles, nodeArchiveTarget, nodeFileIdentities, nodeSha256 } from '../archive/node-folder';
 import { openArchive } from '../archive/reader';
 import { generateSynthetic } from '../bench/synthetic';
-import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
+import { shardPaths, syntheticSource, writeChunkFile } from '../bench/synthetic-source';
 import { acquireDevice } from '../gpu/device';
 import { nodeGpu } from '../gpu/node-gpu';
 import type { AcquisitionSource } from '../source/acquisition-source';
@@ -73,6 +74,11 @@ export interface BenchConvertOptions {
    * they are written: for comparison.
    */
   hashAtEnd?: boolean;
+  /**
+   * The source files' identity: hashed in worker threads alongside the conversion (default, as `stemflow
+   * convert`), on the main thread before it ('before': the CLI before the thirteenth session), or not ('none').
+   */
+  sources?: 'alongside' | 'before' | 'none';
   /** Cold conversions run one after another (default 1); the last is verified and reported in full. */
   runs?: number;
   json?: string;
@@ -116,7 +122,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   const readPieceBytes = Math.round((o.readPieceMiB ?? 8) * 2 ** 20);
   const source = await syntheticSource(acq, path, offsets, readPieceBytes);
   const report: Record<string, unknown> = {
-    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks}${o.copyFallback ? ' --copy-fallback' : ''} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64} --read-piece ${readPieceBytes / 2 ** 20}${(o.acquisitions ?? 1) > 1 ? ` --acquisitions ${o.acquisitions}` : ''}${o.verifySlots ? ` --verify-slots ${o.verifySlots}` : ''}${o.verifyPieces ? ` --verify-pieces ${o.verifyPieces}` : ''}${o.runs ? ` --runs ${o.runs}` : ''}${o.hashAtEnd ? ' --hash-at-end' : ''}`,
+    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks}${o.copyFallback ? ' --copy-fallback' : ''} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64} --read-piece ${readPieceBytes / 2 ** 20}${(o.acquisitions ?? 1) > 1 ? ` --acquisitions ${o.acquisitions}` : ''}${o.verifySlots ? ` --verify-slots ${o.verifySlots}` : ''}${o.verifyPieces ? ` --verify-pieces ${o.verifyPieces}` : ''}${o.runs ? ` --runs ${o.runs}` : ''}${o.hashAtEnd ? ' --hash-at-end' : ''}${o.sources ? ` --sources ${o.sources}` : ''}`,
     adapter: ctx.adapter,
     uvThreadpool: uvThreads,
     frames: acq.frames,
@@ -135,29 +141,51 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     // Each run is cold (a new encoder); the last one's archive is verified and reported in full.
     const runs = Math.max(1, Math.floor(o.runs ?? 1));
     const runsMs: number[] = [];
+    const wallMs: number[] = [];
+    const sourcesMs: number[] = [];
+    const sourceMode = o.sources ?? 'alongside';
+    const shardFiles = shardPaths(path, acq.frames);
     let archiveDir = '';
     let run: Awaited<ReturnType<typeof convertOnce>> | undefined;
     const convertOnce = async (i: number) => {
       const out = join(dir, `archive-${i}`);
       const encoder = gpuRecordEncoder(device, encoderOptions);
+      // The source files' identity for the manifest, as `stemflow convert` computes it (worker threads, while
+      // converting), or on this thread before converting (the CLI before the thirteenth session), or not at all.
+      const t0 = performance.now();
+      let hashedMs = 0;
+      let sources: ManifestFile[] | Promise<ManifestFile[]> = [];
+      if (sourceMode === 'before') {
+        sources = await identitiesHere(shardFiles);
+        hashedMs = performance.now() - t0;
+      } else if (sourceMode === 'alongside') {
+        sources = nodeFileIdentities(shardFiles).then((s) => {
+          hashedMs = performance.now() - t0;
+          return s;
+        });
+      }
       const t1 = performance.now();
       const result = await convertArchive(
-        [{ name: 'synthetic', source, sources: [] }],
+        [{ name: 'synthetic', source, sources }],
         hashAtEnd(await nodeArchiveTarget(out), o.hashAtEnd),
         { hash: nodeSha256, encoder, codec, writesInFlight },
       );
       const ms = performance.now() - t1;
+      const wall = performance.now() - t0;
       await encoder.dispose();
       await device.queue.onSubmittedWorkDone(); // the deferred free, outside the next run
-      return { out, encoder, result, ms };
+      return { out, encoder, result, ms, wall, hashedMs };
     };
     for (let i = 0; i < runs; i++) {
       if (archiveDir) rmSync(archiveDir, { recursive: true, force: true });
       run = await convertOnce(i);
       archiveDir = run.out;
       runsMs.push(run.ms);
-      if (runs > 1)
-        log(`convert run ${i + 1} of ${runs}: ${ms(run.ms)} = ${gbps(rawBytes, run.ms).toFixed(2)} GB/s`);
+      wallMs.push(run.wall);
+      sourcesMs.push(run.hashedMs);
+      log(
+        `convert run ${i + 1} of ${runs}: ${ms(run.ms)} = ${gbps(rawBytes, run.ms).toFixed(2)} GB/s; ${sourceMode === 'none' ? 'source files not hashed' : `${shardFiles.length} source files hashed ${sourceMode === 'before' ? 'before converting' : 'alongside (worker threads)'}, done at ${ms(run.hashedMs)}`}; from the start to the archive published ${ms(run.wall)} = ${gbps(rawBytes, run.wall).toFixed(2)} GB/s`,
+      );
     }
     if (!run) throw new Error('unreachable');
     const { encoder, result, ms: convertMs } = run;
@@ -167,6 +195,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     report.convert = {
       totalMs: convertMs,
       runsMs,
+      sources: { mode: sourceMode, files: shardFiles.length, hashedMs: sourcesMs, wallMs },
       medianMs: [...runsMs].sort((a, b) => a - b)[Math.floor(runsMs.length / 2)],
       encodeMs: result.timings.encodeMs,
       writeHashMs: result.timings.writeMs,
@@ -222,7 +251,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     const serialEncoder = gpuRecordEncoder(device, encoderOptions);
     t = performance.now();
     const serial = await convertArchive(
-      [{ name: 'synthetic', source, sources: [] }],
+      [{ name: 'synthetic', source, sources: result.manifest.acquisitions[0].sources }],
       await nodeArchiveTarget(serialDir),
       { hash: nodeSha256, encoder: serialEncoder, codec, writesInFlight: 0 },
     );
@@ -361,6 +390,18 @@ async function profileStages(
   } finally {
     await encoder.dispose();
   }
+}
+
+/** SHA-256 and size of files, streamed and hashed on this thread (the CLI's way before the thirteenth session). */
+async function identitiesHere(paths: string[]): Promise<ManifestFile[]> {
+  return Promise.all(
+    paths.map(async (path) => {
+      const h = nodeSha256();
+      for await (const chunk of createReadStream(path, { highWaterMark: 8 << 20 }))
+        h.update(chunk as Uint8Array);
+      return { path: basename(path), size: (await stat(path)).size, sha256: h.digest() };
+    }),
+  );
 }
 
 /** The target with its lent shards' hashes started only once a shard is fully written (`--hash-at-end`). */

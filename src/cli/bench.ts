@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { expectedLoad } from '../bench/expected';
 import { generateSynthetic } from '../bench/synthetic';
-import { syntheticSource, writeChunkFile } from '../bench/synthetic-source';
+import { shardPaths, syntheticSource, writeChunkFile } from '../bench/synthetic-source';
 import { type GpuLoad, loadToGpu } from '../compute/gpu-load';
 import { createVirtualImager, defaultDetectors } from '../compute/gpu-products';
 import { acquireDevice, type GpuContext } from '../gpu/device';
@@ -97,8 +97,8 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   };
   try {
     // Host-only reference points: reading the chunk file from the page cache, and uploading it to the GPU.
-    report.readOnlyMs = await timeRead(path, compressedBytes);
-    report.uploadOnlyMs = await timeUpload(ctx, path, compressedBytes);
+    report.readOnlyMs = await timeRead(shardPaths(path, acq.frames));
+    report.uploadOnlyMs = await timeUpload(ctx, shardPaths(path, acq.frames));
     log(
       `host read of the chunk file (page cache): ${ms(report.readOnlyMs)}; upload alone (read + writeBuffer + wait): ${ms(report.uploadOnlyMs)}`,
     );
@@ -297,40 +297,52 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   }
 }
 
-async function timeRead(path: string, bytes: number): Promise<number> {
-  const handle = await open(path, 'r');
-  const buf = new Uint8Array(Math.min(bytes, 256 * 1024 * 1024));
+/** Reads the shard files one after another into one 256 MiB buffer: the host's read floor. */
+async function timeRead(paths: string[]): Promise<number> {
+  const buf = new Uint8Array(256 * 1024 * 1024);
   const t = performance.now();
-  for (let at = 0; at < bytes; at += buf.length)
-    await handle.read(buf, 0, Math.min(buf.length, bytes - at), at);
-  const elapsed = performance.now() - t;
-  await handle.close();
-  return elapsed;
+  for (const path of paths) {
+    const handle = await open(path, 'r');
+    try {
+      while ((await handle.read(buf, 0, buf.length)).bytesRead > 0) {}
+    } finally {
+      await handle.close();
+    }
+  }
+  return performance.now() - t;
 }
 
-/** Read the whole chunk file and writeBuffer it in 32 MiB pieces into a 256 MiB ring, then wait: the floor. */
-async function timeUpload(ctx: GpuContext, path: string, bytes: number): Promise<number> {
+/** Read the shard files and writeBuffer them in 32 MiB pieces into a 256 MiB ring, then wait: the floor. */
+async function timeUpload(ctx: GpuContext, paths: string[]): Promise<number> {
   const { device } = ctx;
   const ring = 256 * 1024 * 1024;
   const target = device.createBuffer({ size: ring, usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST });
-  const handle = await open(path, 'r');
   const piece = 32 * 1024 * 1024;
   const bufs = [new Uint8Array(piece), new Uint8Array(piece)];
   try {
     const t = performance.now();
     let at = 0;
     let k = 0;
-    while (at < bytes) {
-      const n = Math.min(piece, bytes - at);
-      const b = bufs[k++ % 2];
-      await handle.read(b, 0, n, at);
-      device.queue.writeBuffer(target, at % ring, b, 0, Math.ceil(n / 4) * 4);
-      at += n;
+    for (const path of paths) {
+      const handle = await open(path, 'r');
+      try {
+        for (;;) {
+          const b = bufs[k++ % 2];
+          const { bytesRead: n } = await handle.read(b, 0, piece);
+          if (n === 0) break;
+          // The ring's offset stays a multiple of 4: each piece is written rounded up to whole words.
+          const words = Math.ceil(n / 4) * 4;
+          if ((at % ring) + words > ring) at = 0;
+          device.queue.writeBuffer(target, at % ring, b, 0, words);
+          at += words;
+        }
+      } finally {
+        await handle.close();
+      }
     }
     await device.queue.onSubmittedWorkDone();
     return performance.now() - t;
   } finally {
-    await handle.close();
     target.destroy();
   }
 }

@@ -1,5 +1,6 @@
 import { execFile } from 'node:child_process';
-import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createHash } from 'node:crypto';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
@@ -79,10 +80,29 @@ describe('the stemflow CLI (same engine as the app)', () => {
     expect(c.code, c.stderr).toBe(0);
     const manifest = JSON.parse(readFileSync(join(out, 'manifest.json'), 'utf8'));
     expect(manifest.acquisitions.map((a: { name: string }) => a.name)).toEqual(['run_a', 'run_b']);
+    // The source files' identity (hashed in worker threads while they were converted), checked here directly.
+    const identity = (f: string) => {
+      const bytes = readFileSync(f);
+      const name = f.split('/').pop() as string;
+      return { path: name, size: bytes.length, sha256: createHash('sha256').update(bytes).digest('hex') };
+    };
+    const want = files.map(identity).sort((a, b) => a.path.localeCompare(b.path));
+    for (const a of manifest.acquisitions) expect(a.sources).toEqual(want);
     const v = await stemflow('verify', out, ...dirs, '--backend', 'cpu');
     expect(v.code, v.stderr).toBe(0);
     expect(v.stdout).toMatch(/verified: every count is identical/);
     expect(v.stdout).toMatch(/run_a: compared 552960 values, 0 mismatches/);
     expect(v.stdout).toMatch(/run_b: compared 552960 values, 0 mismatches/);
+    expect(v.stdout.match(/\(as recorded\)/g)?.length).toBe(2 * files.length);
   }, 120_000);
+
+  it('convert: a source file that is missing ends in a sentence, exit code 1 and no archive', async () => {
+    const root = mkdtempSync(join(tmpdir(), 'cli-missing-'));
+    const out = join(root, 'archive');
+    const c = await stemflow('convert', files[0], join(root, 'gone.h5'), '--out', out, '--backend', 'cpu');
+    expect(c.code).toBe(1);
+    expect(c.stderr).toMatch(/^stemflow: .*gone\.h5.*\[not-found\]/);
+    expect(c.stderr).not.toMatch(/Unhandled|UnhandledPromiseRejection/);
+    expect(readdirSync(root)).toEqual([]);
+  }, 60_000);
 });

@@ -37,7 +37,8 @@ Usage:
       --index, builds the exact index in the budget left and times the gestures on it.
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--lend 2] [--copy-fallback]
       [--writes 4] [--budget 64] [--verify-slots 2] [--verify-pieces 4096]
-      [--read-piece 8] [--acquisitions N] [--runs 1] [--hash-at-end] [--json FILE]
+      [--read-piece 8] [--acquisitions N] [--runs 1] [--hash-at-end]
+      [--sources alongside|before|none] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder (--runs cold
       conversions one after another; the last is verified), verifies every count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4; with
       --acquisitions N, also converts N copies into one archive with one encoder (a series).
@@ -214,6 +215,7 @@ export async function main(argv: string[]): Promise<number> {
           repeat: { type: 'string', default: '3' },
           runs: { type: 'string' },
           'hash-at-end': { type: 'boolean' },
+          sources: { type: 'string' },
           json: { type: 'string' },
           keep: { type: 'boolean' },
           record: { type: 'string' },
@@ -293,6 +295,7 @@ export async function main(argv: string[]): Promise<number> {
           acquisitions: n(values.acquisitions),
           runs: n(values.runs),
           hashAtEnd: values['hash-at-end'],
+          sources: sourcesMode(values.sources),
           json: values.json,
           keep: values.keep,
         });
@@ -359,4 +362,9 @@ function parseTransposeLoads(v: string | undefined): TransposeLoads | undefined 
 function parseHighPlane(v: string | undefined): 'slots' | 'full' | undefined {
   if (v === undefined || v === 'slots' || v === 'full') return v;
   throw new TypeError(`--high takes slots or full, not ${v}`);
+}
+
+function sourcesMode(v: string | undefined): 'alongside' | 'before' | 'none' | undefined {
+  if (v === undefined || v === 'alongside' || v === 'before' || v === 'none') return v;
+  throw new TypeError(`--sources takes alongside, before or none, not ${v}`);
 }

@@ -53,7 +53,7 @@ export function createArchiveService(options: ArchiveServiceOptions) {
     signal: AbortSignal,
     onProgress?: (p: ArchiveProgress) => void,
   ) {
-    const opened: ConvertInput[] = [];
+    const opened: (ConvertInput & { sources: ManifestFile[] })[] = [];
     try {
       for (const [a, set] of sets.entries()) {
         let done = 0;
@@ -136,7 +136,7 @@ export function createArchiveService(options: ArchiveServiceOptions) {
       onProgress?: (p: ArchiveProgress) => void,
     ): Promise<ArchiveVerifySummary> {
       const signal = begin();
-      let inputs: ConvertInput[] = [];
+      let inputs: (ConvertInput & { sources: ManifestFile[] })[] = [];
       let staging: StagingPool | undefined;
       try {
         const archive = await openArchive(files, {
