@@ -1,5 +1,6 @@
-import { readdir } from 'node:fs/promises';
-import { join } from 'node:path';
+import { createHash } from 'node:crypto';
+import { readdir, readFile } from 'node:fs/promises';
+import { basename, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from '../archive/node-folder';
 import { tempDir } from '../archive/testing';
@@ -16,6 +17,7 @@ describe('archive service (the worker behind the app): convert then verify, with
     let a = await openInputs(arinaPaths);
     let b = await openInputs([fixture('odd_u16_33x35.h5')]);
     const dir = join(await tempDir(), 'archive');
+    const stages = new Set<string>();
     try {
       const summary = await service.convert(
         [
@@ -23,8 +25,20 @@ describe('archive service (the worker behind the app): convert then verify, with
           { name: 'odd', inputs: b },
         ],
         await nodeArchiveTarget(dir),
+        (p) => stages.add(p.stage),
       );
       expect(summary.acquisitions.map((x) => x.name)).toEqual(['arina', 'odd']);
+      // The source files were hashed while they were converted (no stage of their own); their identity is in
+      // the manifest, checked here directly.
+      expect([...stages]).toEqual(['convert']);
+      const manifest = JSON.parse(await readFile(join(dir, 'manifest.json'), 'utf8'));
+      const identity = async (path: string) => {
+        const bytes = await readFile(path);
+        const sha256 = createHash('sha256').update(bytes).digest('hex');
+        return { path: basename(path), size: bytes.length, sha256 };
+      };
+      expect(manifest.acquisitions[0].sources).toEqual(await Promise.all(arinaPaths.map(identity)));
+      expect(manifest.acquisitions[1].sources).toEqual([await identity(fixture('odd_u16_33x35.h5'))]);
       expect(summary.encoder).toBe('cpu');
       expect(summary.archiveBytes).toBeGreaterThan(0);
       expect((await readdir(dir)).sort()).toEqual(['acq0000', 'acq0001', 'manifest.json', 'state.npz']);

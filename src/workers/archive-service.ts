@@ -48,29 +48,38 @@ export function createArchiveService(options: ArchiveServiceOptions) {
     controller = null;
   };
 
+  /**
+   * Opens each set and hashes its files (their identity for the manifest). With `alongside` the hashes are left
+   * running (threads) while the caller converts, without 'hash sources' progress; otherwise they are done first,
+   * with progress.
+   */
   async function openSets(
     sets: { name: string; inputs: InputFile[] }[],
     signal: AbortSignal,
-    onProgress?: (p: ArchiveProgress) => void,
+    onProgress: ((p: ArchiveProgress) => void) | undefined,
+    alongside: boolean,
   ) {
-    const opened: (ConvertInput & { sources: ManifestFile[] })[] = [];
+    const opened: (ConvertInput & { sources: Promise<ManifestFile[]> })[] = [];
     try {
       for (const [a, set] of sets.entries()) {
         let done = 0;
-        onProgress?.({ stage: 'hash sources', acquisition: a, done, total: set.inputs.length });
-        const sources: ManifestFile[] = await Promise.all(
+        const report = alongside ? undefined : onProgress;
+        report?.({ stage: 'hash sources', acquisition: a, done, total: set.inputs.length });
+        const hashing = Promise.all(
           set.inputs.map(async (input) => {
             const elsewhere = options.sourceSha256?.(input);
             const file = elsewhere
               ? { path: input.bytes.name, size: input.bytes.size, sha256: await elsewhere }
               : await identity(input.bytes, options.hash, signal);
             throwIfAborted(signal);
-            onProgress?.({ stage: 'hash sources', acquisition: a, done: ++done, total: set.inputs.length });
+            report?.({ stage: 'hash sources', acquisition: a, done: ++done, total: set.inputs.length });
             return file;
           }),
         );
+        hashing.catch(() => undefined); // the conversion fails with it, or an open fails first
+        if (!alongside) await hashing;
         const source = await openAcquisition(set.inputs, { signal });
-        opened.push({ name: set.name, source, sources });
+        opened.push({ name: set.name, source, sources: hashing });
       }
       return opened;
     } catch (error) {
@@ -90,7 +99,8 @@ export function createArchiveService(options: ArchiveServiceOptions) {
       let inputs: ConvertInput[] = [];
       let encoder: RecordEncoder | undefined;
       try {
-        inputs = await openSets(sets, signal, onProgress);
+        // The source files are hashed (threads) while they are converted; the manifest takes them at the end.
+        inputs = await openSets(sets, signal, onProgress, true);
         const device = options.gpuEncoder ? await options.device?.() : undefined;
         encoder = device && options.gpuEncoder ? options.gpuEncoder(device) : undefined;
         const result = await convertArchive(inputs, target, {
@@ -136,7 +146,7 @@ export function createArchiveService(options: ArchiveServiceOptions) {
       onProgress?: (p: ArchiveProgress) => void,
     ): Promise<ArchiveVerifySummary> {
       const signal = begin();
-      let inputs: (ConvertInput & { sources: ManifestFile[] })[] = [];
+      let inputs: (ConvertInput & { sources: Promise<ManifestFile[]> })[] = [];
       let staging: StagingPool | undefined;
       try {
         const archive = await openArchive(files, {
@@ -146,7 +156,7 @@ export function createArchiveService(options: ArchiveServiceOptions) {
             onProgress?.({ stage: 'check archive', acquisition: 0, done: bytesChecked, total: bytesTotal }),
         });
         try {
-          inputs = await openSets(sets, signal, onProgress);
+          inputs = await openSets(sets, signal, onProgress, false);
           if (inputs.length !== archive.acquisitions.length) {
             throw new StemflowError(
               'mismatch',
@@ -183,7 +193,7 @@ export function createArchiveService(options: ArchiveServiceOptions) {
               mismatches: report.mismatches,
               laneErrors: report.laneErrors,
               badBlocks: report.badBlocks.slice(0, 100),
-              sourceFiles: input.sources.map((s) => {
+              sourceFiles: (await input.sources).map((s) => {
                 const known = acq.info.sources.find((k) => k.path === s.path);
                 return {
                   path: s.path,
