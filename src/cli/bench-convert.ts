@@ -172,9 +172,11 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
       );
       const ms = performance.now() - t1;
       const wall = performance.now() - t0;
+      const plan = encoder.plan; // read before dispose, which forgets it
+      const timings = encoder.timings;
       await encoder.dispose();
       await device.queue.onSubmittedWorkDone(); // the deferred free, outside the next run
-      return { out, encoder, result, ms, wall, hashedMs };
+      return { out, plan, timings, result, ms, wall, hashedMs };
     };
     for (let i = 0; i < runs; i++) {
       if (archiveDir) rmSync(archiveDir, { recursive: true, force: true });
@@ -188,8 +190,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
       );
     }
     if (!run) throw new Error('unreachable');
-    const { encoder, result, ms: convertMs } = run;
-    const plan = encoder.plan;
+    const { plan, timings: encoderTimings, result, ms: convertMs } = run;
     const ratio = result.archiveBytes / compressedBytes;
     const eagerBytes = plan?.buffers.reduce((n, b) => n + (b.lazy ? 0 : b.bytes), 0) ?? 0;
     report.convert = {
@@ -200,9 +201,9 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
       encodeMs: result.timings.encodeMs,
       writeHashMs: result.timings.writeMs,
       tail: result.timings.tail,
-      encoderStages: { ...encoder.timings, timeline: undefined },
-      timeline: timelineSummary(encoder.timings.timeline, result.timings.records),
-      records: encoder.timings.timeline.map((line, r) => ({ ...line, ...result.timings.records[r] })),
+      encoderStages: { ...encoderTimings, timeline: undefined },
+      timeline: timelineSummary(encoderTimings.timeline, result.timings.records),
+      records: encoderTimings.timeline.map((line, r) => ({ ...line, ...result.timings.records[r] })),
       rawGBps: gbps(rawBytes, convertMs),
       archiveBytes: result.archiveBytes,
       archiveOverBslz4: ratio,
@@ -217,9 +218,9 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     log(
       `convert: ${ms(convertMs)} = ${gbps(rawBytes, convertMs).toFixed(2)} GB/s of raw counts; in the encoder ${ms(result.timings.encodeMs)}, write+hash ${ms(result.timings.writeMs)}`,
     );
-    log(`encoder stages, summed over records (records overlap): ${stageLine(encoder.timings)}`);
+    log(`encoder stages, summed over records (records overlap): ${stageLine(encoderTimings)}`);
     log(timelineLine(report.convert as { timeline: ReturnType<typeof timelineSummary> }));
-    log(startupLine(encoder.timings, codec.recordFrames));
+    log(startupLine(encoderTimings, codec.recordFrames));
     log(lastShardsLine(result.timings.records));
     const tail = result.timings.tail;
     log(
