@@ -1,9 +1,25 @@
 /**
- * Writing one archive file for the converter (convert.ts): hashed on the main thread, alongside the write in
- * worker threads, or from the written file.
+ * Writing the converter's files (convert.ts): one file hashed on the main thread, alongside the write in worker
+ * threads, or from the file as its pieces are written (`writeFile`); and the shards in flight while the next
+ * records are encoded, bounded (`ShardWrites`).
  */
 import type { ArchiveTarget, ParallelSha256, Sha256Factory, WritingHash } from './files';
 import type { ManifestFile } from './manifest';
+
+/** Files being written, hashed or synced at once, per shard whose bytes may be held (`writesInFlight`). */
+export const FILES_PER_WRITE = 4;
+
+/** When a record reached the converter and what became of its shard (ms from the conversion's start). */
+export interface RecordTiming {
+  /** How long the converter waited for the encoder, and for shards being written + hashed. */
+  encodeWaitMs: number;
+  writeWaitMs: number;
+  /** ms from the conversion's start; NaN until then. */
+  encodedMs: number;
+  writtenMs: number;
+  syncedMs: number;
+  hashedMs: number;
+}
 
 /** A file's bytes written (not yet synced), the file synced and closed, its SHA-256 known. */
 export type FileStage = 'written' | 'synced' | 'hashed';
@@ -109,4 +125,109 @@ export async function writeFile(
   onWritten?.();
   onStage?.('hashed');
   return { path, size, sha256: h.digest() };
+}
+
+/**
+ * The converter's shards being written, hashed and synced while the next records are encoded (convertArchive).
+ * At most `writesInFlight` shards hold their record's bytes (lent words are given back once written, their file
+ * hashed from disk; other bytes are held until hashed too), and at most FILES_PER_WRITE x as many files are still
+ * being hashed or synced. Manifest entries and progress come out in record order.
+ */
+export class ShardWrites {
+  /** Manifest entries of the shards done, in record order. */
+  readonly files: ManifestFile[] = [];
+  /** Time spent waiting for writes (summed). */
+  waitMs = 0;
+  /** Shards being written, hashed or synced, oldest first; each settles to its manifest entry. */
+  private readonly writing: { done: Promise<ManifestFile>; report: () => void }[] = [];
+  /** Shards whose record's bytes are still needed (not yet written, or not yet hashed), oldest first. */
+  private readonly holding: Promise<void>[] = [];
+
+  constructor(
+    private readonly target: ArchiveTarget,
+    private readonly hash: Sha256Factory,
+    /** Hashing off the main thread (the target's), or none: one file after another, hashed here. */
+    readonly hashParts: ParallelSha256 | undefined,
+    private readonly writesInFlight: number,
+    private readonly t0: number,
+  ) {}
+
+  /**
+   * Starts writing a record's shard. `lent` words (not shareable with a hashing thread) are hashed from the file
+   * and given back (`recycle`) once written; other words are given back once written and hashed.
+   */
+  start(
+    path: string,
+    parts: Uint8Array[],
+    { lent, recycle }: { lent: boolean; recycle: () => void },
+    timing: RecordTiming,
+    report: () => void,
+  ): void {
+    let recycled = false;
+    const giveBack = () => {
+      if (recycled) return;
+      recycled = true;
+      recycle();
+    };
+    const fromFile = lent && this.hashParts ? this.target.hashWriting : undefined;
+    let markWritten = () => {};
+    const wroteBytes = new Promise<void>((resolve) => {
+      markWritten = resolve;
+    });
+    const done = writeFile(this.target, path, parts, this.hash, this.hashParts, {
+      hashWriting: fromFile,
+      onStage: (stage) => {
+        timing[`${stage}Ms`] = performance.now() - this.t0;
+      },
+      onWritten: () => {
+        if (lent) giveBack();
+        if (fromFile) markWritten(); // its bytes are no longer needed: it is hashed from the file
+      },
+    }).finally(giveBack);
+    done.catch(() => undefined); // awaited in order by finishOldest, or settled when a failure is cleaned up
+    // The record's bytes are held until written (hashed from the file), else until hashed too; a failure before
+    // that rejects here.
+    const held = Promise.race([wroteBytes, done.then(() => undefined)]);
+    held.catch(() => undefined);
+    this.writing.push({ done, report });
+    this.holding.push(held);
+  }
+
+  /**
+   * Waits until the shards in flight are within bounds (the wait is added to `timing.writeWaitMs`): files being
+   * hashed and synced once their bytes are written (lent shards) do not hold up the next records.
+   */
+  async bound(timing: RecordTiming): Promise<void> {
+    while (this.holding.length > this.writesInFlight) {
+      const t = performance.now();
+      await this.holding.shift();
+      this.waited(timing, performance.now() - t);
+    }
+    while (this.writing.length > FILES_PER_WRITE * this.writesInFlight) await this.finishOldest(timing);
+  }
+
+  /** Waits for every shard (counted in `waitMs`, not against a record); manifest entries in record order. */
+  async drain(): Promise<void> {
+    while (this.writing.length > 0) await this.finishOldest();
+  }
+
+  /** Every shard settled, whatever its outcome (before a failed conversion removes its files). */
+  settle(): Promise<unknown> {
+    return Promise.allSettled(this.writing.map((w) => w.done));
+  }
+
+  private waited(timing: RecordTiming | undefined, ms: number) {
+    this.waitMs += ms;
+    if (timing) timing.writeWaitMs += ms;
+  }
+
+  /** Waits for the oldest shard; its manifest entry and progress (record order). */
+  private async finishOldest(timing?: RecordTiming): Promise<void> {
+    const job = this.writing.shift();
+    if (!job) return;
+    const t = performance.now();
+    this.files.push(await job.done);
+    this.waited(timing, performance.now() - t);
+    job.report();
+  }
 }

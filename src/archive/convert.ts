@@ -8,7 +8,10 @@
  */
 import { StemflowError, throwIfAborted } from '../errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
-import { writeFile } from './convert-write';
+import { type RecordTiming, ShardWrites, writeFile } from './convert-write';
+
+export { FILES_PER_WRITE, type RecordTiming } from './convert-write';
+
 import type { ArchiveTarget, Sha256Factory } from './files';
 import { MSB_IN_TOKEN, NEIGHBOUR_BUCKETS, SPLIT, tokenCount } from './hybrid-uint';
 import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, laneGeometry } from './lanes';
@@ -192,19 +195,6 @@ export interface ConvertResult {
   };
 }
 
-export interface RecordTiming {
-  encodeWaitMs: number;
-  writeWaitMs: number;
-  /** ms from the conversion's start; NaN until then. */
-  encodedMs: number;
-  writtenMs: number;
-  syncedMs: number;
-  hashedMs: number;
-}
-
-/** Files being written, hashed or synced at once, per shard whose bytes may be held (`writesInFlight`). */
-export const FILES_PER_WRITE = 4;
-
 /** Converts acquisitions into a new archive written to `target`; publishes it only when complete. */
 export async function convertArchive(
   inputs: ConvertInput[],
@@ -228,36 +218,19 @@ export async function convertArchive(
 ): Promise<ConvertResult> {
   const { hash, encoder = cpuRecordEncoder, signal, onProgress } = options;
   const writesInFlight = Math.max(0, Math.floor(options.writesInFlight ?? 2));
-  const hashParts = writesInFlight > 0 ? target.hashParts : undefined;
   const codec = { ...DEFAULT_CODEC, ...options.codec };
-  const files: ManifestFile[] = [];
   const acquisitions: ManifestAcquisition[] = [];
   const state: Record<string, NpzArray> = {};
   const stateMembers: NpzMember[] = [];
   let rawBytes = 0;
   let archiveBytes = 0;
   let encodeMs = 0;
-  let writeMs = 0;
   const recordTimings: RecordTiming[] = [];
   const t0 = performance.now();
-  /** Shards being written, hashed or synced, oldest first; each settles to its manifest entry. */
-  const writing: { done: Promise<ManifestFile>; report: () => void }[] = [];
-  /** Shards whose record's bytes are still needed (not yet written, or not yet hashed), oldest first. */
-  const unwritten: Promise<void>[] = [];
+  const hashParts = writesInFlight > 0 ? target.hashParts : undefined;
+  const shards = new ShardWrites(target, hash, hashParts, writesInFlight, t0);
   /** The state file, written while the last shards are (awaited with them on failure). */
   let stateWrite: Promise<ManifestFile> | null = null;
-  /** Waits for the oldest shard being written; its progress is reported in record order. */
-  const finishOldest = async () => {
-    const job = writing.shift();
-    if (!job) return;
-    const tw = performance.now();
-    files.push(await job.done);
-    const waited = performance.now() - tw;
-    writeMs += waited;
-    const last = recordTimings[recordTimings.length - 1];
-    if (last) last.writeWaitMs += waited;
-    job.report();
-  };
   // Sources still being hashed are awaited before the manifest; a failure before then must not go unhandled.
   const sourceLists = inputs.map((input) => Promise.resolve(input.sources));
   for (const list of sourceLists) list.catch(() => undefined);
@@ -326,49 +299,14 @@ export async function convertArchive(
         rawBytes += frames * pixels * (DTYPE_BITS[dtype] / 8);
         manifestRecords.push({ file, firstFrame, frames });
         const bytesWritten = archiveBytes;
-        // Lent words (not shareable with a hashing thread) are given back once written; the file is hashed.
-        let recycled = false;
-        const recycle = () => {
-          if (recycled) return;
-          recycled = true;
-          encoder.recycle?.(rec);
-        };
-        const fromFile = rec.lent && hashParts ? target.hashWriting : undefined;
-        let markWritten = () => {};
-        const wroteBytes = new Promise<void>((resolve) => {
-          markWritten = resolve;
-        });
-        const done = writeFile(target, file, [head, body], hash, hashParts, {
-          hashWriting: fromFile,
-          onStage: (stage) => {
-            timing[`${stage}Ms`] = performance.now() - t0;
-          },
-          onWritten: () => {
-            if (rec.lent) recycle();
-            if (fromFile) markWritten(); // its bytes are no longer needed: it is hashed from the file
-          },
-        }).finally(recycle);
-        done.catch(() => undefined); // awaited in order by finishOldest, or when a failure is cleaned up
-        // The record's bytes are held until written (hashed from the file), else until hashed too; a failure
-        // before that rejects here.
-        const written = Promise.race([wroteBytes, done.then(() => undefined)]);
-        written.catch(() => undefined);
-        writing.push({
-          done,
-          report: () =>
-            onProgress?.({ acquisition: a, framesDone: firstFrame + frames, frameCount, bytesWritten }),
-        });
-        unwritten.push(written);
-        // At most `writesInFlight` records' bytes held by writes; files being hashed and synced once their bytes
-        // are written (lent shards) are bounded separately, so they do not hold up the next records.
-        while (unwritten.length > writesInFlight) {
-          const tw = performance.now();
-          await unwritten.shift();
-          const waited = performance.now() - tw;
-          writeMs += waited;
-          recordTimings[recordTimings.length - 1].writeWaitMs += waited;
-        }
-        while (writing.length > FILES_PER_WRITE * writesInFlight) await finishOldest();
+        shards.start(
+          file,
+          [head, body],
+          { lent: rec.lent === true, recycle: () => encoder.recycle?.(rec) },
+          timing,
+          () => onProgress?.({ acquisition: a, framesDone: firstFrame + frames, frameCount, bytesWritten }),
+        );
+        await shards.bound(timing);
       }
       const own: Record<string, NpzArray> = {};
       own[`${prefix}_class_map`] = { data: classMaps, shape: [records, s.detector[0], s.detector[1]] };
@@ -416,8 +354,8 @@ export async function convertArchive(
     stateWrite.catch(() => undefined); // awaited below, or when a failure is cleaned up
     if (writesInFlight === 0) await stateWrite; // the reference: one file after another
     t = performance.now();
-    while (writing.length > 0) await finishOldest();
-    files.unshift(await stateWrite);
+    await shards.drain();
+    const files = [await stateWrite, ...shards.files];
     for (const [a, list] of sourceLists.entries()) acquisitions[a].sources = await list;
     tail.drainMs = performance.now() - t;
     archiveBytes += npzBytes;
@@ -445,10 +383,16 @@ export async function convertArchive(
       manifest,
       rawBytes,
       archiveBytes,
-      timings: { encodeMs, writeMs, totalMs: performance.now() - t0, records: recordTimings, tail },
+      timings: {
+        encodeMs,
+        writeMs: shards.waitMs,
+        totalMs: performance.now() - t0,
+        records: recordTimings,
+        tail,
+      },
     };
   } catch (error) {
-    await Promise.allSettled([...writing.map((w) => w.done), stateWrite]);
+    await Promise.allSettled([shards.settle(), stateWrite]);
     await target.discard();
     throw error;
   }
