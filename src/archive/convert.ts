@@ -9,9 +9,6 @@
 import { StemflowError, throwIfAborted } from '../errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import { type RecordTiming, ShardWrites, writeFile } from './convert-write';
-
-export { FILES_PER_WRITE, type RecordTiming } from './convert-write';
-
 import type { ArchiveTarget, Sha256Factory } from './files';
 import { MSB_IN_TOKEN, NEIGHBOUR_BUCKETS, SPLIT, tokenCount } from './hybrid-uint';
 import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, laneGeometry } from './lanes';
@@ -32,6 +29,8 @@ import { modelRecord, type RecordModel, recordTables } from './record-tables';
 import { encodeShardHead } from './shard';
 import { tansEncode } from './tans-encode';
 import type { Values } from './tans-stats';
+
+export { FILES_PER_WRITE, type RecordTiming } from './convert-write';
 
 export interface CodecParams {
   recordFrames: number;

@@ -1,7 +1,8 @@
 /**
  * SHA-256 off the main thread for the Node target (node-folder.ts): a small pool of worker threads running
  * node:crypto, either over bytes (`hashParts`: views of a SharedArrayBuffer are hashed in place, other bytes
- * are copied to the worker) or over a whole file the worker reads itself (`hashFile`). The workers are
+ * are copied to the worker), over a whole file the worker reads itself (`hashFile`), or over a file being
+ * written, read by one worker piece by piece as its bytes are reported written (`hashGrowing`). The workers are
  * unreferenced while idle, so an idle pool never keeps the process alive.
  */
 import { availableParallelism } from 'node:os';
