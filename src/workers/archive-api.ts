@@ -1,7 +1,7 @@
 /** The archive worker's API (src/workers/archive-worker.ts): convert acquisitions into a tANS archive, verify one. */
 
 export interface ArchiveProgress {
-  stage: 'hash sources' | 'convert' | 'check archive' | 'verify';
+  stage: 'convert' | 'check archive' | 'verify';
   acquisition: number;
   done: number;
   total: number;

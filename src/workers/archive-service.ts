@@ -49,22 +49,13 @@ export function createArchiveService(options: ArchiveServiceOptions) {
   };
 
   /**
-   * Opens each set and hashes its files (their identity for the manifest). With `alongside` the hashes are left
-   * running (threads) while the caller converts, without 'hash sources' progress; otherwise they are done first,
-   * with progress.
+   * Opens each set and starts hashing its files (their identity for the manifest and the verdict): the hashes
+   * run (threads) while the caller converts or verifies, and `sources` resolves to them.
    */
-  async function openSets(
-    sets: { name: string; inputs: InputFile[] }[],
-    signal: AbortSignal,
-    onProgress: ((p: ArchiveProgress) => void) | undefined,
-    alongside: boolean,
-  ) {
+  async function openSets(sets: { name: string; inputs: InputFile[] }[], signal: AbortSignal) {
     const opened: (ConvertInput & { sources: Promise<ManifestFile[]> })[] = [];
     try {
-      for (const [a, set] of sets.entries()) {
-        let done = 0;
-        const report = alongside ? undefined : onProgress;
-        report?.({ stage: 'hash sources', acquisition: a, done, total: set.inputs.length });
+      for (const set of sets) {
         const hashing = Promise.all(
           set.inputs.map(async (input) => {
             const elsewhere = options.sourceSha256?.(input);
@@ -72,12 +63,10 @@ export function createArchiveService(options: ArchiveServiceOptions) {
               ? { path: input.bytes.name, size: input.bytes.size, sha256: await elsewhere }
               : await identity(input.bytes, options.hash, signal);
             throwIfAborted(signal);
-            report?.({ stage: 'hash sources', acquisition: a, done: ++done, total: set.inputs.length });
             return file;
           }),
         );
-        hashing.catch(() => undefined); // the conversion fails with it, or an open fails first
-        if (!alongside) await hashing;
+        hashing.catch(() => undefined); // the conversion or verification fails with it, or an open fails first
         const source = await openAcquisition(set.inputs, { signal });
         opened.push({ name: set.name, source, sources: hashing });
       }
@@ -100,7 +89,7 @@ export function createArchiveService(options: ArchiveServiceOptions) {
       let encoder: RecordEncoder | undefined;
       try {
         // The source files are hashed (threads) while they are converted; the manifest takes them at the end.
-        inputs = await openSets(sets, signal, onProgress, true);
+        inputs = await openSets(sets, signal);
         const device = options.gpuEncoder ? await options.device?.() : undefined;
         encoder = device && options.gpuEncoder ? options.gpuEncoder(device) : undefined;
         const result = await convertArchive(inputs, target, {
@@ -156,7 +145,8 @@ export function createArchiveService(options: ArchiveServiceOptions) {
             onProgress?.({ stage: 'check archive', acquisition: 0, done: bytesChecked, total: bytesTotal }),
         });
         try {
-          inputs = await openSets(sets, signal, onProgress, false);
+          // The source files are hashed (threads) while they are compared; each report awaits its set's hashes.
+          inputs = await openSets(sets, signal);
           if (inputs.length !== archive.acquisitions.length) {
             throw new StemflowError(
               'mismatch',

@@ -29,8 +29,6 @@ function progressText(p: ArchiveProgress | null): string {
   if (!p) return '';
   if (p.stage === 'check archive')
     return `checking archive files: ${formatBytes(p.done)} of ${formatBytes(p.total)}`;
-  if (p.stage === 'hash sources')
-    return `acquisition ${p.acquisition + 1}: SHA-256 of source file ${p.done + 1} of ${p.total}`;
   return `acquisition ${p.acquisition + 1}: ${p.stage} ${p.done} of ${p.total} frames`;
 }
 
