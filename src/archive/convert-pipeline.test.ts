@@ -14,6 +14,7 @@ import {
 } from './convert';
 import { HASH_PIECE_BYTES, pieces, writeFile as writeArchiveFile } from './convert-write';
 import type { ArchiveTarget } from './files';
+import type { ManifestFile } from './manifest';
 import { nodeArchiveFiles, nodeArchiveTarget, nodeSha256 } from './node-folder';
 import { createHashPool } from './node-hash-pool';
 import { openArchive } from './reader';
@@ -25,17 +26,25 @@ const small: Partial<CodecParams> = { recordFrames: 7, lanesPerFrame: 3, classes
 const ABC_SHA256 = 'ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad';
 const EMPTY_SHA256 = 'e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855';
 
-async function convertWith(writesInFlight: number, wrap: (t: ArchiveTarget) => ArchiveTarget = (t) => t) {
+async function convertWith(
+  writesInFlight: number,
+  wrap: (t: ArchiveTarget) => ArchiveTarget = (t) => t,
+  sources: () => Promise<ManifestFile[]> = async () => [],
+  onProgress: (p: ConvertProgress) => void = () => {},
+) {
   const { source, close } = await openSource(arinaPaths);
   const dir = join(await tempDir(), 'archive');
   const progress: ConvertProgress[] = [];
   try {
-    await convertArchive([{ name: 'a', source, sources: [] }], wrap(await nodeArchiveTarget(dir)), {
+    await convertArchive([{ name: 'a', source, sources: sources() }], wrap(await nodeArchiveTarget(dir)), {
       hash: nodeSha256,
       codec: small,
       writesInFlight,
       now: () => new Date('2026-11-29T00:00:00Z'),
-      onProgress: (p) => progress.push(p),
+      onProgress: (p) => {
+        progress.push(p);
+        onProgress(p);
+      },
     });
     return { dir, manifest: await readFile(join(dir, 'manifest.json'), 'utf8'), progress };
   } finally {
@@ -278,6 +287,47 @@ describe('convertArchive: shards written and hashed while the next records encod
       }
     }, 120_000);
   }
+});
+
+describe('convertArchive: source identities hashed while converting', () => {
+  it('a late identity is in the manifest; a failed one fails the conversion with its error and leaves nothing', async () => {
+    // Resolved only once the last shard's progress is reported (every record encoded and written): the
+    // manifest waits for it.
+    let lastShard = () => {};
+    const written = new Promise<void>((resolve) => {
+      lastShard = resolve;
+    });
+    const late = await convertWith(
+      2,
+      (t) => t,
+      async () => {
+        await written;
+        return [{ path: 'late.h5', size: 3, sha256: ABC_SHA256 }];
+      },
+      (p) => {
+        if (p.framesDone === p.frameCount) lastShard();
+      },
+    );
+    expect(JSON.parse(late.manifest).acquisitions[0].sources).toEqual([
+      { path: 'late.h5', size: 3, sha256: ABC_SHA256 },
+    ]);
+    const { source, close } = await openSource(arinaPaths);
+    const parent = await tempDir();
+    try {
+      const target = await nodeArchiveTarget(join(parent, 'archive'));
+      const failing = Promise.reject(new StemflowError('not-found', 'A source file vanished (test).'));
+      const error = await convertArchive([{ name: 'a', source, sources: failing }], target, {
+        hash: nodeSha256,
+        codec: small,
+        writesInFlight: 2,
+      }).catch((e) => e);
+      expect(isStemflowError(error) && error.kind).toBe('not-found');
+      expect(error.message).toBe('A source file vanished (test).');
+      expect(await readdir(parent)).toEqual([]);
+    } finally {
+      await close();
+    }
+  }, 120_000);
 });
 
 describe('openArchive: files hashed in worker threads', () => {
