@@ -88,8 +88,7 @@ export async function syntheticSource(
   /** Reads the concatenation's bytes [offset, offset + out.length), from the shards that hold them. */
   const readRange = async (offset: number, out: Uint8Array) => {
     let done = 0;
-    let k = Math.min(paths.length - 1, Math.floor(upperBound(offsets, offset) / SHARD_FRAMES));
-    while (k > 0 && shardStart(k) > offset) k--;
+    let k = 0; // the shard holding byte `offset + done`, found by walking the shard starts (27 at most here)
     while (done < out.length) {
       const at = offset + done;
       while (k < paths.length - 1 && at >= shardStart(k + 1)) k++;
@@ -153,16 +152,4 @@ export async function syntheticSource(
       await Promise.all(handles.map((h) => h.close()));
     },
   };
-}
-
-/** The number of entries of the ascending `sorted` that are <= `value`, less one (the index of the last). */
-function upperBound(sorted: Float64Array, value: number): number {
-  let lo = 0;
-  let hi = sorted.length - 1;
-  while (lo < hi) {
-    const mid = (lo + hi + 1) >> 1;
-    if (sorted[mid] <= value) lo = mid;
-    else hi = mid - 1;
-  }
-  return lo;
 }
