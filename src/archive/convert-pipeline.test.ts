@@ -52,6 +52,14 @@ async function convertWith(
   }
 }
 
+/** A conversion that must fail with this error and leave nothing in `parent` (its temporaries removed). */
+async function expectFailed(conversion: Promise<unknown>, parent: string, kind: string, message: string) {
+  const error = (await conversion.catch((e) => e)) as Error;
+  expect(isStemflowError(error) && error.kind).toBe(kind);
+  expect(error.message).toBe(message);
+  expect(await readdir(parent)).toEqual([]);
+}
+
 describe('node-hash-pool: SHA-256 in worker threads', () => {
   it('hashes shared and plain parts in order, and whole files, to the known digests', async () => {
     const pool = createHashPool(2);
@@ -274,14 +282,16 @@ describe('convertArchive: shards written and hashed while the next records encod
         },
       };
       try {
-        const error = await convertArchive([{ name: 'a', source, sources: [] }], failing, {
-          hash: nodeSha256,
-          codec: small,
-          writesInFlight: inFlight,
-        }).catch((e) => e);
-        expect(isStemflowError(error) && error.kind).toBe('budget');
-        expect(error.message).toBe('The disk is full (test).');
-        expect(await readdir(parent)).toEqual([]);
+        await expectFailed(
+          convertArchive([{ name: 'a', source, sources: [] }], failing, {
+            hash: nodeSha256,
+            codec: small,
+            writesInFlight: inFlight,
+          }),
+          parent,
+          'budget',
+          'The disk is full (test).',
+        );
       } finally {
         await close();
       }
@@ -316,14 +326,16 @@ describe('convertArchive: source identities hashed while converting', () => {
     try {
       const target = await nodeArchiveTarget(join(parent, 'archive'));
       const failing = Promise.reject(new StemflowError('not-found', 'A source file vanished (test).'));
-      const error = await convertArchive([{ name: 'a', source, sources: failing }], target, {
-        hash: nodeSha256,
-        codec: small,
-        writesInFlight: 2,
-      }).catch((e) => e);
-      expect(isStemflowError(error) && error.kind).toBe('not-found');
-      expect(error.message).toBe('A source file vanished (test).');
-      expect(await readdir(parent)).toEqual([]);
+      await expectFailed(
+        convertArchive([{ name: 'a', source, sources: failing }], target, {
+          hash: nodeSha256,
+          codec: small,
+          writesInFlight: 2,
+        }),
+        parent,
+        'not-found',
+        'A source file vanished (test).',
+      );
     } finally {
       await close();
     }
