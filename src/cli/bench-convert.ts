@@ -7,19 +7,17 @@
  * written one after another and hashed on the main thread (`writesInFlight: 0`, must give the same manifest),
  * and opening with every file hashed on the main thread.
  */
-import { createReadStream, mkdtempSync, rmSync } from 'node:fs';
-import { open, stat, writeFile } from 'node:fs/promises';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
-import { basename, join } from 'node:path';
+import { join } from 'node:path';
 import {
   type CodecParams,
   convertArchive,
   DEFAULT_CODEC,
   FILES_PER_WRITE,
   lanesPerFrameFor,
-  viewValues,
 } from '../archive/convert';
-import type { ArchiveTarget } from '../archive/files';
 import { type GpuEncoderTimings, gpuRecordEncoder } from '../archive/gpu-encoder';
 import { laneGeometry } from '../archive/lanes';
 import type { ManifestFile } from '../archive/manifest';
@@ -30,6 +28,7 @@ import { shardPaths, syntheticSource, writeChunkFile } from '../bench/synthetic-
 import { acquireDevice } from '../gpu/device';
 import { nodeGpu } from '../gpu/node-gpu';
 import type { AcquisitionSource } from '../source/acquisition-source';
+import { hashAtEnd, hostReference, identitiesHere, spotCheck } from './bench-convert-references';
 import {
   lastShardsLine,
   stageLine,
@@ -367,64 +366,5 @@ async function profileStages(
     return { recordFrames: frames, records, perRecordMs: per };
   } finally {
     await encoder.dispose();
-  }
-}
-
-/** SHA-256 and size of files, streamed and hashed on this thread (the CLI's way before the thirteenth session). */
-async function identitiesHere(paths: string[]): Promise<ManifestFile[]> {
-  return Promise.all(
-    paths.map(async (path) => {
-      const h = nodeSha256();
-      for await (const chunk of createReadStream(path, { highWaterMark: 8 << 20 }))
-        h.update(chunk as Uint8Array);
-      return { path: basename(path), size: (await stat(path)).size, sha256: h.digest() };
-    }),
-  );
-}
-
-/** The target with its lent shards' hashes started only once a shard is fully written (`--hash-at-end`). */
-function hashAtEnd(target: ArchiveTarget, atEnd = false): ArchiveTarget {
-  const hashWriting = target.hashWriting;
-  if (!atEnd || !hashWriting) return target;
-  return { ...target, hashWriting: (path) => ({ ...hashWriting(path), written: () => {} }) };
-}
-
-async function spotCheck(
-  acquisition: Awaited<ReturnType<typeof openArchive>>['acquisitions'][number],
-  source: AcquisitionSource,
-) {
-  const n = source.frameCount;
-  const frames = [...new Set([0, 1, Math.floor(n / 2), n - 1])];
-  const out = [];
-  for (const frame of frames) {
-    const decoded = await acquisition.readFrames(frame, 1);
-    const expected = viewValues(await source.readFrames(frame, 1), 'uint16');
-    out.push({
-      frame,
-      exact: decoded.length === expected.length && decoded.every((v, i) => v === expected[i]),
-    });
-  }
-  return out;
-}
-
-/** What writing one shard costs on this host: hashing it, writing it, syncing it (as node-folder.ts does). */
-async function hostReference(dir: string, bytes: number) {
-  const data = new Uint8Array(bytes);
-  for (let i = 0; i < bytes; i += 4096) data[i] = i & 255;
-  let t = performance.now();
-  const h = nodeSha256();
-  h.update(data);
-  h.digest();
-  const sha256Ms = performance.now() - t;
-  const handle = await open(join(dir, 'reference.bin'), 'w');
-  try {
-    t = performance.now();
-    await handle.write(data, 0, bytes);
-    const writeMs = performance.now() - t;
-    t = performance.now();
-    await handle.sync();
-    return { bytes, sha256Ms, writeMs, fsyncMs: performance.now() - t };
-  } finally {
-    await handle.close();
   }
 }
