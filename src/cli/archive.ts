@@ -4,7 +4,6 @@ import { readdirSync, statSync } from 'node:fs';
 import { basename, join, resolve } from 'node:path';
 import { type CodecParams, convertArchive, preferGpuEncoder, type RecordEncoder } from '../archive/convert';
 import { gpuRecordEncoder } from '../archive/gpu-encoder';
-import type { ManifestFile } from '../archive/manifest';
 import { nodeArchiveFiles, nodeArchiveTarget, nodeFileIdentities, nodeSha256 } from '../archive/node-folder';
 import { openArchive } from '../archive/reader';
 import { cpuVerifier, type VerifyReport, verifyAcquisition } from '../archive/verify';
@@ -90,19 +89,17 @@ export async function convertCommand(args: string[], o: ConvertCliOptions): Prom
     const inputs = [];
     // The source files are hashed (worker threads) while they are converted; the manifest takes them at the end.
     let hashMs = 0;
-    const hashing: Promise<ManifestFile[]>[] = [];
     for (const g of groups) {
       const sources = nodeFileIdentities(g.files).then((s) => {
         hashMs = performance.now() - t0;
         return s;
       });
       sources.catch(() => undefined); // the conversion fails with it (convertArchive), or an open failed first
-      hashing.push(sources);
       const files = await openInputs(g.files);
       opened.push({ close: () => closeInputs(files) });
       const source = await openAcquisition(files, o.scan ? { scan: o.scan } : {});
       opened.push(source);
-      inputs.push({ name: g.name, source, sources: hashing[hashing.length - 1] });
+      inputs.push({ name: g.name, source, sources });
     }
     const openMs = performance.now() - t0;
     let encoder: RecordEncoder | undefined;
