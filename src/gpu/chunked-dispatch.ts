@@ -19,6 +19,15 @@ export interface ChunkedPass {
   /** Bindings 1.. of group 0. */
   bindings: readonly GPUBindGroupEntry[];
   label: string;
+  /**
+   * A pipeline dispatched before each chunk's, with the same parameters at binding 0 (a pass whose output the
+   * chunk's dispatch reads: each dispatch sees the writes of those before it).
+   */
+  before?: {
+    pipeline: GPUComputePipeline;
+    bindings: readonly GPUBindGroupEntry[];
+    workgroups(chunk: DispatchChunk): number;
+  };
 }
 
 /**
@@ -52,15 +61,38 @@ export function encodeChunks(
   const compute = encoder.beginComputePass({ label });
   compute.setPipeline(pass.pipeline);
   const groupLayout = pass.pipeline.getBindGroupLayout(0);
+  const { before } = pass;
+  const beforeLayout = before?.pipeline.getBindGroupLayout(0);
   chunks.forEach((c, i) => {
     if (c.workgroups === 0) return;
+    const paramsEntry = {
+      binding: 0,
+      resource: { buffer: params, offset: i * stride, size: layout.byteSize },
+    };
+    if (before && beforeLayout) {
+      const workgroups = before.workgroups(c);
+      if (!Number.isInteger(workgroups) || workgroups < 0 || workgroups > maxGroups) {
+        throw new StemflowError(
+          'invalid',
+          `A ${label} dispatch of ${workgroups} workgroups exceeds ${maxGroups}.`,
+        );
+      }
+      compute.setPipeline(before.pipeline);
+      compute.setBindGroup(
+        0,
+        device.createBindGroup({
+          label: `${label} chunk ${i} (before)`,
+          layout: beforeLayout,
+          entries: [paramsEntry, ...before.bindings],
+        }),
+      );
+      compute.dispatchWorkgroups(workgroups);
+      compute.setPipeline(pass.pipeline);
+    }
     const group = device.createBindGroup({
       label: `${label} chunk ${i}`,
       layout: groupLayout,
-      entries: [
-        { binding: 0, resource: { buffer: params, offset: i * stride, size: layout.byteSize } },
-        ...pass.bindings,
-      ],
+      entries: [paramsEntry, ...pass.bindings],
     });
     compute.setBindGroup(0, group);
     compute.dispatchWorkgroups(c.workgroups);

@@ -54,17 +54,28 @@ override PATTERN: bool = false;
 override UNSHUFFLE_WORDS: bool = false;
 // Words of workgroup memory holding decoded blocks: 2048 * GROUPS without SCRATCH, else 1 (unused).
 override BLOCK_WG_WORDS: u32 = 1u;
+// Blocks are copied from the sequence lists that bslz4-parse.wgsl wrote (bindings 9 and 10; a block without a
+// list is walked from its tokens); LIST_CAP sequences a list, LIST_WG = LIST_CAP * GROUPS (else 1).
+override LIST: bool = false;
+override LIST_CAP: u32 = 256u;
+override LIST_WG: u32 = 1u;
 
 // #include "common/bslz4-bindings.wgsl"
 
 // SCRATCH: 2048 words per group of each workgroup of the dispatch (workgroup w, group s: from word
 // (w * GROUPS + s) * 2048).
 @group(0) @binding(8) var<storage, read_write> scratch: array<u32>;
+// LIST: the parse pass's sequence lists and (count, verdict + 1 or 0) per block of the dispatch
+// (src/kernels/bslz4-parse.ts).
+@group(0) @binding(9) var<storage, read> seqs: array<vec2<u32>>;
+@group(0) @binding(10) var<storage, read> seq_info: array<vec2<u32>>;
 
 // Decoded (still bit-shuffled) blocks without SCRATCH, 2048 words per group.
 var<workgroup> block: array<u32, BLOCK_WG_WORDS>;
 // Per group: slot words of its block's compressed bytes.
 var<workgroup> stage: array<u32, STAGE_TOTAL>;
+// LIST: per group, its block's sequence list (LIST_CAP entries from list_base).
+var<workgroup> lists: array<vec2<u32>, LIST_WG>;
 // Histogram, maximum and (lo, hi) sum of the current frame.
 var<workgroup> frame_hist: array<atomic<u32>, BINS>;
 var<workgroup> frame_max: atomic<u32>;
@@ -81,6 +92,10 @@ var<private> blk_base: u32;
 // KEEP: the last word this lane wrote in its block (index; 0xffffffff: none yet) and its value.
 var<private> kept_w: u32;
 var<private> kept_v: u32;
+// LIST: this group's list (from lists[list_base]), its sequences, and its block's verdict + 1 (0: no list).
+var<private> list_base: u32;
+var<private> list_n: u32;
+var<private> list_done: u32;
 
 // #include "common/bslz4-bytes.wgsl"
 // #include "common/bslz4-unshuffle.wgsl"
@@ -137,6 +152,12 @@ fn unshuffle_block(elems: u32, first: u32, out_base: u32, lane: u32) {
   }
 }
 
+// Blocks of a frame at the 8 KiB block size: the parse pass's entries per frame (bslz4-parse.wgsl).
+fn list_blocks() -> u32 {
+  let block_elems = MAX_BLOCK_BYTES / ELEM_SIZE;
+  return params.pixels / block_elems + select(0u, 1u, ((params.pixels % block_elems) & ~7u) > 0u);
+}
+
 // Per group: its walk's verdict + 1 once done (0 while running), written by the group's lane 0.
 var<workgroup> walk_done: array<u32, GROUPS>;
 // 0 while a group of the round is still walking, else the round's verdict + 1 (written by lane 0 of group 0,
@@ -158,10 +179,21 @@ fn epoch_barrier() {
 fn lz4_round(start: u32, end: u32, out_end: u32, busy: bool, sub: u32, lane: u32, lid: u32) -> u32 {
   kept_w = 0xffffffffu;
   var w = Walk(start, 0u, 0u, 0u, 0u, select(1u, 0u, busy), vec2<u32>(0u), 0u);
+  let listed = LIST && busy && list_done != 0u;
+  if (listed) {
+    w.ip = 0u;
+    if (list_done != 1u) {
+      w.done = list_done;
+    }
+  }
   loop {
     for (var e = 0u; e < EPOCHS_PER_ROUND; e++) {
       if (w.done == 0u) {
-        w = lz4_epoch(w, end, out_end, lane);
+        if (listed) {
+          w = list_epoch(w, start, lane);
+        } else {
+          w = lz4_epoch(w, end, out_end, lane);
+        }
       }
       epoch_barrier();
     }
@@ -260,6 +292,23 @@ fn decode_frame(f: u32, sub: u32, lane: u32, lid: u32) -> u32 {
       }
       stage_at = stage_word * 4u;
       stage_len = stage_words * 4u;
+      if (LIST) {
+        // The block's list from the parse pass, when it has one (blocks past the 8 KiB count have none).
+        let per_frame = list_blocks();
+        list_n = 0u;
+        list_done = 0u;
+        if (b < per_frame) {
+          let t = (f - params.frame_start) * per_frame + b;
+          let info = seq_info[t];
+          list_n = info.x;
+          list_done = info.y;
+          if (list_done == 1u) {
+            for (var k = lane; k < list_n; k += LANES) {
+              lists[list_base + k] = seqs[t * LIST_CAP + k];
+            }
+          }
+        }
+      }
     }
     // Also orders this round's block writes after the previous round's unshuffle reads.
     if (SCRATCH) {
@@ -302,6 +351,7 @@ fn main(
   let sub = lid / LANES;
   let lane = lid % LANES;
   stage_base = sub * STAGE_WORDS;
+  list_base = sub * LIST_CAP;
   blk_base = select(sub * BLOCK_WORDS, (wid.x * GROUPS + sub) * BLOCK_WORDS, SCRATCH);
   let value_words = (params.pixels * ELEM_SIZE + 3u) / 4u;
   for (var f = params.frame_start + wid.x; f < params.frame_end; f += groups.x) {

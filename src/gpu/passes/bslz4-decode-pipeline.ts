@@ -6,6 +6,7 @@
 import { AUDIT_LAYOUT, type ElemSize } from '../../kernels/bslz4-decode.ts';
 import source from '../../shaders/bslz4-decode.wgsl?raw';
 import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
+import parseSource from '../../shaders/bslz4-parse.wgsl?raw';
 import type { DecodeVariant } from './bslz4-decode-variants.ts';
 
 /** Words of a bitshuffle block of 8 KiB (the largest the shaders decode). */
@@ -22,7 +23,7 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
     AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
     AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
   };
-  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs}`;
+  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap}`;
   let cache = pipelineCache.get(device);
   if (!cache) {
     cache = new Map();
@@ -50,6 +51,9 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
               UNSHUFFLE_WORDS: v.unshuffleWords ? 1 : 0,
               EPOCHS_PER_ROUND: v.epochs,
               BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
+              LIST: v.list ? 1 : 0,
+              LIST_CAP: v.listCap,
+              LIST_WG: v.list ? v.listCap * v.groups : 1,
               ...audit,
             },
           }
@@ -58,6 +62,33 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
             entryPoint: 'main',
             constants: { ELEM_SIZE: elemSize, WORKGROUP_SIZE: v.lanes, STAGE_WORDS: v.stageWords, ...audit },
           },
+    });
+    cache.set(key, pipeline);
+  }
+  return pipeline;
+}
+
+/** Threads per workgroup of the parse pass. */
+export const PARSE_WORKGROUP = 64;
+
+/** The parse pass's pipeline (src/shaders/bslz4-parse.wgsl) for `elemSize` and lists of `cap` sequences. */
+export function parsePipeline(device: GPUDevice, elemSize: ElemSize, cap: number): GPUComputePipeline {
+  const key = `parse ${elemSize} ${cap}`;
+  let cache = pipelineCache.get(device);
+  if (!cache) {
+    cache = new Map();
+    pipelineCache.set(device, cache);
+  }
+  let pipeline = cache.get(key);
+  if (!pipeline) {
+    pipeline = device.createComputePipeline({
+      label: `bslz4-parse x${elemSize} cap${cap}`,
+      layout: 'auto',
+      compute: {
+        module: device.createShaderModule({ label: 'bslz4-parse.wgsl', code: parseSource }),
+        entryPoint: 'main',
+        constants: { ELEM_SIZE: elemSize, LIST_CAP: cap, WORKGROUP_SIZE: PARSE_WORKGROUP },
+      },
     });
     cache.set(key, pipeline);
   }

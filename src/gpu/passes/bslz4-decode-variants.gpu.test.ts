@@ -45,6 +45,9 @@ const VARIANTS = [
   'scratch-keep-pat-u4-x1-stage64',
   'multi-u4-wg7-x3-stage5',
   'scratch-u4-wg64-x2-stage1-persist3',
+  'scratch-keep-pat-wg16-x2-stage16-list',
+  'multi-list-wg7-x3-stage5-cap3',
+  'scratch-keep-pat-list-x1-stage64-cap40-persist2',
 ];
 
 /**
@@ -118,6 +121,8 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'multi-wg7-x3-stage5',
         'scratch-win-wg32-x1-stage4',
         'multi-win-wg5-x2-stage1',
+        'scratch-keep-pat-wg16-x2-stage16-list',
+        'scratch-list-wg32-x1-stage1-cap2',
       ]);
     },
     180_000,
@@ -159,6 +164,8 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'multi-keep-pat-wg7-x3-stage5',
         'scratch-keep-pat-win-wg32-x1-stage1',
         'scratch-keep-pat-u4-x1-stage64',
+        'scratch-keep-pat-wg16-x2-stage16-list',
+        'multi-list-wg7-x3-stage5-cap7',
       ]);
     },
     180_000,
@@ -196,7 +203,16 @@ describe('bslz4-decode pass: variants vs twin', () => {
       unshuffleWords: false,
       epochs: 8,
       workgroups: 9,
+      list: false,
+      listCap: 256,
     });
+    expect(parseDecodeVariant('scratch-list-cap40')).toMatchObject({
+      list: true,
+      listCap: 40,
+      shader: 'multi',
+    });
+    expect(() => parseDecodeVariant('scratch-cap40')).toThrow(/needs 'list'/);
+    expect(() => parseDecodeVariant('list-win')).toThrow(/does not combine/);
     expect(parseDecodeVariant('scratch-keep-pat-u4-x1-stage64').unshuffleWords).toBe(true);
     expect(parseDecodeVariant('wg128').shader).toBe('fused');
     expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);

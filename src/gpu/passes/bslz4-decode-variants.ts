@@ -16,10 +16,17 @@
  * - `multi`: the multi shader with its defaults (32 lanes, 1 block at once, 512 staged words).
  * - `ep<N>`: epochs between checks that every block of the round is done (multi; default 8).
  * - `persist<N>`: N persistent workgroups per dispatch (default one per frame).
+ * - `list`: a parse pass first (src/shaders/bslz4-parse.wgsl, one thread per block) writes every block's LZ4
+ *   sequences to a list, checked; the multi shader's lanes copy from the list instead of parsing every token
+ *   together (a block whose list does not fit is walked from its tokens). `cap<N>`: sequences a list (256).
  * `base` and names with only wg/stage/persist parts use src/shaders/bslz4-decode.wgsl (64 lanes, 1 staged
  * word); the others src/shaders/bslz4-decode-multi.wgsl.
  */
 import { StemflowError } from '../../errors.ts';
+import { DEFAULT_LIST_CAP } from '../../kernels/bslz4-parse.ts';
+
+/** The most sequences a list may hold (a block of 8 KiB has at most 2,048 sequences of 4 bytes). */
+const MAX_LIST_CAP = 2048;
 
 /**
  * The variant the load, the archive (encode and verify) and the fuzz target use; every variant passes the same
@@ -64,6 +71,10 @@ export interface DecodeVariant {
   epochs: number;
   /** Persistent workgroups per dispatch (undefined: one per frame). */
   workgroups?: number;
+  /** Blocks copied from the parse pass's sequence lists ('multi' only). */
+  list: boolean;
+  /** Sequences per block's list. */
+  listCap: number;
 }
 
 export function parseDecodeVariant(name: string): DecodeVariant {
@@ -79,6 +90,8 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let pattern = false;
   let unshuffleWords = false;
   let multi = false;
+  let list = false;
+  let listCap: number | undefined;
   const int = (part: string, text: string) => {
     const v = Number(text);
     if (!Number.isInteger(v) || v < 1)
@@ -86,12 +99,14 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     return v;
   };
   for (const part of parts) {
-    const m = /^(wg|stage|x|persist|ep)(\d+)$/.exec(part);
+    const m = /^(wg|stage|x|persist|ep|cap)(\d+)$/.exec(part);
     if (m?.[1] === 'wg') lanes = int(part, m[2]);
     else if (m?.[1] === 'stage') stageWords = int(part, m[2]);
     else if (m?.[1] === 'x') groups = int(part, m[2]);
     else if (m?.[1] === 'persist') workgroups = int(part, m[2]);
     else if (m?.[1] === 'ep') epochs = int(part, m[2]);
+    else if (m?.[1] === 'cap') listCap = int(part, m[2]);
+    else if (part === 'list') list = true;
     else if (part === 'scratch') scratch = true;
     else if (part === 'win') win = true;
     else if (part === 'keep') keep = true;
@@ -101,11 +116,21 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, multi, ep<N>, persist<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, multi, ep<N>, persist<N>, list, cap<N>).`,
       );
+  }
+  if (list && win) {
+    throw new StemflowError('invalid', `Decode variant '${name}': 'list' does not combine with 'win'.`);
+  }
+  if ((listCap !== undefined && !list) || (listCap !== undefined && listCap > MAX_LIST_CAP)) {
+    throw new StemflowError(
+      'invalid',
+      `Decode variant '${name}': 'cap<N>' needs 'list' and N <= ${MAX_LIST_CAP}.`,
+    );
   }
   if (
     multi ||
+    list ||
     scratch ||
     win ||
     keep ||
@@ -127,6 +152,8 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       unshuffleWords,
       epochs: epochs ?? 8,
       workgroups,
+      list,
+      listCap: listCap ?? DEFAULT_LIST_CAP,
     };
   }
   return {
@@ -142,6 +169,8 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     unshuffleWords: false,
     epochs: 8,
     workgroups,
+    list: false,
+    listCap: DEFAULT_LIST_CAP,
   };
 }
 

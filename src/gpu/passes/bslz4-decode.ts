@@ -16,11 +16,12 @@
  */
 import { StemflowError } from '../../errors.ts';
 import { AUDIT_LAYOUT, checkDecodeParams, type ElemSize } from '../../kernels/bslz4-decode.ts';
+import { listBlocks } from '../../kernels/bslz4-parse.ts';
 import source from '../../shaders/bslz4-decode.wgsl?raw';
 import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
 import { structLayout } from '../uniform-layout.ts';
-import { BLOCK_WORDS, decodePipeline } from './bslz4-decode-pipeline.ts';
+import { BLOCK_WORDS, decodePipeline, PARSE_WORKGROUP, parsePipeline } from './bslz4-decode-pipeline.ts';
 import {
   DECODE_FRAMES_PER_DISPATCH,
   DEFAULT_DECODE_VARIANT,
@@ -132,6 +133,8 @@ export function createBslz4DecodePass(
         pattern: false,
         unshuffleWords: false,
         epochs: 8,
+        list: false,
+        listCap: 0,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
   const size = v.lanes * v.groups;
@@ -145,7 +148,10 @@ export function createBslz4DecodePass(
   }
   const multi = v.shader === 'multi';
   const fixedBytes = multi
-    ? MULTI_FIXED_BYTES + 4 * v.groups + (v.scratch ? 4 : 4 * BLOCK_WORDS * v.groups)
+    ? MULTI_FIXED_BYTES +
+      4 * v.groups +
+      (v.scratch ? 4 : 4 * BLOCK_WORDS * v.groups) +
+      (v.list ? 8 * v.listCap * v.groups : 8)
     : FIXED_WORKGROUP_BYTES;
   const maxStage = Math.floor((device.limits.maxComputeWorkgroupStorageSize - fixedBytes) / 4 / v.groups);
   if (!Number.isInteger(v.stageWords) || v.stageWords < 1 || v.stageWords > maxStage) {
@@ -155,6 +161,31 @@ export function createBslz4DecodePass(
     );
   }
   const compiled = decodePipeline(device, elemSize, v);
+  const parse = v.list ? parsePipeline(device, elemSize, v.listCap) : null;
+  // The parse pass's lists (a list variant) for the block entries of one dispatch, grown when a dispatch needs
+  // more; 16 bytes each for the other multi variants (their shader declares the bindings but reads nothing).
+  let lists: { seqs: GPUBuffer; info: GPUBuffer; entries: number } | null = null;
+  const listsFor = (entries: number) => {
+    if (!lists || lists.entries < entries) {
+      if (lists) retired.push(lists.seqs, lists.info);
+      const n = v.list ? Math.max(1, entries) : 0;
+      lists = {
+        seqs: device.createBuffer({
+          label: 'bslz4-parse sequences',
+          size: Math.max(16, n * v.listCap * 8),
+          usage: GPUBufferUsage.STORAGE,
+        }),
+        info: device.createBuffer({
+          label: 'bslz4-parse block verdicts',
+          size: Math.max(16, n * 8),
+          usage: GPUBufferUsage.STORAGE,
+        }),
+        entries: n,
+      };
+      checkBindable(device, lists.seqs, 'decode sequence list');
+    }
+    return lists;
+  };
   // The multi shader's scratch: 8 KiB per group of each workgroup of a dispatch (a word when not SCRATCH).
   // A smaller one is kept until `destroy` (encoders not yet submitted may use it).
   let scratch: GPUBuffer | null = null;
@@ -237,7 +268,9 @@ export function createBslz4DecodePass(
         workgroups,
       });
     }
-    const scratchBinding: GPUBindGroupEntry[] = multi
+    const perFrame = listBlocks(pixels, elemSize);
+    const listBuffers = multi ? listsFor(Math.min(perDispatch, frameCount) * perFrame) : null;
+    const scratchBinding: GPUBindGroupEntry[] = listBuffers
       ? [
           {
             binding: 8,
@@ -248,8 +281,24 @@ export function createBslz4DecodePass(
               }),
             },
           },
+          { binding: 9, resource: { buffer: listBuffers.seqs } },
+          { binding: 10, resource: { buffer: listBuffers.info } },
         ]
       : [];
+    const before =
+      parse && listBuffers
+        ? {
+            pipeline: parse,
+            bindings: [
+              { binding: 1, resource: { buffer: job.compressed } },
+              { binding: 2, resource: { buffer: job.index } },
+              { binding: 9, resource: { buffer: listBuffers.seqs } },
+              { binding: 10, resource: { buffer: listBuffers.info } },
+            ],
+            workgroups: (c: DispatchChunk) =>
+              Math.ceil(((c.params.frame_end - c.params.frame_start) * perFrame) / PARSE_WORKGROUP),
+          }
+        : undefined;
     return encodeChunks(
       encoder,
       {
@@ -267,6 +316,7 @@ export function createBslz4DecodePass(
           { binding: 7, resource: { buffer: job.audit } },
           ...scratchBinding,
         ],
+        before,
       },
       chunks,
     );
@@ -295,6 +345,9 @@ export function createBslz4DecodePass(
       for (const b of retired.splice(0)) b.destroy();
       scratch?.destroy();
       scratch = null;
+      lists?.seqs.destroy();
+      lists?.info.destroy();
+      lists = null;
     },
   };
 }

@@ -227,3 +227,48 @@ fn lz4_epoch(w0: Walk, end: u32, out_end: u32, lane: u32) -> Walk {
   }
   return w;
 }
+
+// One epoch of a block walked from its sequence list (LIST: lists[list_base..], list_n sequences checked by
+// bslz4-parse.wgsl, `start` the block's first compressed byte; w.ip counts sequences): the pending match, then
+// sequences until a match needs a barrier or the list ends. No token is parsed and nothing is checked here: the
+// parse pass checked every sequence (a block whose list ends decodes exactly).
+fn list_epoch(w0: Walk, start: u32, lane: u32) -> Walk {
+  var w = w0;
+  if (w.pending_count != 0u) {
+    copy_match(w.op, w.pending_offset, w.pending_count, false, 0u, 0u, lane);
+    w.op += w.pending_count;
+    w.pending_count = 0u;
+  }
+  loop {
+    if (w.ip == list_n) {
+      w.done = 1u;
+      break;
+    }
+    let e = lists[list_base + w.ip];
+    w.ip += 1u;
+    let lit = e.x & 0xffffu;
+    let count = e.x >> 16u;
+    let offset = e.y & 0xffffu;
+    let lit_src = start + (e.y >> 16u);
+    let lit_out = w.op;
+    if (lit > 0u) {
+      copy_literals(lit_src, w.op, lit, lane);
+    }
+    w.op += lit;
+    if (count == 0u) {
+      continue;
+    }
+    let src_lo = w.op - offset;
+    let from_literals = src_lo >= lit_out;
+    let own_words = offset % (4u * LANES) == 0u;
+    if (!from_literals && !own_words && src_lo + min(offset, count) > w.visible) {
+      w.pending_offset = offset;
+      w.pending_count = count;
+      w.visible = w.op;
+      break;
+    }
+    copy_match(w.op, offset, count, from_literals, lit_src, lit_out, lane);
+    w.op += count;
+  }
+  return w;
+}
