@@ -59,6 +59,8 @@ override BLOCK_WG_WORDS: u32 = 1u;
 override LIST: bool = false;
 override LIST_CAP: u32 = 256u;
 override LIST_WG: u32 = 1u;
+// LIST: the group's list is copied into workgroup memory first (else every lane reads it from `seqs`).
+override LIST_STAGE: bool = true;
 
 // #include "common/bslz4-bindings.wgsl"
 
@@ -94,6 +96,8 @@ var<private> kept_w: u32;
 var<private> kept_v: u32;
 // LIST: this group's list (from lists[list_base]), its sequences, and its block's verdict + 1 (0: no list).
 var<private> list_base: u32;
+// LIST without LIST_STAGE: the group's list from seqs[list_at].
+var<private> list_at: u32;
 var<private> list_n: u32;
 var<private> list_done: u32;
 
@@ -302,7 +306,8 @@ fn decode_frame(f: u32, sub: u32, lane: u32, lid: u32) -> u32 {
           let info = seq_info[t];
           list_n = info.x;
           list_done = info.y;
-          if (list_done == 1u) {
+          list_at = t * LIST_CAP;
+          if (LIST_STAGE && list_done == 1u) {
             for (var k = lane; k < list_n; k += LANES) {
               lists[list_base + k] = seqs[t * LIST_CAP + k];
             }

@@ -7,6 +7,8 @@
 override ELEM_SIZE: u32 = 2u;
 override LIST_CAP: u32 = 256u;
 override WORKGROUP_SIZE: u32 = 64u;
+// Slot words a thread loads at once into its window (1 or 4, aligned).
+override WINDOW_WORDS: u32 = 1u;
 
 // #include "common/bslz4-bindings.wgsl"
 
@@ -17,17 +19,24 @@ override WORKGROUP_SIZE: u32 = 64u;
 
 // #include "common/bslz4-bytes.wgsl"
 
-// The slot word last read by this thread (its tokens are read byte by byte, mostly from the same word).
-var<private> cached_w: u32 = 0xffffffffu;
-var<private> cached_v: u32;
+// The slot words last read by this thread (its tokens are read byte by byte, mostly from the same words):
+// WINDOW_WORDS words from word cached_w (none yet: 2^31, past any slot word).
+var<private> cached_w: u32 = 0x80000000u;
+var<private> cached_v: vec4<u32>;
 
 fn rd(i: u32) -> u32 {
   let w = i >> 2u;
-  if (w != cached_w) {
-    cached_w = w;
-    cached_v = slot[w];
+  if (w - cached_w >= WINDOW_WORDS) {
+    cached_w = w & ~(WINDOW_WORDS - 1u);
+    if (WINDOW_WORDS == 4u) {
+      let last = arrayLength(&slot) - 1u;
+      cached_v = vec4<u32>(slot[cached_w], slot[min(cached_w + 1u, last)], slot[min(cached_w + 2u, last)],
+        slot[min(cached_w + 3u, last)]);
+    } else {
+      cached_v.x = slot[w];
+    }
   }
-  return (cached_v >> ((i & 3u) * 8u)) & 0xffu;
+  return (cached_v[w - cached_w] >> ((i & 3u) * 8u)) & 0xffu;
 }
 
 // Blocks of a frame at the 8 KiB block size (src/kernels/bslz4-parse.ts listBlocks).

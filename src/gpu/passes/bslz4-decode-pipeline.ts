@@ -23,7 +23,7 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
     AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
     AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
   };
-  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap}`;
+  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead}`;
   let cache = pipelineCache.get(device);
   if (!cache) {
     cache = new Map();
@@ -51,9 +51,10 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
               UNSHUFFLE_WORDS: v.unshuffleWords ? 1 : 0,
               EPOCHS_PER_ROUND: v.epochs,
               BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
-              LIST: v.list ? 1 : 0,
+              LIST: v.list && v.listRead !== 'none' ? 1 : 0,
               LIST_CAP: v.listCap,
-              LIST_WG: v.list ? v.listCap * v.groups : 1,
+              LIST_STAGE: v.listRead === 'stage' ? 1 : 0,
+              LIST_WG: v.list && v.listRead === 'stage' ? v.listCap * v.groups : 1,
               ...audit,
             },
           }
@@ -72,8 +73,13 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
 export const PARSE_WORKGROUP = 64;
 
 /** The parse pass's pipeline (src/shaders/bslz4-parse.wgsl) for `elemSize` and lists of `cap` sequences. */
-export function parsePipeline(device: GPUDevice, elemSize: ElemSize, cap: number): GPUComputePipeline {
-  const key = `parse ${elemSize} ${cap}`;
+export function parsePipeline(
+  device: GPUDevice,
+  elemSize: ElemSize,
+  cap: number,
+  windowWords = 1,
+): GPUComputePipeline {
+  const key = `parse ${elemSize} ${cap} ${windowWords}`;
   let cache = pipelineCache.get(device);
   if (!cache) {
     cache = new Map();
@@ -87,7 +93,12 @@ export function parsePipeline(device: GPUDevice, elemSize: ElemSize, cap: number
       compute: {
         module: device.createShaderModule({ label: 'bslz4-parse.wgsl', code: parseSource }),
         entryPoint: 'main',
-        constants: { ELEM_SIZE: elemSize, LIST_CAP: cap, WORKGROUP_SIZE: PARSE_WORKGROUP },
+        constants: {
+          ELEM_SIZE: elemSize,
+          LIST_CAP: cap,
+          WORKGROUP_SIZE: PARSE_WORKGROUP,
+          WINDOW_WORDS: windowWords,
+        },
       },
     });
     cache.set(key, pipeline);

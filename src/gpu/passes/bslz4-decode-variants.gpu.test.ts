@@ -48,6 +48,12 @@ const VARIANTS = [
   'scratch-keep-pat-wg16-x2-stage16-list',
   'multi-list-wg7-x3-stage5-cap3',
   'scratch-keep-pat-list-x1-stage64-cap40-persist2',
+  'scratch-keep-pat-listg-wg16-x2-stage16-cap5',
+  'multi-listx-wg7-x3-stage5',
+  'scratch-keep-pat-listg-pw4-wg16-x2-stage16',
+  'scratch-keep-pat-listg-fpd5-wg16-x2-stage16',
+  'scratch-keep-pat-fpd5-wg16-x2-stage16',
+  'scratch-keep-pat-listx-fpd5-wg16-x2-stage16',
 ];
 
 /**
@@ -205,6 +211,9 @@ describe('bslz4-decode pass: variants vs twin', () => {
       workgroups: 9,
       list: false,
       listCap: 256,
+      listRead: 'stage',
+      parseWords: 1,
+      framesPerDispatch: undefined,
     });
     expect(parseDecodeVariant('scratch-list-cap40')).toMatchObject({
       list: true,

@@ -19,6 +19,10 @@
  * - `list`: a parse pass first (src/shaders/bslz4-parse.wgsl, one thread per block) writes every block's LZ4
  *   sequences to a list, checked; the multi shader's lanes copy from the list instead of parsing every token
  *   together (a block whose list does not fit is walked from its tokens). `cap<N>`: sequences a list (256).
+ *   `listg`: the same, every lane reading the list from global memory (`list` copies it into workgroup memory).
+ *   `listx`: the parse pass runs but the shader walks every block from its tokens (the parse pass's cost).
+ *   `pw<N>`: parse threads load N (1 or 4) slot words at once.
+ * - `fpd<N>`: frames per dispatch unless the job says otherwise (default 4,096).
  * `base` and names with only wg/stage/persist parts use src/shaders/bslz4-decode.wgsl (64 lanes, 1 staged
  * word); the others src/shaders/bslz4-decode-multi.wgsl.
  */
@@ -75,6 +79,12 @@ export interface DecodeVariant {
   list: boolean;
   /** Sequences per block's list. */
   listCap: number;
+  /** How the shader reads the lists: from workgroup memory, from global memory, or not at all (parse only). */
+  listRead: 'stage' | 'global' | 'none';
+  /** Slot words a parse thread loads at once (1 or 4). */
+  parseWords: number;
+  /** Frames per dispatch unless the job says otherwise (undefined: DECODE_FRAMES_PER_DISPATCH). */
+  framesPerDispatch?: number;
 }
 
 export function parseDecodeVariant(name: string): DecodeVariant {
@@ -91,7 +101,10 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let unshuffleWords = false;
   let multi = false;
   let list = false;
+  let listRead: DecodeVariant['listRead'] = 'stage';
   let listCap: number | undefined;
+  let parseWords = 1;
+  let framesPerDispatch: number | undefined;
   const int = (part: string, text: string) => {
     const v = Number(text);
     if (!Number.isInteger(v) || v < 1)
@@ -99,15 +112,20 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     return v;
   };
   for (const part of parts) {
-    const m = /^(wg|stage|x|persist|ep|cap)(\d+)$/.exec(part);
+    const m = /^(wg|stage|x|persist|ep|cap|pw|fpd)(\d+)$/.exec(part);
     if (m?.[1] === 'wg') lanes = int(part, m[2]);
     else if (m?.[1] === 'stage') stageWords = int(part, m[2]);
     else if (m?.[1] === 'x') groups = int(part, m[2]);
     else if (m?.[1] === 'persist') workgroups = int(part, m[2]);
     else if (m?.[1] === 'ep') epochs = int(part, m[2]);
     else if (m?.[1] === 'cap') listCap = int(part, m[2]);
+    else if (m?.[1] === 'pw' && (m[2] === '1' || m[2] === '4')) parseWords = Number(m[2]);
+    else if (m?.[1] === 'fpd') framesPerDispatch = int(part, m[2]);
     else if (part === 'list') list = true;
-    else if (part === 'scratch') scratch = true;
+    else if (part === 'listg' || part === 'listx') {
+      list = true;
+      listRead = part === 'listg' ? 'global' : 'none';
+    } else if (part === 'scratch') scratch = true;
     else if (part === 'win') win = true;
     else if (part === 'keep') keep = true;
     else if (part === 'pat') pattern = true;
@@ -116,7 +134,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, multi, ep<N>, persist<N>, list, cap<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
       );
   }
   if (list && win) {
@@ -154,6 +172,9 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       workgroups,
       list,
       listCap: listCap ?? DEFAULT_LIST_CAP,
+      listRead,
+      parseWords,
+      framesPerDispatch,
     };
   }
   return {
@@ -171,6 +192,9 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     workgroups,
     list: false,
     listCap: DEFAULT_LIST_CAP,
+    listRead: 'stage',
+    parseWords: 1,
+    framesPerDispatch,
   };
 }
 
@@ -183,7 +207,7 @@ export function decodeScratchBytes(
   variant: string | DecodeVariant,
   frames: number,
   {
-    maxFramesPerDispatch = DECODE_FRAMES_PER_DISPATCH,
+    maxFramesPerDispatch,
     workgroupsPerDispatch,
     maxWorkgroups = Infinity,
   }: {
@@ -195,7 +219,10 @@ export function decodeScratchBytes(
   const v = typeof variant === 'string' ? parseDecodeVariant(variant) : variant;
   if (v.shader !== 'multi') return 0;
   if (!v.scratch) return 4;
-  const perDispatch = Math.max(1, Math.floor(maxFramesPerDispatch));
+  const perDispatch = Math.max(
+    1,
+    Math.floor(maxFramesPerDispatch ?? v.framesPerDispatch ?? DECODE_FRAMES_PER_DISPATCH),
+  );
   const groups = Math.min(
     Math.max(1, Math.floor(workgroupsPerDispatch ?? v.workgroups ?? perDispatch)),
     maxWorkgroups,

@@ -135,6 +135,8 @@ export function createBslz4DecodePass(
         epochs: 8,
         list: false,
         listCap: 0,
+        listRead: 'stage',
+        parseWords: 1,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
   const size = v.lanes * v.groups;
@@ -151,7 +153,7 @@ export function createBslz4DecodePass(
     ? MULTI_FIXED_BYTES +
       4 * v.groups +
       (v.scratch ? 4 : 4 * BLOCK_WORDS * v.groups) +
-      (v.list ? 8 * v.listCap * v.groups : 8)
+      (v.list && v.listRead === 'stage' ? 8 * v.listCap * v.groups : 8)
     : FIXED_WORKGROUP_BYTES;
   const maxStage = Math.floor((device.limits.maxComputeWorkgroupStorageSize - fixedBytes) / 4 / v.groups);
   if (!Number.isInteger(v.stageWords) || v.stageWords < 1 || v.stageWords > maxStage) {
@@ -161,7 +163,7 @@ export function createBslz4DecodePass(
     );
   }
   const compiled = decodePipeline(device, elemSize, v);
-  const parse = v.list ? parsePipeline(device, elemSize, v.listCap) : null;
+  const parse = v.list ? parsePipeline(device, elemSize, v.listCap, v.parseWords) : null;
   // The parse pass's lists (a list variant) for the block entries of one dispatch, grown when a dispatch needs
   // more; 16 bytes each for the other multi variants (their shader declares the bindings but reads nothing).
   let lists: { seqs: GPUBuffer; info: GPUBuffer; entries: number } | null = null;
@@ -246,7 +248,10 @@ export function createBslz4DecodePass(
     need(job.errors, Math.max(4, (firstFrame + frameCount) * 4), 'errors');
     need(job.totals, Math.max(8, (firstFrame + frameCount) * 8), 'frame totals');
     need(job.audit, AUDIT_LAYOUT.words * 4, 'audit');
-    const perDispatch = Math.max(1, Math.floor(job.maxFramesPerDispatch ?? DECODE_FRAMES_PER_DISPATCH));
+    const perDispatch = Math.max(
+      1,
+      Math.floor(job.maxFramesPerDispatch ?? v.framesPerDispatch ?? DECODE_FRAMES_PER_DISPATCH),
+    );
     const maxGroups = Math.min(
       Math.max(1, Math.floor(job.workgroupsPerDispatch ?? v.workgroups ?? perDispatch)),
       device.limits.maxComputeWorkgroupsPerDimension,

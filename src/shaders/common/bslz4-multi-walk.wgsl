@@ -244,7 +244,12 @@ fn list_epoch(w0: Walk, start: u32, lane: u32) -> Walk {
       w.done = 1u;
       break;
     }
-    let e = lists[list_base + w.ip];
+    var e: vec2<u32>;
+    if (LIST_STAGE) {
+      e = lists[list_base + w.ip];
+    } else {
+      e = seqs[list_at + w.ip];
+    }
     w.ip += 1u;
     let lit = e.x & 0xffffu;
     let count = e.x >> 16u;
