@@ -4,7 +4,7 @@
  */
 import { StemflowError } from '../errors';
 import { DEFAULT_DECODE_VARIANT, decodeScratchBytes } from '../gpu/passes/bslz4-decode-variants';
-import { AUDIT_LAYOUT } from '../kernels/bslz4-decode';
+import { AUDIT_LAYOUT, type ElemSize } from '../kernels/bslz4-decode';
 import { laneStride } from './gpu-tans-passes';
 import { NEIGHBOUR_BUCKETS, tokenCount } from './hybrid-uint';
 import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, rawLaneWords } from './lanes';
@@ -118,7 +118,10 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
   const slotBytes = buffers.reduce((n, b) => n + b.bytes, 0);
   const sharedBytes = shared.reduce((n, b) => n + b.bytes, 0);
   const decodeVariant = input.decodeVariant ?? DEFAULT_DECODE_VARIANT;
-  const decodeScratch = decodeScratchBytes(decodeVariant, frames);
+  const decodeScratch = decodeScratchBytes(decodeVariant, frames, {
+    pixels,
+    elemSize: (bits / 8) as ElemSize,
+  });
   if (decodeScratch > limits.maxStorageBufferBindingSize) {
     throw new StemflowError(
       'budget',

@@ -297,7 +297,7 @@ export async function createState(
       elemSize: (bits / 8) as 1 | 2 | 4,
       variant: plan.decodeVariant,
     });
-    decode.reserve(frames);
+    decode.reserve(frames, { pixels: params.geometry.pixels });
     const decodeSetupMs = performance.now() - t;
     t = performance.now();
     popped = true;

@@ -126,6 +126,8 @@ export async function verifyAcquisitionGpu(
     sets: overlap && pieces.length > 1 ? 2 : 1,
     decodeScratchBytes: decodeScratchBytes(decode.variant, maxFrames, {
       maxWorkgroups: device.limits.maxComputeWorkgroupsPerDimension,
+      pixels,
+      elemSize: elem,
     }),
     budgetBytes: options.budgetBytes,
     limits: device.limits,
@@ -269,7 +271,7 @@ export async function verifyAcquisitionGpu(
         classMap: make('class map', STORAGE_IN),
       });
     }
-    decode.reserve(maxFrames);
+    decode.reserve(maxFrames, { pixels });
     const oom = await device.popErrorScope();
     if (oom) throw budgetError(oom);
     timings.setupBuffersMs = performance.now() - tBuffers;

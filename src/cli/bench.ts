@@ -46,6 +46,8 @@ export interface BenchOptions {
   highPlane?: 'slots' | 'full';
   /** 'slots': the pools' first share of all (pixel, segment) pairs. */
   poolShare?: number;
+  /** The loads' decode variant (bslz4-decode-variants.ts). */
+  decodeVariant?: string;
   /** Slices of the virtual-image pass (resident-virtual-image.ts). */
   slices?: number;
   /** Threads per workgroup of the virtual-image pass (resident-virtual-image.ts). */
@@ -125,6 +127,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
         compactHigh: o.compact,
         highPlane: o.highPlane,
         poolShare: o.poolShare,
+        decodeVariant: o.decodeVariant,
         transposeLoads: o.transposeLoads,
         onPlan:
           r === 0

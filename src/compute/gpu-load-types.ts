@@ -37,6 +37,8 @@ export interface GpuLoadOptions {
   highPlane?: 'slots' | 'full';
   /** 'slots': the pools' first capacity as a share of all (pixel, segment) pairs (default 1/16). */
   poolShare?: number;
+  /** The decode variant (bslz4-decode-variants.ts; default DEFAULT_DECODE_VARIANT). */
+  decodeVariant?: string;
   /** How the transpose moves its tiles: scalar, batched, vec4 (detector-transpose.ts; default 'vec4'). */
   transposeLoads?: TransposeLoads;
   /**

@@ -68,6 +68,7 @@ export async function loadToGpu(
     segmentFrames: options.segmentFrames,
     highPlane: options.highPlane,
     poolShare: options.poolShare,
+    decodeVariant: options.decodeVariant,
   });
   options.onPlan?.(plan, describePlan(plan));
   await checkBlockSize(source, elemSize, signal);
@@ -127,7 +128,7 @@ export async function loadToGpu(
     }));
     // The decode pass of this load and its global scratch (plan.decodeScratchBytes), freed with the scratch.
     decode = createBslz4DecodePass(device, { elemSize, variant: plan.decodeVariant });
-    decode.reserve(plan.batchFrames);
+    decode.reserve(plan.batchFrames, { pixels });
     const scopeStart = performance.now();
     const oom = await device.popErrorScope();
     timings0.scopeWaitMs = performance.now() - scopeStart;

@@ -159,7 +159,7 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
   const resultBytes = roundUp(frames * 4, 4) + frames * 8 + pixels * 8 + AUDIT_BYTES;
   const residentBytes = resident.totalBytes;
   const decodeVariant = req.decodeVariant ?? DEFAULT_DECODE_VARIANT;
-  const decodeScratch = decodeScratchBytes(decodeVariant, batchFrames);
+  const decodeScratch = decodeScratchBytes(decodeVariant, batchFrames, { pixels, elemSize });
   const scratchWords = slotted ? highScratchWordsPerPixel(resident, batchFrames) : 0;
   // One scratch a slot: every pixel's row of the batch's high bytes and its own hot bits, plus the pools' small
   // state and its readback.

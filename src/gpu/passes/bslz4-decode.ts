@@ -23,10 +23,11 @@ import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-disp
 import { structLayout } from '../uniform-layout.ts';
 import { BLOCK_WORDS, decodePipeline, PARSE_WORKGROUP, parsePipeline } from './bslz4-decode-pipeline.ts';
 import {
-  DECODE_FRAMES_PER_DISPATCH,
   DEFAULT_DECODE_VARIANT,
   type DecodeVariant,
+  decodeBlockScratchBytes,
   decodeScratchBytes,
+  framesPerDispatch,
   parseDecodeVariant,
 } from './bslz4-decode-variants.ts';
 
@@ -74,12 +75,13 @@ export interface Bslz4DecodePass {
   /** Encodes and submits the pass on its own. */
   run(job: Bslz4DecodeJob): void;
   /**
-   * Allocates now the scratch that batches of up to `frames` frames need (call it inside the caller's
-   * out-of-memory scope); returns its bytes (decodeScratchBytes, what the memory plans count).
+   * Allocates now the scratch (and a list variant's lists, for frames of `pixels` pixels) that batches of up to
+   * `frames` frames need (call it inside the caller's out-of-memory scope); returns its bytes
+   * (decodeScratchBytes, what the memory plans count).
    */
   reserve(
     frames: number,
-    options?: { maxFramesPerDispatch?: number; workgroupsPerDispatch?: number },
+    options: { pixels: number; maxFramesPerDispatch?: number; workgroupsPerDispatch?: number },
   ): number;
   /** Frees the scratch buffer of a 'scratch' variant (after the submitted work; a later encode makes another). */
   destroy(): void;
@@ -165,12 +167,12 @@ export function createBslz4DecodePass(
   const compiled = decodePipeline(device, elemSize, v);
   const parse = v.list ? parsePipeline(device, elemSize, v.listCap, v.parseWords) : null;
   // The parse pass's lists (a list variant) for the block entries of one dispatch, grown when a dispatch needs
-  // more; 16 bytes each for the other multi variants (their shader declares the bindings but reads nothing).
+  // more (the bytes decodeListBytes counts). Other multi variants bind the index there (declared, never read).
   let lists: { seqs: GPUBuffer; info: GPUBuffer; entries: number } | null = null;
   const listsFor = (entries: number) => {
     if (!lists || lists.entries < entries) {
       if (lists) retired.push(lists.seqs, lists.info);
-      const n = v.list ? Math.max(1, entries) : 0;
+      const n = Math.max(1, entries);
       lists = {
         seqs: device.createBuffer({
           label: 'bslz4-parse sequences',
@@ -198,7 +200,7 @@ export function createBslz4DecodePass(
   ) => {
     const bytes = Math.max(
       4,
-      decodeScratchBytes(v, frames, {
+      decodeBlockScratchBytes(v, frames, {
         ...options,
         maxWorkgroups: device.limits.maxComputeWorkgroupsPerDimension,
       }),
@@ -248,10 +250,7 @@ export function createBslz4DecodePass(
     need(job.errors, Math.max(4, (firstFrame + frameCount) * 4), 'errors');
     need(job.totals, Math.max(8, (firstFrame + frameCount) * 8), 'frame totals');
     need(job.audit, AUDIT_LAYOUT.words * 4, 'audit');
-    const perDispatch = Math.max(
-      1,
-      Math.floor(job.maxFramesPerDispatch ?? v.framesPerDispatch ?? DECODE_FRAMES_PER_DISPATCH),
-    );
+    const perDispatch = framesPerDispatch(v, job.maxFramesPerDispatch);
     const maxGroups = Math.min(
       Math.max(1, Math.floor(job.workgroupsPerDispatch ?? v.workgroups ?? perDispatch)),
       device.limits.maxComputeWorkgroupsPerDimension,
@@ -274,8 +273,10 @@ export function createBslz4DecodePass(
       });
     }
     const perFrame = listBlocks(pixels, elemSize);
-    const listBuffers = multi ? listsFor(Math.min(perDispatch, frameCount) * perFrame) : null;
-    const scratchBinding: GPUBindGroupEntry[] = listBuffers
+    const listBuffers = v.list
+      ? listsFor(Math.min(perDispatch, frameCount) * perFrame)
+      : { seqs: job.index, info: job.index };
+    const scratchBinding: GPUBindGroupEntry[] = multi
       ? [
           {
             binding: 8,
@@ -290,20 +291,19 @@ export function createBslz4DecodePass(
           { binding: 10, resource: { buffer: listBuffers.info } },
         ]
       : [];
-    const before =
-      parse && listBuffers
-        ? {
-            pipeline: parse,
-            bindings: [
-              { binding: 1, resource: { buffer: job.compressed } },
-              { binding: 2, resource: { buffer: job.index } },
-              { binding: 9, resource: { buffer: listBuffers.seqs } },
-              { binding: 10, resource: { buffer: listBuffers.info } },
-            ],
-            workgroups: (c: DispatchChunk) =>
-              Math.ceil(((c.params.frame_end - c.params.frame_start) * perFrame) / PARSE_WORKGROUP),
-          }
-        : undefined;
+    const before = parse
+      ? {
+          pipeline: parse,
+          bindings: [
+            { binding: 1, resource: { buffer: job.compressed } },
+            { binding: 2, resource: { buffer: job.index } },
+            { binding: 9, resource: { buffer: listBuffers.seqs } },
+            { binding: 10, resource: { buffer: listBuffers.info } },
+          ],
+          workgroups: (c: DispatchChunk) =>
+            Math.ceil(((c.params.frame_end - c.params.frame_start) * perFrame) / PARSE_WORKGROUP),
+        }
+      : undefined;
     return encodeChunks(
       encoder,
       {
@@ -338,12 +338,17 @@ export function createBslz4DecodePass(
       device.queue.submit([encoder.finish()]);
       params.destroy();
     },
-    reserve(frames, options = {}) {
+    reserve(frames, options) {
       const bytes = decodeScratchBytes(v, frames, {
         ...options,
+        elemSize,
         maxWorkgroups: device.limits.maxComputeWorkgroupsPerDimension,
       });
       if (multi) scratchFor(frames, options);
+      if (v.list) {
+        const perDispatch = framesPerDispatch(v, options.maxFramesPerDispatch);
+        listsFor(Math.min(perDispatch, frames) * listBlocks(options.pixels, elemSize));
+      }
       return bytes;
     },
     destroy() {
