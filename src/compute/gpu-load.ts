@@ -120,15 +120,21 @@ export async function loadToGpu(
     const dpSums = make('DP sums', pixels * 8, STORAGE_OUT);
     const audit = createAuditBuffer(device);
     owned.push(audit);
-    const slots = Array.from({ length: plan.slots }, (_, s) => ({
-      compressed: make(`slot ${s} compressed`, plan.compressedSlotBytes, STORAGE_IN),
-      index: make(`slot ${s} index`, plan.indexSlotBytes, STORAGE_IN),
-      decoded: make(`slot ${s} decoded`, plan.decodedSlotBytes, GPUBufferUsage.STORAGE),
+    // One set of batch buffers for all slots: the GPU runs the batches in queue order (the index written by
+    // queue.writeBuffer and the chunks copied in the batch's own commands come after the previous batch's
+    // passes), so only the host's staging and the high scratch need one per batch in flight.
+    const batchBuffers = {
+      compressed: make('batch compressed', plan.compressedSlotBytes, STORAGE_IN),
+      index: make('batch index', plan.indexSlotBytes, STORAGE_IN),
+      decoded: make('batch decoded', plan.decodedSlotBytes, GPUBufferUsage.STORAGE),
+    };
+    const slots = Array.from({ length: plan.slots }, () => ({
+      ...batchBuffers,
       done: null as Promise<void> | null,
     }));
     // The decode pass of this load and its global scratch (plan.decodeScratchBytes), freed with the scratch.
     decode = createBslz4DecodePass(device, { elemSize, variant: plan.decodeVariant });
-    decode.reserve(plan.batchFrames, { pixels });
+    decode.reserve(plan.batchFrames, { pixels, maxFramesPerDispatch: plan.batchFrames });
     const scopeStart = performance.now();
     const oom = await device.popErrorScope();
     timings0.scopeWaitMs = performance.now() - scopeStart;
@@ -237,6 +243,9 @@ export async function loadToGpu(
         pixels,
         firstFrame: first,
         wordsPerFrame: plan.wordsPerFrame,
+        // One dispatch a batch: a dispatch of 4,096 frames is one wave of workgroups on the H200 and ends with
+        // its slowest frame; 8,192 frames decode 6 % faster a frame (docs/performance.md, fourteenth session).
+        maxFramesPerDispatch: plan.batchFrames,
       });
       timer?.mark(encoder, 'transpose');
       const params = [
@@ -297,7 +306,7 @@ export async function loadToGpu(
     timings.readbackMs = performance.now() - t;
     if (results.audit.failedFrames > 0) throw decodeFailure(source, results.errors);
     // Scratch goes; the resident data, the flags and nothing else stay.
-    for (const s of slots) for (const b of [s.compressed, s.index, s.decoded]) b.destroy();
+    for (const b of Object.values(batchBuffers)) b.destroy();
     high?.destroyScratch();
     for (const b of [errors, totals, dpSums, audit]) b.destroy();
     // Every staging buffer is mapped again here (awaited above): back to its pool.

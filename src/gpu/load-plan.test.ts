@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { isStemflowError } from '../errors';
 import { describePlan, planGpuLoad } from './load-plan';
-import { DEFAULT_DECODE_VARIANT } from './passes/bslz4-decode-variants';
+import { DEFAULT_LOAD_DECODE_VARIANT } from './passes/bslz4-decode-variants';
 
 const H200 = { maxBufferSize: 2 ** 40, maxStorageBufferBindingSize: 2 ** 31 - 4 };
 
@@ -28,11 +28,17 @@ describe('GPU load memory plan', () => {
     expect(plan.resident.hotSlots.reduce((a, b) => a + b)).toBe(pixels * 4);
     expect(plan.residentBytes).toBe(pixels * frames + pixels * 4 * 4096 + pixels * 8 + pixels * 64 * 4);
     expect(plan.maxPoolSlots.reduce((a, b) => a + b)).toBe(pixels * 64);
-    // High scratch: a batch's high bytes (4,096 positions a pixel) and its own hot bits (a word a pixel) in
-    // each of 3 slots.
-    expect(plan.highScratchWordsPerPixel).toBe(1024);
+    // High scratch: a batch's high bytes (8,192 positions a pixel) and its own hot bits (a word a pixel) in
+    // each of 3 slots; one set of batch buffers; the decode's scratch and lists for one dispatch of 8,192 frames.
+    expect(plan.batchFrames).toBe(8192);
+    expect(plan.highScratchWordsPerPixel).toBe(2048);
+    expect(plan.decodeScratchBytes).toBe(8192 * 2 * 8192 + 8192 * 9 * (256 * 8 + 8));
     expect(plan.scratchBytes).toBe(
-      3 * (4096 * 12_100 + 4096 * pixels * 2 + 4096 * 8 + pixels * (4096 + 4) + 16 * 5) + 4096 * 2 * 8192,
+      8192 * 12_100 +
+        8192 * pixels * 2 +
+        8192 * 8 +
+        3 * (pixels * (8192 + 4) + 16 * 5) +
+        plan.decodeScratchBytes,
     );
     expect(plan.peakBytes).toBeLessThanOrEqual(1.1 * plan.residentBytes + 2 ** 30);
     expect(describePlan(plan)[0]).toMatch(
@@ -46,9 +52,9 @@ describe('GPU load memory plan', () => {
     // Two byte planes and the hot bitmap (64 segments of 4,096 positions: 8 bytes per pixel).
     expect(plan.residentBytes).toBe(192 * 192 * frames * 2 + 192 * 192 * 8);
     expect(plan.resident.rowBuffers).toBe(5);
-    expect(plan.batches).toBe(64);
-    expect(plan.compressedSlotBytes).toBe(4096 * 12_100);
-    expect(plan.decodedSlotBytes).toBe(4096 * 192 * 192 * 2);
+    expect(plan.batches).toBe(32);
+    expect(plan.compressedSlotBytes).toBe(8192 * 12_100);
+    expect(plan.decodedSlotBytes).toBe(8192 * 192 * 192 * 2);
     expect(plan.peakBytes).toBeLessThanOrEqual(1.1 * plan.residentBytes + 2 ** 30);
     expect(describePlan(plan)[4]).toMatch(
       /compacted after the load .* resident 9\.00 GiB \+ the hot segments \(4\.0 KiB each; .* at most 9\.00 GiB\); while compacting .* at most 20\.00 GiB/,
@@ -58,21 +64,23 @@ describe('GPU load memory plan', () => {
     );
   });
 
-  it('counts the decode scratch of the default variant in scratch and peak, and prints it', () => {
+  it('counts the decode scratch and lists of the default variant in scratch and peak, and prints them', () => {
     const plan = fullScan({ highPlane: 'full' });
-    expect(plan.decodeVariant).toBe(DEFAULT_DECODE_VARIANT);
-    // scratch-keep-pat-wg16-x2-stage16: 4,096 workgroups per dispatch x 2 blocks in flight x 8 KiB.
-    expect(plan.decodeScratchBytes).toBe(4096 * 2 * 8192);
-    const slotsBytes = 3 * (4096 * 12_100 + 4096 * 192 * 192 * 2 + 4096 * 8);
-    expect(plan.scratchBytes).toBe(slotsBytes + 4096 * 2 * 8192);
+    expect(plan.decodeVariant).toBe(DEFAULT_LOAD_DECODE_VARIANT);
+    // scratch-keep-pat-wg16-x2-stage16-listg, one dispatch a batch: 8,192 workgroups x 2 blocks in flight x 8 KiB,
+    // and the lists of 8,192 x 9 blocks (256 sequences of 8 bytes and a verdict of 8 bytes each).
+    const lists = 8192 * 9 * (256 * 8 + 8);
+    expect(plan.decodeScratchBytes).toBe(8192 * 2 * 8192 + lists);
+    const batchBytes = 8192 * 12_100 + 8192 * 192 * 192 * 2 + 8192 * 8;
+    expect(plan.scratchBytes).toBe(batchBytes + 8192 * 2 * 8192 + lists);
     expect(plan.peakBytes).toBe(plan.residentBytes + plan.scratchBytes + plan.resultBytes);
     expect(describePlan(plan)[1]).toBe(
-      'scratch 1.04 GiB: 3 slots x (47.3 MiB compressed + 288.0 MiB decoded + 32.0 KiB index) + decode scratch 64.0 MiB (scratch-keep-pat-wg16-x2-stage16)',
+      "scratch 943.2 MiB: a batch's 94.5 MiB compressed + 576.0 MiB decoded + 64.0 KiB index + decode scratch 272.6 MiB (scratch-keep-pat-wg16-x2-stage16-listg)",
     );
     // The fused variant has no global scratch; a small batch needs a small one.
     const base = fullScan({ highPlane: 'full', decodeVariant: 'base' });
     expect(base.decodeScratchBytes).toBe(0);
-    expect(plan.peakBytes - base.peakBytes).toBe(4096 * 2 * 8192);
+    expect(plan.peakBytes - base.peakBytes).toBe(8192 * 2 * 8192 + lists);
     const small = planGpuLoad({
       frames: 100,
       detector: [4, 4],
@@ -81,7 +89,7 @@ describe('GPU load memory plan', () => {
       limits: H200,
       batchFrames: 64,
     });
-    expect(small.decodeScratchBytes).toBe(64 * 2 * 8192);
+    expect(small.decodeScratchBytes).toBe(64 * 2 * 8192 + 64 * 1 * (256 * 8 + 8));
   });
 
   it('sizes the compressed slot from the largest batch of the real chunk index', () => {
@@ -115,7 +123,7 @@ describe('GPU load memory plan', () => {
     } catch (e) {
       expect(isStemflowError(e, 'budget')).toBe(true);
       expect((e as Error).message).toMatch(
-        /needs 1\.\d+ GiB of GPU memory at peak \(288\.1 MiB resident .* budget of 256\.0 MiB/,
+        /needs 732\.3 MiB of GPU memory at peak \(288\.1 MiB resident .* budget of 256\.0 MiB/,
       );
     }
   });

@@ -48,6 +48,14 @@ const MAX_LIST_CAP = 2048;
  */
 export const DEFAULT_DECODE_VARIANT = 'scratch-keep-pat-wg16-x2-stage16';
 
+/**
+ * The load's variant (load-plan.ts), one dispatch a batch of 8,192 frames: a parse pass writes every block's
+ * sequences to a list and the default's lanes copy from it (`listg`). Fourteenth session, H200, full scan: decode
+ * 110.3 ms (175 GB/s) against 116.9 for the default with the same dispatches; with dispatches of 4,096 frames the
+ * list gains nothing (the parse pass costs ~0.24 ms a dispatch, chiefly its longest block's serial walk).
+ */
+export const DEFAULT_LOAD_DECODE_VARIANT = `${DEFAULT_DECODE_VARIANT}-listg`;
+
 /** Bytes of global scratch per block in flight of a 'scratch' variant (one decoded 8 KiB block). */
 export const DECODE_SCRATCH_BLOCK_BYTES = 8192;
 /** Frames per dispatch of the decode pass unless the job says otherwise. */
