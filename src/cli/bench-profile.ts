@@ -116,6 +116,7 @@ export async function profileLoadPasses(
     limits: {
       maxBufferSize: ctx.limits.maxBufferSize,
       maxStorageBufferBindingSize: ctx.limits.maxStorageBufferBindingSize,
+      maxStorageBuffersPerShaderStage: ctx.limits.maxStorageBuffersPerShaderStage,
     },
     batchFrames,
     slots: 1,

@@ -60,6 +60,7 @@ export async function loadToGpu(
     limits: {
       maxBufferSize: ctx.limits.maxBufferSize,
       maxStorageBufferBindingSize: ctx.limits.maxStorageBufferBindingSize,
+      maxStorageBuffersPerShaderStage: ctx.limits.maxStorageBuffersPerShaderStage,
     },
     budgetBytes: options.budgetBytes,
     batchFrames: options.batchFrames,

@@ -1,9 +1,13 @@
 import { describe, expect, it } from 'vitest';
 import { isStemflowError } from '../errors';
 import { describePlan, planGpuLoad } from './load-plan';
-import { DEFAULT_LOAD_DECODE_VARIANT } from './passes/bslz4-decode-variants';
+import { DEFAULT_DECODE_VARIANT, DEFAULT_LOAD_DECODE_VARIANT } from './passes/bslz4-decode-variants';
 
-const H200 = { maxBufferSize: 2 ** 40, maxStorageBufferBindingSize: 2 ** 31 - 4 };
+const H200 = {
+  maxBufferSize: 2 ** 40,
+  maxStorageBufferBindingSize: 2 ** 31 - 4,
+  maxStorageBuffersPerShaderStage: 10,
+};
 
 /** The plan of the full ARINA scan (512 x 512 x 192 x 192 uint16, 12,100-byte chunks) on the H200's limits. */
 function fullScan(extra: Partial<Parameters<typeof planGpuLoad>[0]> = {}) {
@@ -90,6 +94,32 @@ describe('GPU load memory plan', () => {
       batchFrames: 64,
     });
     expect(small.decodeScratchBytes).toBe(64 * 2 * 8192 + 64 * 1 * (256 * 8 + 8));
+  });
+
+  it('picks the list variant only where the device binds its 10 storage buffers a stage', () => {
+    // 8 (the WebGPU default, or a device that says nothing): the default decode, no lists.
+    for (const maxStorageBuffersPerShaderStage of [8, 9, undefined]) {
+      const plan = fullScan({ highPlane: 'full', limits: { ...H200, maxStorageBuffersPerShaderStage } });
+      expect(plan.decodeVariant).toBe(DEFAULT_DECODE_VARIANT);
+      expect(plan.decodeScratchBytes).toBe(8192 * 2 * 8192);
+    }
+    expect(fullScan({ limits: { ...H200, maxStorageBuffersPerShaderStage: 31 } }).decodeVariant).toBe(
+      DEFAULT_LOAD_DECODE_VARIANT,
+    );
+    // Asking for a list variant there is refused before anything is allocated.
+    let error: unknown;
+    try {
+      fullScan({
+        decodeVariant: DEFAULT_LOAD_DECODE_VARIANT,
+        limits: { ...H200, maxStorageBuffersPerShaderStage: 8 },
+      });
+    } catch (e) {
+      error = e;
+    }
+    expect(isStemflowError(error) && error.kind).toBe('budget');
+    expect((error as Error).message).toBe(
+      'decode variant scratch-keep-pat-wg16-x2-stage16-listg binds 10 storage buffers, more than this GPU allows in a shader stage (8)',
+    );
   });
 
   it('sizes the compressed slot from the largest batch of the real chunk index', () => {

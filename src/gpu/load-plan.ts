@@ -5,7 +5,11 @@
  * here with the numbers.
  */
 import { StemflowError } from '../errors.ts';
-import { DEFAULT_LOAD_DECODE_VARIANT, decodeScratchBytes } from './passes/bslz4-decode-variants.ts';
+import {
+  decodeScratchBytes,
+  decodeStorageBuffers,
+  loadDecodeVariant,
+} from './passes/bslz4-decode-variants.ts';
 import {
   batchHotWordsPerPixel,
   type ElemSize,
@@ -23,10 +27,15 @@ export interface LoadPlanRequest {
   elemSize: ElemSize;
   /** Stored (compressed) bytes of each frame's chunk, in scan order. */
   chunkSizes: ArrayLike<number>;
-  limits: { maxBufferSize: number; maxStorageBufferBindingSize: number };
+  limits: {
+    maxBufferSize: number;
+    maxStorageBufferBindingSize: number;
+    /** Picks the decode variant (loadDecodeVariant); default 8, what every device offers. */
+    maxStorageBuffersPerShaderStage?: number;
+  };
   /** The most GPU memory the load may use (default: unlimited beyond the device's own limits). */
   budgetBytes?: number;
-  /** Frames per batch (a multiple of 64); default 4,096. */
+  /** Frames per batch (a multiple of 64); default DEFAULT_BATCH_FRAMES (8,192). */
   batchFrames?: number;
   /** Scratch slots in flight; default 3. */
   slots?: number;
@@ -165,7 +174,14 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
   const indexSlotBytes = batchFrames * 8;
   const resultBytes = roundUp(frames * 4, 4) + frames * 8 + pixels * 8 + AUDIT_BYTES;
   const residentBytes = resident.totalBytes;
-  const decodeVariant = req.decodeVariant ?? DEFAULT_LOAD_DECODE_VARIANT;
+  const storageBuffers = limits.maxStorageBuffersPerShaderStage;
+  const decodeVariant = req.decodeVariant ?? loadDecodeVariant(storageBuffers);
+  if (decodeStorageBuffers(decodeVariant) > (storageBuffers ?? 8)) {
+    throw new StemflowError(
+      'budget',
+      `decode variant ${decodeVariant} binds ${decodeStorageBuffers(decodeVariant)} storage buffers, more than this GPU allows in a shader stage (${storageBuffers ?? 8})`,
+    );
+  }
   // One decode dispatch a batch (gpu-load.ts).
   const decodeScratch = decodeScratchBytes(decodeVariant, batchFrames, {
     pixels,

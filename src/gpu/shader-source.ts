@@ -10,7 +10,9 @@
  */
 import bitunshuffle from '../shaders/bitunshuffle.wgsl?raw';
 import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
+import bslz4DecodeList from '../shaders/bslz4-decode-list.wgsl?raw';
 import bslz4DecodeMulti from '../shaders/bslz4-decode-multi.wgsl?raw';
+import bslz4Parse from '../shaders/bslz4-parse.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
 import fft from '../shaders/fft.wgsl?raw';
 import highPoolPlace from '../shaders/high-pool-place.wgsl?raw';
@@ -33,6 +35,8 @@ export const shaderSource = {
   bitunshuffle,
   'bslz4-decode': bslz4Decode,
   'bslz4-decode-multi': bslz4DecodeMulti,
+  'bslz4-decode-list': bslz4DecodeList,
+  'bslz4-parse': bslz4Parse,
   'detector-transpose': detectorTranspose,
   'high-pool-place': highPoolPlace,
   'resident-virtual-image': residentVirtualImage,

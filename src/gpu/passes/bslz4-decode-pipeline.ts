@@ -1,22 +1,24 @@
 /**
  * The bslz4-decode pass's compute pipelines (src/gpu/passes/bslz4-decode.ts): the fused shader
- * (src/shaders/bslz4-decode.wgsl) or the multi shader (src/shaders/bslz4-decode-multi.wgsl) specialised for
- * an element size and a decode variant, cached per device.
+ * (src/shaders/bslz4-decode.wgsl), the multi shader (src/shaders/bslz4-decode-multi.wgsl) or, for the list
+ * variants, the list shader (src/shaders/bslz4-decode-list.wgsl, 10 storage buffers: see
+ * `decodeStorageBuffers`) specialised for an element size and a decode variant, cached per device.
  */
 import { AUDIT_LAYOUT, type ElemSize } from '../../kernels/bslz4-decode.ts';
-import source from '../../shaders/bslz4-decode.wgsl?raw';
-import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
-import parseSource from '../../shaders/bslz4-parse.wgsl?raw';
+import { shaderSource } from '../shader-source.ts';
 import type { DecodeVariant } from './bslz4-decode-variants.ts';
 
 /** Words of a bitshuffle block of 8 KiB (the largest the shaders decode). */
 export const BLOCK_WORDS = 2048;
+
 /** Pipelines per device and layout: a pass per load or per archive costs no compile after the first. */
 const pipelineCache = new WeakMap<GPUDevice, Map<string, GPUComputePipeline>>();
 
 /** The pipeline of a decode variant for `elemSize` (compiled once per device). */
 export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeVariant): GPUComputePipeline {
   const multi = v.shader === 'multi';
+  const listed = multi && v.list && v.listRead !== 'none';
+  const multiName = listed ? 'bslz4-decode-list' : 'bslz4-decode-multi';
   const audit = {
     AUDIT_MAX: AUDIT_LAYOUT.max,
     AUDIT_FAILED: AUDIT_LAYOUT.failedFrames,
@@ -36,7 +38,7 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
       layout: 'auto',
       compute: multi
         ? {
-            module: device.createShaderModule({ label: 'bslz4-decode-multi.wgsl', code: multiSource }),
+            module: device.createShaderModule({ label: `${multiName}.wgsl`, code: shaderSource[multiName] }),
             entryPoint: 'main',
             constants: {
               ELEM_SIZE: elemSize,
@@ -51,15 +53,17 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
               UNSHUFFLE_WORDS: v.unshuffleWords ? 1 : 0,
               EPOCHS_PER_ROUND: v.epochs,
               BLOCK_WG_WORDS: v.scratch ? 1 : BLOCK_WORDS * v.groups,
-              LIST: v.list && v.listRead !== 'none' ? 1 : 0,
               LIST_CAP: v.listCap,
               LIST_STAGE: v.listRead === 'stage' ? 1 : 0,
-              LIST_WG: v.list && v.listRead === 'stage' ? v.listCap * v.groups : 1,
+              LIST_WG: listed && v.listRead === 'stage' ? v.listCap * v.groups : 1,
               ...audit,
             },
           }
         : {
-            module: device.createShaderModule({ label: 'bslz4-decode.wgsl', code: source }),
+            module: device.createShaderModule({
+              label: 'bslz4-decode.wgsl',
+              code: shaderSource['bslz4-decode'],
+            }),
             entryPoint: 'main',
             constants: { ELEM_SIZE: elemSize, WORKGROUP_SIZE: v.lanes, STAGE_WORDS: v.stageWords, ...audit },
           },
@@ -91,7 +95,7 @@ export function parsePipeline(
       label: `bslz4-parse x${elemSize} cap${cap}`,
       layout: 'auto',
       compute: {
-        module: device.createShaderModule({ label: 'bslz4-parse.wgsl', code: parseSource }),
+        module: device.createShaderModule({ label: 'bslz4-parse.wgsl', code: shaderSource['bslz4-parse'] }),
         entryPoint: 'main',
         constants: {
           ELEM_SIZE: elemSize,

@@ -27,6 +27,7 @@ import {
   type DecodeVariant,
   decodeBlockScratchBytes,
   decodeScratchBytes,
+  decodeStorageBuffers,
   framesPerDispatch,
   parseDecodeVariant,
 } from './bslz4-decode-variants.ts';
@@ -149,6 +150,13 @@ export function createBslz4DecodePass(
     size > device.limits.maxComputeWorkgroupSizeX
   ) {
     throw new StemflowError('invalid', `Workgroup size ${size} is not within the GPU limits.`);
+  }
+  const buffers = decodeStorageBuffers(v);
+  if (buffers > device.limits.maxStorageBuffersPerShaderStage) {
+    throw new StemflowError(
+      'budget',
+      `Decode variant ${v.name} binds ${buffers} storage buffers, more than this GPU allows in a shader stage (${device.limits.maxStorageBuffersPerShaderStage}).`,
+    );
   }
   const multi = v.shader === 'multi';
   const fixedBytes = multi
@@ -273,9 +281,15 @@ export function createBslz4DecodePass(
       });
     }
     const perFrame = listBlocks(pixels, elemSize);
-    const listBuffers = v.list
-      ? listsFor(Math.min(perDispatch, frameCount) * perFrame)
-      : { seqs: job.index, info: job.index };
+    // The parse pass writes the lists (every list variant); the list shader reads them (not `listx`).
+    const listBuffers = v.list ? listsFor(Math.min(perDispatch, frameCount) * perFrame) : undefined;
+    const listBindings: GPUBindGroupEntry[] =
+      listBuffers && v.listRead !== 'none'
+        ? [
+            { binding: 9, resource: { buffer: listBuffers.seqs } },
+            { binding: 10, resource: { buffer: listBuffers.info } },
+          ]
+        : [];
     const scratchBinding: GPUBindGroupEntry[] = multi
       ? [
           {
@@ -287,23 +301,23 @@ export function createBslz4DecodePass(
               }),
             },
           },
-          { binding: 9, resource: { buffer: listBuffers.seqs } },
-          { binding: 10, resource: { buffer: listBuffers.info } },
+          ...listBindings,
         ]
       : [];
-    const before = parse
-      ? {
-          pipeline: parse,
-          bindings: [
-            { binding: 1, resource: { buffer: job.compressed } },
-            { binding: 2, resource: { buffer: job.index } },
-            { binding: 9, resource: { buffer: listBuffers.seqs } },
-            { binding: 10, resource: { buffer: listBuffers.info } },
-          ],
-          workgroups: (c: DispatchChunk) =>
-            Math.ceil(((c.params.frame_end - c.params.frame_start) * perFrame) / PARSE_WORKGROUP),
-        }
-      : undefined;
+    const before =
+      parse && listBuffers
+        ? {
+            pipeline: parse,
+            bindings: [
+              { binding: 1, resource: { buffer: job.compressed } },
+              { binding: 2, resource: { buffer: job.index } },
+              { binding: 9, resource: { buffer: listBuffers.seqs } },
+              { binding: 10, resource: { buffer: listBuffers.info } },
+            ],
+            workgroups: (c: DispatchChunk) =>
+              Math.ceil(((c.params.frame_end - c.params.frame_start) * perFrame) / PARSE_WORKGROUP),
+          }
+        : undefined;
     return encodeChunks(
       encoder,
       {

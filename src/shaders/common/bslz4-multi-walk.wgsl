@@ -248,7 +248,7 @@ fn list_epoch(w0: Walk, start: u32, lane: u32) -> Walk {
     if (LIST_STAGE) {
       e = lists[list_base + w.ip];
     } else {
-      e = seqs[list_at + w.ip];
+      e = list_seq(list_at + w.ip);
     }
     w.ip += 1u;
     let lit = e.x & 0xffffu;

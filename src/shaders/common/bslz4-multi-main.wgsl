@@ -1,0 +1,387 @@
+// The body of the multi decode passes, bslz4-decode-multi.wgsl and bslz4-decode-list.wgsl (their header
+// comments describe it): overrides, bindings 0-8, the walk and `main`. The including pass defines `LIST` (a
+// const) and the list accessors `list_info` and `list_seq`, so only the list pass binds the lists (bindings 9
+// and 10): the others stay within the 8 storage buffers a stage that every WebGPU device offers.
+
+override ELEM_SIZE: u32 = 2u;
+// Lanes per block, and blocks decoded at once by one workgroup (workgroup size LANES * GROUPS).
+override LANES: u32 = 32u;
+override GROUPS: u32 = 2u;
+// Words of workgroup memory staging a block's compressed bytes, per group; STAGE_TOTAL = STAGE_WORDS * GROUPS.
+override STAGE_WORDS: u32 = 512u;
+override STAGE_TOTAL: u32 = 1024u;
+// The decoded block in `scratch` (global) instead of workgroup memory.
+override SCRATCH: bool = true;
+// Every lane keeps the last 8 output bytes in registers: a match of offset <= 8 whose source bytes it knows
+// is copied from them (no memory read, no barrier).
+override WINDOW: bool = false;
+// Every lane keeps the last word it wrote (index and value): a partial word is merged with it instead of read
+// back from memory. Words are owned by lanes and written in output order, so the bytes of a partial word
+// before its new ones were written by the same lane as its latest write; a word the lane did not write last
+// holds no written bytes below its new ones (those above are written later, before anything reads them).
+override KEEP: bool = false;
+// A match of offset 1, 2 or 3 (the commonest in bit-shuffled counts) loads its pattern once (from the block or
+// its own literals) and builds each word from it in registers: no per-byte loop, no per-word reads. (The same for
+// offsets up to 7, and a word across a longer period's end read in two parts, were measured slower on the H200.)
+override PATTERN: bool = false;
+// The unshuffle reads whole plane words, each once for four groups of 8 elements (see unshuffle_block).
+override UNSHUFFLE_WORDS: bool = false;
+// Words of workgroup memory holding decoded blocks: 2048 * GROUPS without SCRATCH, else 1 (unused).
+override BLOCK_WG_WORDS: u32 = 1u;
+// LIST (a const of the pass file: true in bslz4-decode-list.wgsl): blocks are copied from the sequence lists
+// that bslz4-parse.wgsl wrote (read through list_info and list_seq; a block without a list is walked from its
+// tokens); LIST_CAP sequences a list, LIST_WG = LIST_CAP * GROUPS (else 1).
+override LIST_CAP: u32 = 256u;
+override LIST_WG: u32 = 1u;
+// LIST: the group's list is copied into workgroup memory first (else every lane reads it through list_seq).
+override LIST_STAGE: bool = true;
+
+// #include "bslz4-bindings.wgsl"
+
+// SCRATCH: 2048 words per group of each workgroup of the dispatch (workgroup w, group s: from word
+// (w * GROUPS + s) * 2048).
+@group(0) @binding(8) var<storage, read_write> scratch: array<u32>;
+
+// Decoded (still bit-shuffled) blocks without SCRATCH, 2048 words per group.
+var<workgroup> block: array<u32, BLOCK_WG_WORDS>;
+// Per group: slot words of its block's compressed bytes.
+var<workgroup> stage: array<u32, STAGE_TOTAL>;
+// LIST: per group, its block's sequence list (LIST_CAP entries from list_base).
+var<workgroup> lists: array<vec2<u32>, LIST_WG>;
+// Histogram, maximum and (lo, hi) sum of the current frame.
+var<workgroup> frame_hist: array<atomic<u32>, BINS>;
+var<workgroup> frame_max: atomic<u32>;
+var<workgroup> frame_sum: array<atomic<u32>, 2>;
+
+// #include "bslz4-audit.wgsl"
+
+// The staged slot bytes [stage_at, stage_at + stage_len) of this lane's group, from stage[stage_base].
+var<private> stage_at: u32;
+var<private> stage_len: u32;
+var<private> stage_base: u32;
+// This lane's group's decoded block: from word blk_base of `scratch` (SCRATCH) or of `block`.
+var<private> blk_base: u32;
+// KEEP: the last word this lane wrote in its block (index; 0xffffffff: none yet) and its value.
+var<private> kept_w: u32;
+var<private> kept_v: u32;
+// LIST: this group's list (from lists[list_base]), its sequences, and its block's verdict + 1 (0: no list).
+var<private> list_base: u32;
+// LIST without LIST_STAGE: the group's list from list_seq(list_at).
+var<private> list_at: u32;
+var<private> list_n: u32;
+var<private> list_done: u32;
+
+// #include "bslz4-bytes.wgsl"
+// #include "bslz4-unshuffle.wgsl"
+
+// Slot and block bytes, partial words, literal and match copies.
+// #include "bslz4-multi-copy.wgsl"
+
+// Epochs between checks that every group finished its block (two barriers and a uniform load each).
+override EPOCHS_PER_ROUND: u32 = 8u;
+
+// The walk's state, the WINDOW helpers and lz4_epoch.
+// #include "bslz4-multi-walk.wgsl"
+
+// Byte k of each of four words, packed (w3's in the top byte).
+fn pick(w0: u32, w1: u32, w2: u32, w3: u32, k: u32) -> u32 {
+  let s = 8u * k;
+  return (((w3 >> s) & 0xffu) << 24u) | (((w2 >> s) & 0xffu) << 16u) | (((w1 >> s) & 0xffu) << 8u) |
+    ((w0 >> s) & 0xffu);
+}
+
+// Undoes the bit transpose of a decoded block of `elems` elements (a multiple of 8) whose first element is
+// element `first` of the frame; writes packed words and audits the values. With UNSHUFFLE_WORDS and planes of
+// whole words, a lane reads each plane's word once for the four groups of 8 elements whose bytes it holds (8 x
+// ELEM_SIZE word reads for 32 elements, against one word read per plane byte).
+fn unshuffle_block(elems: u32, first: u32, out_base: u32, lane: u32) {
+  let pb = elems / 8u;
+  if (UNSHUFFLE_WORDS && pb % 4u == 0u) {
+    let pw = pb / 4u;
+    for (var q = lane; q < pw; q += LANES) {
+      var w: array<u32, 32>;
+      for (var r = 0u; r < 8u * ELEM_SIZE; r++) {
+        w[r] = blk_word(r * pw + q);
+      }
+      for (var k = 0u; k < 4u; k++) {
+        var lo = vec4<u32>(0u);
+        var hi = vec4<u32>(0u);
+        for (var j = 0u; j < ELEM_SIZE; j++) {
+          let r = 8u * j;
+          let p = transpose8(
+            pick(w[r + 4u], w[r + 5u], w[r + 6u], w[r + 7u], k),
+            pick(w[r], w[r + 1u], w[r + 2u], w[r + 3u], k),
+          );
+          let shift = vec4<u32>(8u * j);
+          lo |= bytes4(p.x) << shift;
+          hi |= bytes4(p.y) << shift;
+        }
+        emit_group(first + 32u * q + 8u * k, lo, hi, out_base);
+      }
+    }
+    return;
+  }
+  for (var g = lane; g < pb; g += LANES) {
+    unshuffle_group(g, pb, first, out_base);
+  }
+}
+
+// Blocks of a frame at the 8 KiB block size: the parse pass's entries per frame (bslz4-parse.wgsl).
+fn list_blocks() -> u32 {
+  let block_elems = MAX_BLOCK_BYTES / ELEM_SIZE;
+  return params.pixels / block_elems + select(0u, 1u, ((params.pixels % block_elems) & ~7u) > 0u);
+}
+
+// Per group: its walk's verdict + 1 once done (0 while running), written by the group's lane 0.
+var<workgroup> walk_done: array<u32, GROUPS>;
+// 0 while a group of the round is still walking, else the round's verdict + 1 (written by lane 0 of group 0,
+// read uniformly): the first failing block's error, else 0.
+var<workgroup> round_done: u32;
+
+// The barrier that ends an epoch: makes the blocks' bytes written before it visible to the group.
+fn epoch_barrier() {
+  if (SCRATCH) {
+    storageBarrier();
+  } else {
+    workgroupBarrier();
+  }
+}
+
+// Every group decodes its raw LZ4 block slot[start, end) into its block bytes [0, out_end) (a group with
+// `busy` false does nothing). Returns 0 or the first failing group's error code (uniform across the
+// workgroup). Every EPOCHS_PER_ROUND epochs the workgroup checks uniformly whether every group is done.
+fn lz4_round(start: u32, end: u32, out_end: u32, busy: bool, sub: u32, lane: u32, lid: u32) -> u32 {
+  kept_w = 0xffffffffu;
+  var w = Walk(start, 0u, 0u, 0u, 0u, select(1u, 0u, busy), vec2<u32>(0u), 0u);
+  let listed = LIST && busy && list_done != 0u;
+  if (listed) {
+    w.ip = 0u;
+    if (list_done != 1u) {
+      w.done = list_done;
+    }
+  }
+  loop {
+    for (var e = 0u; e < EPOCHS_PER_ROUND; e++) {
+      if (w.done == 0u) {
+        if (listed) {
+          w = list_epoch(w, start, lane);
+        } else {
+          w = lz4_epoch(w, end, out_end, lane);
+        }
+      }
+      epoch_barrier();
+    }
+    // The reads of walk_done and round_done of the last check were followed by EPOCHS_PER_ROUND barriers.
+    if (lane == 0u) {
+      walk_done[sub] = w.done;
+    }
+    workgroupBarrier();
+    if (lid == 0u) {
+      var verdict = 1u;
+      for (var s = 0u; s < GROUPS; s++) {
+        let d = walk_done[s];
+        if (d == 0u) {
+          verdict = 0u;
+          break;
+        }
+        if (d != 1u && verdict == 1u) {
+          verdict = d;
+        }
+      }
+      round_done = verdict;
+    }
+    let done = workgroupUniformLoad(&round_done);
+    if (done != 0u) {
+      return done - 1u;
+    }
+  }
+}
+
+// Decodes batch frame f into its output words; returns 0 or an error code. Lane `lane` of group `sub`.
+fn decode_frame(f: u32, sub: u32, lane: u32, lid: u32) -> u32 {
+  let entry = index[f];
+  let off = entry.x;
+  let size = entry.y;
+  let out_base = f * params.words_per_frame;
+  if (off > params.slot_bytes || size > params.slot_bytes - off) {
+    return ERR_INDEX_OUT_OF_SLOT;
+  }
+  if (size < HEADER_BYTES) {
+    return ERR_HEADER_TRUNCATED;
+  }
+  if (slot_be32(off) != 0u || slot_be32(off + 4u) != params.expected_bytes) {
+    return ERR_SIZE_MISMATCH;
+  }
+  let block_bytes = slot_be32(off + 8u);
+  if (block_bytes == 0u || block_bytes % (8u * ELEM_SIZE) != 0u) {
+    return ERR_BAD_BLOCK_SIZE;
+  }
+  if (block_bytes > MAX_BLOCK_BYTES) {
+    return ERR_UNSUPPORTED_BLOCK_SIZE;
+  }
+  let n = params.pixels;
+  let block_elems = block_bytes / ELEM_SIZE;
+  let full = n / block_elems;
+  let last = (n % block_elems) & ~7u;
+  let count = full + select(0u, 1u, last > 0u);
+  var pos = HEADER_BYTES;
+  for (var b0 = 0u; b0 < count; b0 += GROUPS) {
+    // The headers of blocks b0.. (at most GROUPS) in order, up to the first bad one; every lane reads them.
+    var header_err = 0u;
+    var ok = 0u;
+    var my_start = 0u;
+    var my_length = 0u;
+    for (var s = 0u; s < GROUPS && b0 + s < count; s++) {
+      if (size - pos < 4u) {
+        header_err = ERR_BLOCK_TRUNCATED;
+        break;
+      }
+      let length = slot_be32(off + pos);
+      pos += 4u;
+      if (length == 0u) {
+        header_err = ERR_BLOCK_EMPTY;
+        break;
+      }
+      if (length > size - pos) {
+        header_err = ERR_BLOCK_TRUNCATED;
+        break;
+      }
+      if (s == sub) {
+        my_start = off + pos;
+        my_length = length;
+      }
+      pos += length;
+      ok += 1u;
+    }
+    let b = b0 + sub;
+    let busy = sub < ok;
+    let elems = select(last, block_elems, b < full);
+    let bytes = elems * ELEM_SIZE;
+    if (busy) {
+      // Stage the slot words that hold the block's compressed bytes (whole words inside the slot's data).
+      let stage_word = my_start >> 2u;
+      let stage_words = min(((my_start + my_length + 3u) >> 2u) - stage_word, STAGE_WORDS);
+      for (var w = lane; w < stage_words; w += LANES) {
+        stage[stage_base + w] = slot[stage_word + w];
+      }
+      stage_at = stage_word * 4u;
+      stage_len = stage_words * 4u;
+      if (LIST) {
+        // The block's list from the parse pass, when it has one (blocks past the 8 KiB count have none).
+        let per_frame = list_blocks();
+        list_n = 0u;
+        list_done = 0u;
+        if (b < per_frame) {
+          let t = (f - params.frame_start) * per_frame + b;
+          let info = list_info(t);
+          list_n = info.x;
+          list_done = info.y;
+          list_at = t * LIST_CAP;
+          if (LIST_STAGE && list_done == 1u) {
+            for (var k = lane; k < list_n; k += LANES) {
+              lists[list_base + k] = list_seq(t * LIST_CAP + k);
+            }
+          }
+        }
+      }
+    }
+    // Also orders this round's block writes after the previous round's unshuffle reads.
+    if (SCRATCH) {
+      storageBarrier();
+    }
+    workgroupBarrier();
+    let err = lz4_round(my_start, my_start + my_length, bytes, busy, sub, lane, lid);
+    if (err != 0u) {
+      return err;
+    }
+    epoch_barrier();
+    if (busy) {
+      unshuffle_block(elems, b * block_elems, out_base, lane);
+    }
+    if (header_err != 0u) {
+      return header_err;
+    }
+  }
+  let done_elems = full * block_elems + last;
+  let tail_bytes = (n - done_elems) * ELEM_SIZE;
+  if (size - pos < tail_bytes) {
+    return ERR_TAIL_TRUNCATED;
+  }
+  if (size - pos > tail_bytes) {
+    return ERR_TRAILING_BYTES;
+  }
+  if (lid == 0u && tail_bytes > 0u) {
+    write_tail(off + pos, done_elems, out_base);
+  }
+  return 0u;
+}
+
+@compute @workgroup_size(LANES * GROUPS)
+fn main(
+  @builtin(workgroup_id) wid: vec3<u32>,
+  @builtin(num_workgroups) groups: vec3<u32>,
+  @builtin(local_invocation_index) lid: u32,
+) {
+  let workgroup_size = LANES * GROUPS;
+  let sub = lid / LANES;
+  let lane = lid % LANES;
+  stage_base = sub * STAGE_WORDS;
+  list_base = sub * LIST_CAP;
+  blk_base = select(sub * BLOCK_WORDS, (wid.x * GROUPS + sub) * BLOCK_WORDS, SCRATCH);
+  let value_words = (params.pixels * ELEM_SIZE + 3u) / 4u;
+  for (var f = params.frame_start + wid.x; f < params.frame_end; f += groups.x) {
+    lane_zero = 0u;
+    lane_over = 0u;
+    lane_max = 0u;
+    lane_sum = vec2<u32>(0u);
+    let err = decode_frame(f, sub, lane, lid);
+    let out_base = f * params.words_per_frame;
+    if (err == 0u) {
+      for (var w = value_words + lid; w < params.words_per_frame; w += workgroup_size) {
+        decoded[out_base + w] = 0u;
+      }
+      if (lane_zero != 0u) {
+        atomicAdd(&frame_hist[0], lane_zero);
+      }
+      if (lane_over != 0u) {
+        atomicAdd(&frame_hist[BINS - 1u], lane_over);
+      }
+      atomicMax(&frame_max, lane_max);
+      let old = atomicAdd(&frame_sum[0], lane_sum.x);
+      atomicAdd(&frame_sum[1], lane_sum.y + select(0u, 1u, old + lane_sum.x < old));
+    } else {
+      // Other lanes may have written these words: order their writes before the zero fill.
+      storageBarrier();
+      for (var w = lid; w < params.words_per_frame; w += workgroup_size) {
+        decoded[out_base + w] = 0u;
+      }
+    }
+    workgroupBarrier();
+    // A decoded frame's counts go to the global audit; a failed frame's are dropped.
+    for (var i = lid; i < BINS; i += workgroup_size) {
+      let c = atomicExchange(&frame_hist[i], 0u);
+      if (err == 0u && c != 0u) {
+        audit_add64(AUDIT_HISTOGRAM + 2u * i, c);
+        if (i == BINS - 1u) {
+          audit_add64(AUDIT_ABOVE_255, c);
+        }
+      }
+    }
+    if (lid == 0u) {
+      let sum = vec2<u32>(atomicExchange(&frame_sum[0], 0u), atomicExchange(&frame_sum[1], 0u));
+      let fmax = atomicExchange(&frame_max, 0u);
+      let g = params.first_frame + f;
+      errors[g] = err;
+      if (err == 0u) {
+        totals[g] = sum;
+        if (fmax != 0u) {
+          atomicMax(&audit[AUDIT_MAX], fmax);
+        }
+      } else {
+        totals[g] = vec2<u32>(0u);
+        atomicAdd(&audit[AUDIT_FAILED], 1u);
+      }
+    }
+    workgroupBarrier();
+  }
+}
