@@ -86,7 +86,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   const expected = expectedLoad(acq);
   const flagged = flaggedFromMask(acq.pixelMask);
   const report: Record<string, unknown> = {
-    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.highPlane ? ` --high ${o.highPlane}` : ''}${o.poolShare ? ` --pool-share ${o.poolShare}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}${o.workgroupSize ? ` --vi-workgroup ${o.workgroupSize}` : ''}${o.sustain ? ` --sustain ${o.sustain}` : ''}${o.transposeLoads ? ` --transpose-loads ${o.transposeLoads}` : ''}${o.transposeVariants?.length ? ` --transpose-variants ${o.transposeVariants.join(',')}` : ''}`,
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --repeat ${o.repeat}${o.decodeVariant ? ` --decode ${o.decodeVariant}` : ''}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.highPlane ? ` --high ${o.highPlane}` : ''}${o.poolShare ? ` --pool-share ${o.poolShare}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}${o.workgroupSize ? ` --vi-workgroup ${o.workgroupSize}` : ''}${o.sustain ? ` --sustain ${o.sustain}` : ''}${o.transposeLoads ? ` --transpose-loads ${o.transposeLoads}` : ''}${o.transposeVariants?.length ? ` --transpose-variants ${o.transposeVariants.join(',')}` : ''}`,
     adapter: ctx.adapter,
     scan: [o.scan, o.scan],
     detector: [o.det, o.det],
