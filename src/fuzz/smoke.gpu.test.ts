@@ -1,7 +1,8 @@
 /**
  * One fixed-seed batch of the GPU fuzz target: 48 mutated bitshuffle/LZ4 chunks decoded by the WGSL pass in
- * one dispatch must give the CPU twin's error codes, words, totals and audit, and the twin must agree with the
- * CPU codec (the full run is `npm run fuzz -- --targets gpu`, see docs/robustness.md).
+ * one dispatch (the load's decode variant on this device: the parse pass and the list decode where the device
+ * binds 10 storage buffers) must give the CPU twin's error codes, words, totals and audit, and the twin must
+ * agree with the CPU codec (the full run is `npm run fuzz -- --targets gpu`, see docs/robustness.md).
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import { prepareGpu, runGpuCase } from './target-gpu.ts';

@@ -15,6 +15,7 @@ import {
   createBslz4DecodePass,
   readDecodeResults,
 } from '../gpu/passes/bslz4-decode.ts';
+import { loadDecodeVariant } from '../gpu/passes/bslz4-decode-variants.ts';
 import { bslz4DecodeBatch, type ElemSize, minWordsPerFrame } from '../kernels/bslz4-decode.ts';
 import { decodeErrorName } from '../kernels/decode-errors.ts';
 import { type ChunkPool, loadChunkPool, sameBytes } from './chunk-pool.ts';
@@ -220,7 +221,11 @@ export async function runGpuCase(state: GpuState, seed: number, index: number): 
   const d = ctx.device;
   let pass = state.passes.get(b.elemSize);
   if (!pass) {
-    pass = createBslz4DecodePass(d, { elemSize: b.elemSize });
+    // The load's variant on this device (the parse pass and the list decode where it binds 10 storage buffers).
+    pass = createBslz4DecodePass(d, {
+      elemSize: b.elemSize,
+      variant: loadDecodeVariant(d.limits.maxStorageBuffersPerShaderStage),
+    });
     state.passes.set(b.elemSize, pass);
   }
   d.pushErrorScope('validation');
