@@ -125,6 +125,7 @@ export async function profileLoadPasses(
   });
   const usage = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
   const buffers: GPUBuffer[] = [];
+  let decode: ReturnType<typeof createBslz4DecodePass> | null = null;
   const make = (size: number) => {
     const b = device.createBuffer({ size: Math.ceil(size / 4) * 4, usage });
     buffers.push(b);
@@ -159,7 +160,10 @@ export async function profileLoadPasses(
     }
     device.queue.writeBuffer(index, 0, chunkIndex(stored));
     await device.queue.onSubmittedWorkDone();
-    const decode = createBslz4DecodePass(device, { elemSize: 2 });
+    // The load's decode: its variant, one dispatch a batch.
+    const pass = createBslz4DecodePass(device, { elemSize: 2, variant: plan.decodeVariant });
+    decode = pass;
+    pass.reserve(count, { pixels, maxFramesPerDispatch: plan.batchFrames });
     const flagWords = new Uint32Array(pixels);
     if (source.pixelMask) flagWords.set(source.pixelMask);
     device.queue.writeBuffer(flags, 0, flagWords);
@@ -176,6 +180,7 @@ export async function profileLoadPasses(
       frameCount: count,
       pixels,
       wordsPerFrame: plan.wordsPerFrame,
+      maxFramesPerDispatch: plan.batchFrames,
     };
     const transposeJob = {
       layout: plan.resident,
@@ -216,7 +221,7 @@ export async function profileLoadPasses(
       return elapsed / n;
     };
     const lastGpu = () => (timer ? gpuMs[gpuMs.length - 1] : null);
-    const runDecode = (e: GPUCommandEncoder) => [decode.encode(e, decodeJob)];
+    const runDecode = (e: GPUCommandEncoder) => [pass.encode(e, decodeJob)];
     const runTranspose = (e: GPUCommandEncoder) => transpose.encode(e, transposeJob);
     await time(runDecode, 1);
     await time(runTranspose, 1);
@@ -243,12 +248,12 @@ export async function profileLoadPasses(
     const variantResults: PassProfile['variants'] = [];
     for (const name of variants) {
       const v = parseDecodeVariant(name);
-      const pass = createBslz4DecodePass(device, {
+      const variantPass = createBslz4DecodePass(device, {
         elemSize: 2,
         workgroupSize: v.workgroupSize,
         stageWords: v.stageWords,
       });
-      const run = (e: GPUCommandEncoder) => [pass.encode(e, decodeJob)];
+      const run = (e: GPUCommandEncoder) => [variantPass.encode(e, decodeJob)];
       await time(run, 1);
       const wall = await time(run, repeats);
       const decodeMs = lastGpu() ?? wall;
@@ -331,6 +336,7 @@ export async function profileLoadPasses(
       transposeVariants: transposeResults,
     };
   } finally {
+    decode?.destroy();
     for (const b of buffers) b.destroy();
   }
 }
