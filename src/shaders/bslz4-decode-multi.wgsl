@@ -1,9 +1,11 @@
-// Bitshuffle/LZ4 decode + audit: the production pass (DEFAULT_DECODE_VARIANT, scratch-keep-pat-wg16-x2-stage16)
-// and its variants. The same results word for word as src/shaders/bslz4-decode.wgsl (the first design, variant
-// `base`), the same error codes (CPU twin: src/kernels/bslz4-decode.ts), the same bindings plus `scratch`.
-// Selected by src/gpu/passes/bslz4-decode.ts (variants: src/gpu/passes/bslz4-decode-variants.ts); measured by
-// `stemflow bench decode`. The walk's byte access and copies are in common/bslz4-multi-copy.wgsl, its state and
-// epochs in common/bslz4-multi-walk.wgsl (include lines below).
+// Bitshuffle/LZ4 decode + audit: the production pass (DEFAULT_DECODE_VARIANT, scratch-keep-pat-wg16-x2-stage16;
+// the load's on a device that binds fewer than 10 storage buffers a stage) and its variants. The same results
+// word for word as src/shaders/bslz4-decode.wgsl (the first design, variant `base`), the same error codes (CPU
+// twin: src/kernels/bslz4-decode.ts), the same bindings plus `scratch`. Selected by src/gpu/passes/bslz4-decode.ts
+// (variants: src/gpu/passes/bslz4-decode-variants.ts); measured by `stemflow bench decode`. The body (overrides,
+// walk, `main`) is common/bslz4-multi-main.wgsl, shared with bslz4-decode-list.wgsl (the list variants); the
+// walk's byte access and copies are in common/bslz4-multi-copy.wgsl, its state and epochs in
+// common/bslz4-multi-walk.wgsl.
 //
 // What differs from bslz4-decode.wgsl:
 // - A workgroup of GROUPS * LANES lanes decodes GROUPS blocks of a frame at once, one group of LANES lanes per
@@ -28,7 +30,6 @@
 //   never waits for a barrier (bit planes of a block are 512-byte multiples apart at the default block size).
 // The token walk, the match copy (period identity), the epochs and the unshuffle are otherwise those of
 // bslz4-decode.wgsl, with `lane` (0..LANES) in place of the workgroup's lane index.
-
 
 // No sequence lists: blocks are walked from their tokens. 8 storage buffers (the WebGPU default limit).
 const LIST = false;
