@@ -39,10 +39,6 @@ override STAGE_WORDS: u32 = 1u;
 var<workgroup> block: array<u32, BLOCK_WORDS>;
 // Slot words [stage_word, stage_word + stage_words) of the current block's compressed bytes.
 var<workgroup> stage: array<u32, STAGE_WORDS>;
-// Histogram, maximum and (lo, hi) sum of the current frame.
-var<workgroup> frame_hist: array<atomic<u32>, BINS>;
-var<workgroup> frame_max: atomic<u32>;
-var<workgroup> frame_sum: array<atomic<u32>, 2>;
 
 // #include "common/bslz4-audit.wgsl"
 
@@ -301,60 +297,12 @@ fn main(
   @builtin(num_workgroups) groups: vec3<u32>,
   @builtin(local_invocation_index) lid: u32,
 ) {
-  let value_words = (params.pixels * ELEM_SIZE + 3u) / 4u;
   for (var f = params.frame_start + wid.x; f < params.frame_end; f += groups.x) {
     lane_zero = 0u;
     lane_over = 0u;
     lane_max = 0u;
     lane_sum = vec2<u32>(0u);
     let err = decode_frame(f, lid);
-    let out_base = f * params.words_per_frame;
-    if (err == 0u) {
-      for (var w = value_words + lid; w < params.words_per_frame; w += WORKGROUP_SIZE) {
-        decoded[out_base + w] = 0u;
-      }
-      if (lane_zero != 0u) {
-        atomicAdd(&frame_hist[0], lane_zero);
-      }
-      if (lane_over != 0u) {
-        atomicAdd(&frame_hist[BINS - 1u], lane_over);
-      }
-      atomicMax(&frame_max, lane_max);
-      let old = atomicAdd(&frame_sum[0], lane_sum.x);
-      atomicAdd(&frame_sum[1], lane_sum.y + select(0u, 1u, old + lane_sum.x < old));
-    } else {
-      // Other lanes may have written these words: order their writes before the zero fill.
-      storageBarrier();
-      for (var w = lid; w < params.words_per_frame; w += WORKGROUP_SIZE) {
-        decoded[out_base + w] = 0u;
-      }
-    }
-    workgroupBarrier();
-    // A decoded frame's counts go to the global audit; a failed frame's are dropped.
-    for (var i = lid; i < BINS; i += WORKGROUP_SIZE) {
-      let c = atomicExchange(&frame_hist[i], 0u);
-      if (err == 0u && c != 0u) {
-        audit_add64(AUDIT_HISTOGRAM + 2u * i, c);
-        if (i == BINS - 1u) {
-          audit_add64(AUDIT_ABOVE_255, c);
-        }
-      }
-    }
-    if (lid == 0u) {
-      let sum = vec2<u32>(atomicExchange(&frame_sum[0], 0u), atomicExchange(&frame_sum[1], 0u));
-      let fmax = atomicExchange(&frame_max, 0u);
-      let g = params.first_frame + f;
-      errors[g] = err;
-      if (err == 0u) {
-        totals[g] = sum;
-        if (fmax != 0u) {
-          atomicMax(&audit[AUDIT_MAX], fmax);
-        }
-      } else {
-        totals[g] = vec2<u32>(0u);
-        atomicAdd(&audit[AUDIT_FAILED], 1u);
-      }
-    }
-    workgroupBarrier();
+    finish_frame(f, err, lid, WORKGROUP_SIZE);
   }
 }

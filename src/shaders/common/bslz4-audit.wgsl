@@ -1,5 +1,5 @@
 // The exact count audit of decoded values and the raw tail of a chunk, shared by the two bitshuffle/LZ4 decode
-// shaders (include line); they declare `frame_hist` (workgroup atomics, BINS bins) and call audit_value per value.
+// shaders (include line): they call audit_value per value and finish_frame at the end of each frame.
 // Per-lane audit of the current frame: zeros and values above 255 counted in registers.
 var<private> lane_zero: u32;
 var<private> lane_over: u32;
@@ -50,4 +50,64 @@ fn write_tail(src: u32, first: u32, out_base: u32) {
   for (var k = 0u; k < bytes; k += 4u) {
     decoded[out_base + (byte0 + k) / 4u] = slot_bytes(src + k, min(4u, bytes - k));
   }
+}
+
+// Declared here for both decode shaders: the histogram, maximum and (lo, hi) sum of the current frame.
+var<workgroup> frame_hist: array<atomic<u32>, BINS>;
+var<workgroup> frame_max: atomic<u32>;
+var<workgroup> frame_sum: array<atomic<u32>, 2>;
+
+// Ends frame `f` (batch-local) with verdict `err` (uniform across the workgroup), by all `workgroup_size` lanes:
+// zeroes the row's padding (a failed frame: the whole row), folds the lanes' audit into the frame's, then the
+// frame's into the global audit (a failed frame's counts are dropped), writes its error code and total.
+fn finish_frame(f: u32, err: u32, lid: u32, workgroup_size: u32) {
+  let value_words = (params.pixels * ELEM_SIZE + 3u) / 4u;
+  let out_base = f * params.words_per_frame;
+  if (err == 0u) {
+    for (var w = value_words + lid; w < params.words_per_frame; w += workgroup_size) {
+      decoded[out_base + w] = 0u;
+    }
+    if (lane_zero != 0u) {
+      atomicAdd(&frame_hist[0], lane_zero);
+    }
+    if (lane_over != 0u) {
+      atomicAdd(&frame_hist[BINS - 1u], lane_over);
+    }
+    atomicMax(&frame_max, lane_max);
+    let old = atomicAdd(&frame_sum[0], lane_sum.x);
+    atomicAdd(&frame_sum[1], lane_sum.y + select(0u, 1u, old + lane_sum.x < old));
+  } else {
+    // Other lanes may have written these words: order their writes before the zero fill.
+    storageBarrier();
+    for (var w = lid; w < params.words_per_frame; w += workgroup_size) {
+      decoded[out_base + w] = 0u;
+    }
+  }
+  workgroupBarrier();
+  // A decoded frame's counts go to the global audit; a failed frame's are dropped.
+  for (var i = lid; i < BINS; i += workgroup_size) {
+    let c = atomicExchange(&frame_hist[i], 0u);
+    if (err == 0u && c != 0u) {
+      audit_add64(AUDIT_HISTOGRAM + 2u * i, c);
+      if (i == BINS - 1u) {
+        audit_add64(AUDIT_ABOVE_255, c);
+      }
+    }
+  }
+  if (lid == 0u) {
+    let sum = vec2<u32>(atomicExchange(&frame_sum[0], 0u), atomicExchange(&frame_sum[1], 0u));
+    let fmax = atomicExchange(&frame_max, 0u);
+    let g = params.first_frame + f;
+    errors[g] = err;
+    if (err == 0u) {
+      totals[g] = sum;
+      if (fmax != 0u) {
+        atomicMax(&audit[AUDIT_MAX], fmax);
+      }
+    } else {
+      totals[g] = vec2<u32>(0u);
+      atomicAdd(&audit[AUDIT_FAILED], 1u);
+    }
+  }
+  workgroupBarrier();
 }
