@@ -6,8 +6,8 @@
  */
 import { StemflowError } from '../errors.ts';
 import {
+  checkDecodeStorageBuffers,
   decodeScratchBytes,
-  decodeStorageBuffers,
   loadDecodeVariant,
 } from './passes/bslz4-decode-variants.ts';
 import {
@@ -176,12 +176,7 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
   const residentBytes = resident.totalBytes;
   const storageBuffers = limits.maxStorageBuffersPerShaderStage;
   const decodeVariant = req.decodeVariant ?? loadDecodeVariant(storageBuffers);
-  if (decodeStorageBuffers(decodeVariant) > (storageBuffers ?? 8)) {
-    throw new StemflowError(
-      'budget',
-      `decode variant ${decodeVariant} binds ${decodeStorageBuffers(decodeVariant)} storage buffers, more than this GPU allows in a shader stage (${storageBuffers ?? 8})`,
-    );
-  }
+  checkDecodeStorageBuffers(decodeVariant, storageBuffers);
   // One decode dispatch a batch (gpu-load.ts).
   const decodeScratch = decodeScratchBytes(decodeVariant, batchFrames, {
     pixels,

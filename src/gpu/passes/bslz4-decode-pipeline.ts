@@ -6,7 +6,7 @@
  */
 import { AUDIT_LAYOUT, type ElemSize } from '../../kernels/bslz4-decode.ts';
 import { shaderSource } from '../shader-source.ts';
-import type { DecodeVariant } from './bslz4-decode-variants.ts';
+import { type DecodeVariant, readsLists } from './bslz4-decode-variants.ts';
 
 /** Words of a bitshuffle block of 8 KiB (the largest the shaders decode). */
 export const BLOCK_WORDS = 2048;
@@ -17,7 +17,7 @@ const pipelineCache = new WeakMap<GPUDevice, Map<string, GPUComputePipeline>>();
 /** The pipeline of a decode variant for `elemSize` (compiled once per device). */
 export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeVariant): GPUComputePipeline {
   const multi = v.shader === 'multi';
-  const listed = multi && v.list && v.listRead !== 'none';
+  const listed = readsLists(v);
   const multiName = listed ? 'bslz4-decode-list' : 'bslz4-decode-multi';
   const audit = {
     AUDIT_MAX: AUDIT_LAYOUT.max,

@@ -59,13 +59,37 @@ export const DEFAULT_LOAD_DECODE_VARIANT = `${DEFAULT_DECODE_VARIANT}-listg`;
 /** Storage buffers per shader stage every WebGPU device offers (the limit's default). */
 export const DEFAULT_STORAGE_BUFFERS_PER_STAGE = 8;
 
+/** Whether the variant's decode copies from the parse pass's lists (bslz4-decode-list.wgsl; not `listx`). */
+export function readsLists(v: DecodeVariant): boolean {
+  return v.shader === 'multi' && v.list && v.listRead !== 'none';
+}
+
 /**
  * Storage buffers a stage of the variant's decode pass binds: 10 for the list variants (bslz4-decode-list.wgsl
  * binds the parse pass's lists), else 8.
  */
 export function decodeStorageBuffers(variant: string | DecodeVariant): number {
   const v = typeof variant === 'string' ? parseDecodeVariant(variant) : variant;
-  return v.shader === 'multi' && v.list && v.listRead !== 'none' ? 10 : DEFAULT_STORAGE_BUFFERS_PER_STAGE;
+  return readsLists(v) ? 10 : DEFAULT_STORAGE_BUFFERS_PER_STAGE;
+}
+
+/**
+ * Refuses ('budget') a variant whose decode binds more storage buffers than a device with `storageBuffersPerStage`
+ * (its maxStorageBuffersPerShaderStage; default 8) allows: the load's plan checks it before allocating, the
+ * decode pass for every other caller.
+ */
+export function checkDecodeStorageBuffers(
+  variant: string | DecodeVariant,
+  storageBuffersPerStage = DEFAULT_STORAGE_BUFFERS_PER_STAGE,
+): void {
+  const v = typeof variant === 'string' ? parseDecodeVariant(variant) : variant;
+  const buffers = decodeStorageBuffers(v);
+  if (buffers > storageBuffersPerStage) {
+    throw new StemflowError(
+      'budget',
+      `decode variant ${v.name} binds ${buffers} storage buffers, more than this GPU allows in a shader stage (${storageBuffersPerStage})`,
+    );
+  }
 }
 
 /**

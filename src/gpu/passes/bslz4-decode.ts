@@ -23,13 +23,14 @@ import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-disp
 import { structLayout } from '../uniform-layout.ts';
 import { BLOCK_WORDS, decodePipeline, PARSE_WORKGROUP, parsePipeline } from './bslz4-decode-pipeline.ts';
 import {
+  checkDecodeStorageBuffers,
   DEFAULT_DECODE_VARIANT,
   type DecodeVariant,
   decodeBlockScratchBytes,
   decodeScratchBytes,
-  decodeStorageBuffers,
   framesPerDispatch,
   parseDecodeVariant,
+  readsLists,
 } from './bslz4-decode-variants.ts';
 
 export { createAuditBuffer, type DecodeResults, readDecodeResults } from './bslz4-decode-results.ts';
@@ -151,13 +152,7 @@ export function createBslz4DecodePass(
   ) {
     throw new StemflowError('invalid', `Workgroup size ${size} is not within the GPU limits.`);
   }
-  const buffers = decodeStorageBuffers(v);
-  if (buffers > device.limits.maxStorageBuffersPerShaderStage) {
-    throw new StemflowError(
-      'budget',
-      `Decode variant ${v.name} binds ${buffers} storage buffers, more than this GPU allows in a shader stage (${device.limits.maxStorageBuffersPerShaderStage}).`,
-    );
-  }
+  checkDecodeStorageBuffers(v, device.limits.maxStorageBuffersPerShaderStage);
   const multi = v.shader === 'multi';
   const fixedBytes = multi
     ? MULTI_FIXED_BYTES +
@@ -284,7 +279,7 @@ export function createBslz4DecodePass(
     // The parse pass writes the lists (every list variant); the list shader reads them (not `listx`).
     const listBuffers = v.list ? listsFor(Math.min(perDispatch, frameCount) * perFrame) : undefined;
     const listBindings: GPUBindGroupEntry[] =
-      listBuffers && v.listRead !== 'none'
+      listBuffers && readsLists(v)
         ? [
             { binding: 9, resource: { buffer: listBuffers.seqs } },
             { binding: 10, resource: { buffer: listBuffers.info } },
