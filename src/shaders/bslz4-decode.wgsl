@@ -303,6 +303,6 @@ fn main(
     lane_max = 0u;
     lane_sum = vec2<u32>(0u);
     let err = decode_frame(f, lid);
-    finish_frame(f, err, lid, WORKGROUP_SIZE);
+    finish_frame(f, err, true, lid, WORKGROUP_SIZE);
   }
 }

@@ -25,7 +25,7 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
     AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
     AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
   };
-  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead}`;
+  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead} ${v.frameGroups}`;
   let cache = pipelineCache.get(device);
   if (!cache) {
     cache = new Map();
@@ -56,6 +56,8 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
               LIST_CAP: v.listCap,
               LIST_STAGE: v.listRead === 'stage' ? 1 : 0,
               LIST_WG: listed && v.listRead === 'stage' ? v.listCap * v.groups : 1,
+              FRAME_GROUPS: v.frameGroups ? 1 : 0,
+              AUDIT_SETS: v.frameGroups ? v.groups : 1,
               ...audit,
             },
           }

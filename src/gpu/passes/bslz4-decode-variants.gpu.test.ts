@@ -54,6 +54,11 @@ const VARIANTS = [
   'scratch-keep-pat-listg-fpd5-wg16-x2-stage16',
   'scratch-keep-pat-fpd5-wg16-x2-stage16',
   'scratch-keep-pat-listx-fpd5-wg16-x2-stage16',
+  'scratch-keep-pat-listg-gf-wg16-x2-stage16',
+  'scratch-keep-pat-listg-gf-fpd5-wg16-x2-stage16',
+  'multi-gf-wg7-x3-stage5',
+  'scratch-keep-pat-gf-wg16-x4-stage16-persist3',
+  'multi-list-gf-wg32-x2-stage64-cap3',
 ];
 
 /**
@@ -214,6 +219,12 @@ describe('bslz4-decode pass: variants vs twin', () => {
       listRead: 'stage',
       parseWords: 1,
       framesPerDispatch: undefined,
+      frameGroups: false,
+    });
+    expect(parseDecodeVariant('scratch-keep-pat-listg-gf-wg16-x2-stage16')).toMatchObject({
+      frameGroups: true,
+      groups: 2,
+      list: true,
     });
     expect(parseDecodeVariant('scratch-list-cap40')).toMatchObject({
       list: true,

@@ -23,6 +23,9 @@
  *   `listx`: the parse pass runs but the shader walks every block from its tokens (the parse pass's cost).
  *   `pw<N>`: parse threads load N (1 or 4) slot words at once.
  * - `fpd<N>`: frames per dispatch unless the job says otherwise (default 4,096).
+ * - `gf`: each group of a workgroup decodes a frame of its own, one block a round (multi), instead of the groups
+ *   decoding one frame's blocks together: no group idles in a frame's last round (9 blocks of 192x192 uint16
+ *   over 2 groups: 9 rounds for two frames instead of 5 a frame). A workgroup takes `x<N>` frames at once.
  * `base` and names with only wg/stage/persist parts use src/shaders/bslz4-decode.wgsl (64 lanes, 1 staged
  * word); the others src/shaders/bslz4-decode-multi.wgsl.
  */
@@ -141,6 +144,13 @@ export interface DecodeVariant {
   parseWords: number;
   /** Frames per dispatch unless the job says otherwise (undefined: DECODE_FRAMES_PER_DISPATCH). */
   framesPerDispatch?: number;
+  /** Each group decodes a frame of its own ('multi' only): a workgroup takes `groups` frames at once. */
+  frameGroups: boolean;
+}
+
+/** Frames a workgroup of the variant decodes at once (one, or one a group with `gf`). */
+export function framesPerWorkgroup(v: DecodeVariant): number {
+  return v.frameGroups ? v.groups : 1;
 }
 
 export function parseDecodeVariant(name: string): DecodeVariant {
@@ -161,6 +171,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let listCap: number | undefined;
   let parseWords = 1;
   let framesPerDispatch: number | undefined;
+  let frameGroups = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
     if (!Number.isInteger(v) || v < 1)
@@ -186,11 +197,12 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'keep') keep = true;
     else if (part === 'pat') pattern = true;
     else if (part === 'u4') unshuffleWords = true;
+    else if (part === 'gf') frameGroups = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
       );
   }
   if (list && win) {
@@ -210,6 +222,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     keep ||
     pattern ||
     unshuffleWords ||
+    frameGroups ||
     groups !== undefined ||
     epochs !== undefined
   ) {
@@ -231,6 +244,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       listRead,
       parseWords,
       framesPerDispatch,
+      frameGroups,
     };
   }
   return {
@@ -251,6 +265,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     listRead: 'stage',
     parseWords: 1,
     framesPerDispatch,
+    frameGroups: false,
   };
 }
 
@@ -300,8 +315,16 @@ export function decodeBlockScratchBytes(
     Math.max(1, Math.floor(workgroupsPerDispatch ?? v.workgroups ?? perDispatch)),
     maxWorkgroups,
   );
-  const workgroups = Math.max(1, Math.min(Math.max(1, Math.floor(frames)), perDispatch, groups));
+  const workgroups = Math.max(
+    1,
+    Math.min(dispatchWorkgroups(v, Math.min(Math.max(1, Math.floor(frames)), perDispatch)), groups),
+  );
   return workgroups * v.groups * DECODE_SCRATCH_BLOCK_BYTES;
+}
+
+/** Workgroups that decode a dispatch of `frames` frames, one per frame or, with `gf`, one per `groups` frames. */
+export function dispatchWorkgroups(v: DecodeVariant, frames: number): number {
+  return Math.ceil(frames / framesPerWorkgroup(v));
 }
 
 /**

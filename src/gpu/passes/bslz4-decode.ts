@@ -28,7 +28,9 @@ import {
   type DecodeVariant,
   decodeBlockScratchBytes,
   decodeScratchBytes,
+  dispatchWorkgroups,
   framesPerDispatch,
+  framesPerWorkgroup,
   parseDecodeVariant,
   readsLists,
 } from './bslz4-decode-variants.ts';
@@ -141,6 +143,7 @@ export function createBslz4DecodePass(
         listCap: 0,
         listRead: 'stage',
         parseWords: 1,
+        frameGroups: false,
       }
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
   const size = v.lanes * v.groups;
@@ -155,8 +158,9 @@ export function createBslz4DecodePass(
   checkDecodeStorageBuffers(v, device.limits.maxStorageBuffersPerShaderStage);
   const multi = v.shader === 'multi';
   const fixedBytes = multi
-    ? MULTI_FIXED_BYTES +
+    ? MULTI_FIXED_BYTES * framesPerWorkgroup(v) +
       4 * v.groups +
+      (v.frameGroups ? 4 * v.groups + 4 : 0) +
       (v.scratch ? 4 : 4 * BLOCK_WORDS * v.groups) +
       (v.list && v.listRead === 'stage' ? 8 * v.listCap * v.groups : 8)
     : FIXED_WORKGROUP_BYTES;
@@ -261,7 +265,7 @@ export function createBslz4DecodePass(
     const chunks: DispatchChunk[] = [];
     for (let start = 0; start < frameCount; start += perDispatch) {
       const frames = Math.min(perDispatch, frameCount - start);
-      const workgroups = Math.min(frames, maxGroups);
+      const workgroups = Math.min(dispatchWorkgroups(v, frames), maxGroups);
       chunks.push({
         params: {
           frame_start: start,

@@ -6,6 +6,15 @@ var<private> lane_over: u32;
 var<private> lane_max: u32;
 var<private> lane_sum: vec2<u32>;
 
+// Declared here for both decode shaders: the histogram, maximum and (lo, hi) sum of the current frame, in
+// AUDIT_SETS sets (the multi shader's groups each decode a frame of their own with FRAME_GROUPS: one set a group).
+override AUDIT_SETS: u32 = 1u;
+var<workgroup> frame_hist: array<atomic<u32>, BINS * AUDIT_SETS>;
+var<workgroup> frame_max: array<atomic<u32>, AUDIT_SETS>;
+var<workgroup> frame_sum: array<atomic<u32>, 2u * AUDIT_SETS>;
+// The set of this lane's frame (0 unless FRAME_GROUPS).
+var<private> audit_set: u32;
+
 fn add64(a: vec2<u32>, b: u32) -> vec2<u32> {
   let lo = a.x + b;
   return vec2<u32>(lo, a.y + select(0u, 1u, lo < b));
@@ -30,7 +39,7 @@ fn audit_value(pixel: u32, v: u32) {
   } else if (v > 255u) {
     lane_over += 1u;
   } else {
-    atomicAdd(&frame_hist[v], 1u);
+    atomicAdd(&frame_hist[audit_set * BINS + v], 1u);
   }
 }
 
@@ -52,42 +61,41 @@ fn write_tail(src: u32, first: u32, out_base: u32) {
   }
 }
 
-// Declared here for both decode shaders: the histogram, maximum and (lo, hi) sum of the current frame.
-var<workgroup> frame_hist: array<atomic<u32>, BINS>;
-var<workgroup> frame_max: atomic<u32>;
-var<workgroup> frame_sum: array<atomic<u32>, 2>;
 
-// Ends frame `f` (batch-local) with verdict `err` (uniform across the workgroup), by all `workgroup_size` lanes:
-// zeroes the row's padding (a failed frame: the whole row), folds the lanes' audit into the frame's, then the
-// frame's into the global audit (a failed frame's counts are dropped), writes its error code and total.
-fn finish_frame(f: u32, err: u32, lid: u32, workgroup_size: u32) {
+// Ends frame `f` (batch-local) with verdict `err`, by the `n` lanes of the frame (`lid` from 0 to n - 1; every
+// lane of the workgroup calls it, in uniform control flow): zeroes the row's padding (a failed frame: the whole
+// row), folds the lanes' audit into the frame's, then the frame's into the global audit (a failed frame's counts
+// are dropped), writes its error code and total. A frame that is not `live` (past the dispatch's frames) writes
+// nothing.
+fn finish_frame(f: u32, err: u32, live: bool, lid: u32, n: u32) {
   let value_words = (params.pixels * ELEM_SIZE + 3u) / 4u;
   let out_base = f * params.words_per_frame;
-  if (err == 0u) {
-    for (var w = value_words + lid; w < params.words_per_frame; w += workgroup_size) {
+  let h = audit_set * BINS;
+  // Other lanes may have written words of a failed frame: order their writes before its zero fill.
+  storageBarrier();
+  if (live && err == 0u) {
+    for (var w = value_words + lid; w < params.words_per_frame; w += n) {
       decoded[out_base + w] = 0u;
     }
     if (lane_zero != 0u) {
-      atomicAdd(&frame_hist[0], lane_zero);
+      atomicAdd(&frame_hist[h], lane_zero);
     }
     if (lane_over != 0u) {
-      atomicAdd(&frame_hist[BINS - 1u], lane_over);
+      atomicAdd(&frame_hist[h + BINS - 1u], lane_over);
     }
-    atomicMax(&frame_max, lane_max);
-    let old = atomicAdd(&frame_sum[0], lane_sum.x);
-    atomicAdd(&frame_sum[1], lane_sum.y + select(0u, 1u, old + lane_sum.x < old));
-  } else {
-    // Other lanes may have written these words: order their writes before the zero fill.
-    storageBarrier();
-    for (var w = lid; w < params.words_per_frame; w += workgroup_size) {
+    atomicMax(&frame_max[audit_set], lane_max);
+    let old = atomicAdd(&frame_sum[2u * audit_set], lane_sum.x);
+    atomicAdd(&frame_sum[2u * audit_set + 1u], lane_sum.y + select(0u, 1u, old + lane_sum.x < old));
+  } else if (live) {
+    for (var w = lid; w < params.words_per_frame; w += n) {
       decoded[out_base + w] = 0u;
     }
   }
   workgroupBarrier();
   // A decoded frame's counts go to the global audit; a failed frame's are dropped.
-  for (var i = lid; i < BINS; i += workgroup_size) {
-    let c = atomicExchange(&frame_hist[i], 0u);
-    if (err == 0u && c != 0u) {
+  for (var i = lid; i < BINS; i += n) {
+    let c = atomicExchange(&frame_hist[h + i], 0u);
+    if (live && err == 0u && c != 0u) {
       audit_add64(AUDIT_HISTOGRAM + 2u * i, c);
       if (i == BINS - 1u) {
         audit_add64(AUDIT_ABOVE_255, c);
@@ -95,18 +103,23 @@ fn finish_frame(f: u32, err: u32, lid: u32, workgroup_size: u32) {
     }
   }
   if (lid == 0u) {
-    let sum = vec2<u32>(atomicExchange(&frame_sum[0], 0u), atomicExchange(&frame_sum[1], 0u));
-    let fmax = atomicExchange(&frame_max, 0u);
+    let sum = vec2<u32>(
+      atomicExchange(&frame_sum[2u * audit_set], 0u),
+      atomicExchange(&frame_sum[2u * audit_set + 1u], 0u),
+    );
+    let fmax = atomicExchange(&frame_max[audit_set], 0u);
     let g = params.first_frame + f;
-    errors[g] = err;
-    if (err == 0u) {
-      totals[g] = sum;
-      if (fmax != 0u) {
-        atomicMax(&audit[AUDIT_MAX], fmax);
+    if (live) {
+      errors[g] = err;
+      if (err == 0u) {
+        totals[g] = sum;
+        if (fmax != 0u) {
+          atomicMax(&audit[AUDIT_MAX], fmax);
+        }
+      } else {
+        totals[g] = vec2<u32>(0u);
+        atomicAdd(&audit[AUDIT_FAILED], 1u);
       }
-    } else {
-      totals[g] = vec2<u32>(0u);
-      atomicAdd(&audit[AUDIT_FAILED], 1u);
     }
   }
   workgroupBarrier();

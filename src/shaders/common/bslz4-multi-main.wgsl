@@ -35,6 +35,10 @@ override LIST_CAP: u32 = 256u;
 override LIST_WG: u32 = 1u;
 // LIST: the group's list is copied into workgroup memory first (else every lane reads it through list_seq).
 override LIST_STAGE: bool = true;
+// Each group decodes a frame of its own, one block a round (decode_group_frame), instead of the workgroup's
+// groups decoding one frame's blocks together: a frame of 9 blocks and 2 groups then takes 9 rounds for two
+// frames, not 5 rounds a frame whose last leaves one group idle. AUDIT_SETS = GROUPS.
+override FRAME_GROUPS: bool = false;
 
 // #include "bslz4-bindings.wgsl"
 
@@ -128,6 +132,9 @@ fn list_blocks() -> u32 {
   return params.pixels / block_elems + select(0u, 1u, ((params.pixels % block_elems) & ~7u) > 0u);
 }
 
+// The verdict of this lane's group's block in the last lz4_round (0 or an error code; not uniform).
+var<private> own_verdict: u32;
+
 // Per group: its walk's verdict + 1 once done (0 while running), written by the group's lane 0.
 var<workgroup> walk_done: array<u32, GROUPS>;
 // 0 while a group of the round is still walking, else the round's verdict + 1 (written by lane 0 of group 0,
@@ -145,7 +152,7 @@ fn epoch_barrier() {
 
 // Every group decodes its raw LZ4 block slot[start, end) into its block bytes [0, out_end) (a group with
 // `busy` false does nothing). Returns 0 or the first failing group's error code (uniform across the
-// workgroup). Every EPOCHS_PER_ROUND epochs the workgroup checks uniformly whether every group is done.
+// workgroup); own_verdict is the lane's group's. Every EPOCHS_PER_ROUND epochs the workgroup checks uniformly whether every group is done.
 fn lz4_round(start: u32, end: u32, out_end: u32, busy: bool, sub: u32, lane: u32, lid: u32) -> u32 {
   kept_w = 0xffffffffu;
   var w = Walk(start, 0u, 0u, 0u, 0u, select(1u, 0u, busy), vec2<u32>(0u), 0u);
@@ -188,9 +195,77 @@ fn lz4_round(start: u32, end: u32, out_end: u32, busy: bool, sub: u32, lane: u32
     }
     let done = workgroupUniformLoad(&round_done);
     if (done != 0u) {
+      own_verdict = w.done - 1u;
       return done - 1u;
     }
   }
+}
+
+// The chunk's header checks (its index entry and 12-byte header): (0, block bytes) or (error code, 0).
+fn check_chunk(off: u32, size: u32) -> vec2<u32> {
+  if (off > params.slot_bytes || size > params.slot_bytes - off) {
+    return vec2<u32>(ERR_INDEX_OUT_OF_SLOT, 0u);
+  }
+  if (size < HEADER_BYTES) {
+    return vec2<u32>(ERR_HEADER_TRUNCATED, 0u);
+  }
+  if (slot_be32(off) != 0u || slot_be32(off + 4u) != params.expected_bytes) {
+    return vec2<u32>(ERR_SIZE_MISMATCH, 0u);
+  }
+  let block_bytes = slot_be32(off + 8u);
+  if (block_bytes == 0u || block_bytes % (8u * ELEM_SIZE) != 0u) {
+    return vec2<u32>(ERR_BAD_BLOCK_SIZE, 0u);
+  }
+  if (block_bytes > MAX_BLOCK_BYTES) {
+    return vec2<u32>(ERR_UNSUPPORTED_BLOCK_SIZE, 0u);
+  }
+  return vec2<u32>(0u, block_bytes);
+}
+
+// A busy group's lanes stage the slot words that hold block b's compressed bytes [start, start + length) of
+// frame f (whole words inside the slot's data) and, with LIST, find the block's list from the parse pass.
+fn stage_block(f: u32, b: u32, start: u32, length: u32, lane: u32) {
+  let stage_word = start >> 2u;
+  let stage_words = min(((start + length + 3u) >> 2u) - stage_word, STAGE_WORDS);
+  for (var w = lane; w < stage_words; w += LANES) {
+    stage[stage_base + w] = slot[stage_word + w];
+  }
+  stage_at = stage_word * 4u;
+  stage_len = stage_words * 4u;
+  if (LIST) {
+    // The block's list from the parse pass, when it has one (blocks past the 8 KiB count have none).
+    let per_frame = list_blocks();
+    list_n = 0u;
+    list_done = 0u;
+    if (b < per_frame) {
+      let t = (f - params.frame_start) * per_frame + b;
+      let info = list_info(t);
+      list_n = info.x;
+      list_done = info.y;
+      list_at = t * LIST_CAP;
+      if (LIST_STAGE && list_done == 1u) {
+        for (var k = lane; k < list_n; k += LANES) {
+          lists[list_base + k] = list_seq(t * LIST_CAP + k);
+        }
+      }
+    }
+  }
+}
+
+// The chunk's end after its blocks (from byte `pos`): the raw tail of elements past the last whole group of 8,
+// exactly as long as the frame needs. Returns 0 or an error code; lane 0 of the frame's lanes writes the tail.
+fn finish_chunk(off: u32, size: u32, pos: u32, done_elems: u32, out_base: u32, first_lane: bool) -> u32 {
+  let tail_bytes = (params.pixels - done_elems) * ELEM_SIZE;
+  if (size - pos < tail_bytes) {
+    return ERR_TAIL_TRUNCATED;
+  }
+  if (size - pos > tail_bytes) {
+    return ERR_TRAILING_BYTES;
+  }
+  if (first_lane && tail_bytes > 0u) {
+    write_tail(off + pos, done_elems, out_base);
+  }
+  return 0u;
 }
 
 // Decodes batch frame f into its output words; returns 0 or an error code. Lane `lane` of group `sub`.
@@ -199,22 +274,11 @@ fn decode_frame(f: u32, sub: u32, lane: u32, lid: u32) -> u32 {
   let off = entry.x;
   let size = entry.y;
   let out_base = f * params.words_per_frame;
-  if (off > params.slot_bytes || size > params.slot_bytes - off) {
-    return ERR_INDEX_OUT_OF_SLOT;
+  let checked = check_chunk(off, size);
+  if (checked.x != 0u) {
+    return checked.x;
   }
-  if (size < HEADER_BYTES) {
-    return ERR_HEADER_TRUNCATED;
-  }
-  if (slot_be32(off) != 0u || slot_be32(off + 4u) != params.expected_bytes) {
-    return ERR_SIZE_MISMATCH;
-  }
-  let block_bytes = slot_be32(off + 8u);
-  if (block_bytes == 0u || block_bytes % (8u * ELEM_SIZE) != 0u) {
-    return ERR_BAD_BLOCK_SIZE;
-  }
-  if (block_bytes > MAX_BLOCK_BYTES) {
-    return ERR_UNSUPPORTED_BLOCK_SIZE;
-  }
+  let block_bytes = checked.y;
   let n = params.pixels;
   let block_elems = block_bytes / ELEM_SIZE;
   let full = n / block_elems;
@@ -254,32 +318,7 @@ fn decode_frame(f: u32, sub: u32, lane: u32, lid: u32) -> u32 {
     let elems = select(last, block_elems, b < full);
     let bytes = elems * ELEM_SIZE;
     if (busy) {
-      // Stage the slot words that hold the block's compressed bytes (whole words inside the slot's data).
-      let stage_word = my_start >> 2u;
-      let stage_words = min(((my_start + my_length + 3u) >> 2u) - stage_word, STAGE_WORDS);
-      for (var w = lane; w < stage_words; w += LANES) {
-        stage[stage_base + w] = slot[stage_word + w];
-      }
-      stage_at = stage_word * 4u;
-      stage_len = stage_words * 4u;
-      if (LIST) {
-        // The block's list from the parse pass, when it has one (blocks past the 8 KiB count have none).
-        let per_frame = list_blocks();
-        list_n = 0u;
-        list_done = 0u;
-        if (b < per_frame) {
-          let t = (f - params.frame_start) * per_frame + b;
-          let info = list_info(t);
-          list_n = info.x;
-          list_done = info.y;
-          list_at = t * LIST_CAP;
-          if (LIST_STAGE && list_done == 1u) {
-            for (var k = lane; k < list_n; k += LANES) {
-              lists[list_base + k] = list_seq(t * LIST_CAP + k);
-            }
-          }
-        }
-      }
+      stage_block(f, b, my_start, my_length, lane);
     }
     // Also orders this round's block writes after the previous round's unshuffle reads.
     if (SCRATCH) {
@@ -298,18 +337,97 @@ fn decode_frame(f: u32, sub: u32, lane: u32, lid: u32) -> u32 {
       return header_err;
     }
   }
-  let done_elems = full * block_elems + last;
-  let tail_bytes = (n - done_elems) * ELEM_SIZE;
-  if (size - pos < tail_bytes) {
-    return ERR_TAIL_TRUNCATED;
+  return finish_chunk(off, size, pos, full * block_elems + last, out_base, lid == 0u);
+}
+
+// FRAME_GROUPS: blocks of each group's frame (0 when it failed its checks), and the most of them (the rounds).
+var<workgroup> group_blocks: array<u32, GROUPS>;
+var<workgroup> round_count: u32;
+
+// FRAME_GROUPS: group `sub` decodes batch frame f (when `live`: inside the dispatch) into its output words, one
+// block a round, the groups' rounds together (as many as the longest frame has blocks). Returns 0 or the frame's
+// error code (its group's own; control flow stays uniform across the workgroup, so no early return). The same
+// checks in the same order as decode_frame: a block's header is read when its round starts.
+fn decode_group_frame(f: u32, live: bool, sub: u32, lane: u32, lid: u32) -> u32 {
+  var err = 0u;
+  var off = 0u;
+  var size = 0u;
+  var block_elems = 8u;
+  var full = 0u;
+  var last = 0u;
+  var count = 0u;
+  if (live) {
+    let entry = index[f];
+    off = entry.x;
+    size = entry.y;
+    let checked = check_chunk(off, size);
+    err = checked.x;
+    if (err == 0u) {
+      block_elems = checked.y / ELEM_SIZE;
+      full = params.pixels / block_elems;
+      last = (params.pixels % block_elems) & ~7u;
+      count = full + select(0u, 1u, last > 0u);
+    }
   }
-  if (size - pos > tail_bytes) {
-    return ERR_TRAILING_BYTES;
+  let out_base = f * params.words_per_frame;
+  if (lane == 0u) {
+    group_blocks[sub] = count;
   }
-  if (lid == 0u && tail_bytes > 0u) {
-    write_tail(off + pos, done_elems, out_base);
+  workgroupBarrier();
+  if (lid == 0u) {
+    var m = 0u;
+    for (var s = 0u; s < GROUPS; s++) {
+      m = max(m, group_blocks[s]);
+    }
+    round_count = m;
   }
-  return 0u;
+  let rounds = workgroupUniformLoad(&round_count);
+  var pos = HEADER_BYTES;
+  for (var b = 0u; b < rounds; b++) {
+    var busy = err == 0u && b < count;
+    var my_start = 0u;
+    var my_length = 0u;
+    if (busy) {
+      if (size - pos < 4u) {
+        err = ERR_BLOCK_TRUNCATED;
+      } else {
+        let length = slot_be32(off + pos);
+        pos += 4u;
+        if (length == 0u) {
+          err = ERR_BLOCK_EMPTY;
+        } else if (length > size - pos) {
+          err = ERR_BLOCK_TRUNCATED;
+        } else {
+          my_start = off + pos;
+          my_length = length;
+          pos += length;
+        }
+      }
+      busy = err == 0u;
+    }
+    let elems = select(last, block_elems, b < full);
+    if (busy) {
+      stage_block(f, b, my_start, my_length, lane);
+    }
+    // Also orders this round's block writes after the previous round's unshuffle reads.
+    if (SCRATCH) {
+      storageBarrier();
+    }
+    workgroupBarrier();
+    _ = lz4_round(my_start, my_start + my_length, elems * ELEM_SIZE, busy, sub, lane, lid);
+    if (busy && own_verdict != 0u) {
+      err = own_verdict;
+      busy = false;
+    }
+    epoch_barrier();
+    if (busy) {
+      unshuffle_block(elems, b * block_elems, out_base, lane);
+    }
+  }
+  if (live && err == 0u) {
+    err = finish_chunk(off, size, pos, full * block_elems + last, out_base, lane == 0u);
+  }
+  return err;
 }
 
 @compute @workgroup_size(LANES * GROUPS)
@@ -324,12 +442,28 @@ fn main(
   stage_base = sub * STAGE_WORDS;
   list_base = sub * LIST_CAP;
   blk_base = select(sub * BLOCK_WORDS, (wid.x * GROUPS + sub) * BLOCK_WORDS, SCRATCH);
+  if (FRAME_GROUPS) {
+    // Workgroup w takes frames from frame_start + w * GROUPS, GROUPS at a time (group `sub` the sub-th).
+    audit_set = sub;
+    for (var f0 = params.frame_start + wid.x * GROUPS; f0 < params.frame_end; f0 += groups.x * GROUPS) {
+      let f = f0 + sub;
+      let live = f < params.frame_end;
+      lane_zero = 0u;
+      lane_over = 0u;
+      lane_max = 0u;
+      lane_sum = vec2<u32>(0u);
+      let err = decode_group_frame(f, live, sub, lane, lid);
+      finish_frame(f, err, live, lane, LANES);
+    }
+    return;
+  }
+  audit_set = 0u;
   for (var f = params.frame_start + wid.x; f < params.frame_end; f += groups.x) {
     lane_zero = 0u;
     lane_over = 0u;
     lane_max = 0u;
     lane_sum = vec2<u32>(0u);
     let err = decode_frame(f, sub, lane, lid);
-    finish_frame(f, err, lid, workgroup_size);
+    finish_frame(f, err, true, lid, workgroup_size);
   }
 }
