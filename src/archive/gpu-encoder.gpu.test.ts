@@ -353,10 +353,12 @@ describe('planGpuEncoder', () => {
     expect(plan.buffers.find((b) => b.label === 'lane scratch')).toBeUndefined();
     expect(plan.shared).toEqual([{ label: 'lane scratch', bytes: 16384 * 4 * 4610 * 4, bound: true }]);
     expect(plan.sharedBytes).toBe(16384 * 4 * 4610 * 4);
-    // The default decode variant's scratch: 4,096 workgroups per dispatch x 2 blocks x 8 KiB, once for the slots.
-    expect(plan.decodeScratchBytes).toBe(4096 * 2 * 8192);
+    // The default decode variant's scratch: 4,096 workgroups per dispatch x 2 blocks x 8 KiB and the pixel flags
+    // as bits (a word per 32 pixels), once for the slots.
+    const flagBits = (192 * 192) / 8;
+    expect(plan.decodeScratchBytes).toBe(4096 * 2 * 8192 + flagBits);
     expect(plan.totalBytes).toBe(2 * plan.slotBytes + plan.sharedBytes + plan.decodeScratchBytes);
-    expect(planGpuEncoder({ ...base, frames: 7 }).decodeScratchBytes).toBe(7 * 2 * 8192);
+    expect(planGpuEncoder({ ...base, frames: 7 }).decodeScratchBytes).toBe(7 * 2 * 8192 + flagBits);
     expect(planGpuEncoder({ ...base, frames: 16384, decodeVariant: 'base' }).decodeScratchBytes).toBe(0);
   });
   it('sizes readbacks to the words needed + 25 % in 16 MiB steps, never above the plan, never below the need', () => {

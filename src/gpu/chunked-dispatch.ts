@@ -28,6 +28,12 @@ export interface ChunkedPass {
     bindings: readonly GPUBindGroupEntry[];
     workgroups(chunk: DispatchChunk): number;
   };
+  /** A pipeline dispatched once before all chunks, with the first chunk's parameters at binding 0. */
+  first?: {
+    pipeline: GPUComputePipeline;
+    bindings: readonly GPUBindGroupEntry[];
+    workgroups: number;
+  };
 }
 
 /**
@@ -59,6 +65,28 @@ export function encodeChunks(
   });
   device.queue.writeBuffer(params, 0, bytes);
   const compute = encoder.beginComputePass({ label });
+  const { first } = pass;
+  if (first && chunks.length > 0 && first.workgroups > 0) {
+    if (!Number.isInteger(first.workgroups) || first.workgroups > maxGroups) {
+      throw new StemflowError(
+        'invalid',
+        `A ${label} dispatch of ${first.workgroups} workgroups exceeds ${maxGroups}.`,
+      );
+    }
+    compute.setPipeline(first.pipeline);
+    compute.setBindGroup(
+      0,
+      device.createBindGroup({
+        label: `${label} (first)`,
+        layout: first.pipeline.getBindGroupLayout(0),
+        entries: [
+          { binding: 0, resource: { buffer: params, offset: 0, size: layout.byteSize } },
+          ...first.bindings,
+        ],
+      }),
+    );
+    compute.dispatchWorkgroups(first.workgroups);
+  }
   compute.setPipeline(pass.pipeline);
   const groupLayout = pass.pipeline.getBindGroupLayout(0);
   const { before } = pass;

@@ -36,7 +36,8 @@ describe('GPU load memory plan', () => {
     // each of 3 slots; one set of batch buffers; the decode's scratch and lists for one dispatch of 8,192 frames.
     expect(plan.batchFrames).toBe(8192);
     expect(plan.highScratchWordsPerPixel).toBe(2048);
-    expect(plan.decodeScratchBytes).toBe(8192 * 2 * 8192 + 8192 * 9 * (256 * 8 + 8));
+    // (+ the pixel flags as bits: a word per 32 pixels.)
+    expect(plan.decodeScratchBytes).toBe(8192 * 8192 + pixels / 8 + 8192 * 9 * (256 * 8 + 8));
     expect(plan.scratchBytes).toBe(
       8192 * 12_100 +
         8192 * pixels * 2 +
@@ -71,20 +72,22 @@ describe('GPU load memory plan', () => {
   it('counts the decode scratch and lists of the default variant in scratch and peak, and prints them', () => {
     const plan = fullScan({ highPlane: 'full' });
     expect(plan.decodeVariant).toBe(DEFAULT_LOAD_DECODE_VARIANT);
-    // scratch-keep-pat-wg16-x2-stage16-listg, one dispatch a batch: 8,192 workgroups x 2 blocks in flight x 8 KiB,
-    // and the lists of 8,192 x 9 blocks (256 sequences of 8 bytes and a verdict of 8 bytes each).
+    // scratch-keep-pat-listg-gf-wg32-x1-stage16, one dispatch a batch: 8,192 workgroups x 1 block in flight x
+    // 8 KiB, the pixel flags as bits (36,864 / 32 words), and the lists of 8,192 x 9 blocks (256 sequences of 8
+    // bytes and a verdict of 8 bytes each).
     const lists = 8192 * 9 * (256 * 8 + 8);
-    expect(plan.decodeScratchBytes).toBe(8192 * 2 * 8192 + lists);
+    const flagBits = (192 * 192) / 8;
+    expect(plan.decodeScratchBytes).toBe(8192 * 8192 + flagBits + lists);
     const batchBytes = 8192 * 12_100 + 8192 * 192 * 192 * 2 + 8192 * 8;
-    expect(plan.scratchBytes).toBe(batchBytes + 8192 * 2 * 8192 + lists);
+    expect(plan.scratchBytes).toBe(batchBytes + 8192 * 8192 + flagBits + lists);
     expect(plan.peakBytes).toBe(plan.residentBytes + plan.scratchBytes + plan.resultBytes);
     expect(describePlan(plan)[1]).toBe(
-      "scratch 943.2 MiB: a batch's 94.5 MiB compressed + 576.0 MiB decoded + 64.0 KiB index + decode scratch 272.6 MiB (scratch-keep-pat-wg16-x2-stage16-listg)",
+      "scratch 879.2 MiB: a batch's 94.5 MiB compressed + 576.0 MiB decoded + 64.0 KiB index + decode scratch 208.6 MiB (scratch-keep-pat-listg-gf-wg32-x1-stage16)",
     );
     // The fused variant has no global scratch; a small batch needs a small one.
     const base = fullScan({ highPlane: 'full', decodeVariant: 'base' });
     expect(base.decodeScratchBytes).toBe(0);
-    expect(plan.peakBytes - base.peakBytes).toBe(8192 * 2 * 8192 + lists);
+    expect(plan.peakBytes - base.peakBytes).toBe(8192 * 8192 + flagBits + lists);
     const small = planGpuLoad({
       frames: 100,
       detector: [4, 4],
@@ -93,7 +96,7 @@ describe('GPU load memory plan', () => {
       limits: H200,
       batchFrames: 64,
     });
-    expect(small.decodeScratchBytes).toBe(64 * 2 * 8192 + 64 * 1 * (256 * 8 + 8));
+    expect(small.decodeScratchBytes).toBe(64 * 8192 + 4 + 64 * 1 * (256 * 8 + 8));
   });
 
   it('picks the list variant only where the device binds its 10 storage buffers a stage', () => {
@@ -101,7 +104,7 @@ describe('GPU load memory plan', () => {
     for (const maxStorageBuffersPerShaderStage of [8, 9, undefined]) {
       const plan = fullScan({ highPlane: 'full', limits: { ...H200, maxStorageBuffersPerShaderStage } });
       expect(plan.decodeVariant).toBe(DEFAULT_DECODE_VARIANT);
-      expect(plan.decodeScratchBytes).toBe(8192 * 2 * 8192);
+      expect(plan.decodeScratchBytes).toBe(8192 * 2 * 8192 + (192 * 192) / 8);
     }
     expect(fullScan({ limits: { ...H200, maxStorageBuffersPerShaderStage: 31 } }).decodeVariant).toBe(
       DEFAULT_LOAD_DECODE_VARIANT,
@@ -118,7 +121,7 @@ describe('GPU load memory plan', () => {
     }
     expect(isStemflowError(error) && error.kind).toBe('budget');
     expect((error as Error).message).toBe(
-      'decode variant scratch-keep-pat-wg16-x2-stage16-listg binds 10 storage buffers, more than this GPU allows in a shader stage (8)',
+      'decode variant scratch-keep-pat-listg-gf-wg32-x1-stage16 binds 10 storage buffers, more than this GPU allows in a shader stage (8)',
     );
   });
 
@@ -153,7 +156,7 @@ describe('GPU load memory plan', () => {
     } catch (e) {
       expect(isStemflowError(e, 'budget')).toBe(true);
       expect((e as Error).message).toMatch(
-        /needs 732\.3 MiB of GPU memory at peak \(288\.1 MiB resident .* budget of 256\.0 MiB/,
+        /needs 700\.3 MiB of GPU memory at peak \(288\.1 MiB resident .* budget of 256\.0 MiB/,
       );
     }
   });

@@ -47,6 +47,15 @@ var<private> stage_at: u32;
 var<private> stage_len: u32;
 
 // #include "common/bslz4-bytes.wgsl"
+// The flags of pixels e..e + 7 as bits (pixel e + k: bit k).
+fn group_flags(e: u32) -> u32 {
+  var bits = 0u;
+  for (var k = 0u; k < 8u; k++) {
+    bits |= select(0u, 1u << k, flags[e + k] != 0u);
+  }
+  return bits;
+}
+
 // #include "common/bslz4-unshuffle.wgsl"
 
 // Slot and block bytes, partial words, literal and match copies.

@@ -75,6 +75,38 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
   return pipeline;
 }
 
+/** Threads per workgroup of the multi shader's `pack_flags` (a word of 32 flag bits each). */
+export const PACK_FLAGS_WORKGROUP = 64;
+
+/**
+ * The multi shader's `pack_flags` entry point (bslz4-decode-multi.wgsl, which binds 8 storage buffers: every
+ * device): the pixel flags as bits in the decode scratch, once a job before its decode dispatches.
+ */
+export function packFlagsPipeline(device: GPUDevice): GPUComputePipeline {
+  const key = 'pack flags';
+  let cache = pipelineCache.get(device);
+  if (!cache) {
+    cache = new Map();
+    pipelineCache.set(device, cache);
+  }
+  let pipeline = cache.get(key);
+  if (!pipeline) {
+    pipeline = device.createComputePipeline({
+      label: 'bslz4-decode pack flags',
+      layout: 'auto',
+      compute: {
+        module: device.createShaderModule({
+          label: 'bslz4-decode-multi.wgsl',
+          code: shaderSource['bslz4-decode-multi'],
+        }),
+        entryPoint: 'pack_flags',
+      },
+    });
+    cache.set(key, pipeline);
+  }
+  return pipeline;
+}
+
 /** Threads per workgroup of the parse pass. */
 export const PARSE_WORKGROUP = 64;
 

@@ -53,11 +53,16 @@ export const DEFAULT_DECODE_VARIANT = 'scratch-keep-pat-wg16-x2-stage16';
 
 /**
  * The load's variant (load-plan.ts), one dispatch a batch of 8,192 frames: a parse pass writes every block's
- * sequences to a list and the default's lanes copy from it (`listg`). Fourteenth session, H200, full scan: decode
+ * sequences to a list and the lanes copy from it (`listg`). Fourteenth session, H200, full scan: decode
  * 110.3 ms (175 GB/s) against 116.9 for the default with the same dispatches; with dispatches of 4,096 frames the
  * list gains nothing (the parse pass costs ~0.24 ms a dispatch, chiefly its longest block's serial walk).
+ * Sixteenth session: one warp a block and a frame a workgroup (`gf-wg32-x1`: the lanes copy from the list 32 at a
+ * time, and no group idles in a frame's last round): 3.385-3.409 ms a batch of 8,192 against 3.428-3.438 for
+ * `wg16-x2` in the same rounds (four runs), 108.9-109.0 ms of decode in a full load against 110.0-110.6, and half
+ * the block scratch (64 MiB). The same list with 16 lanes x 2 frames at once is slower (145 GB/s: the groups of
+ * two frames walk in lockstep; docs/performance.md, sixteenth session).
  */
-export const DEFAULT_LOAD_DECODE_VARIANT = `${DEFAULT_DECODE_VARIANT}-listg`;
+export const DEFAULT_LOAD_DECODE_VARIANT = 'scratch-keep-pat-listg-gf-wg32-x1-stage16';
 
 /** Storage buffers per shader stage every WebGPU device offers (the limit's default). */
 export const DEFAULT_STORAGE_BUFFERS_PER_STAGE = 8;
@@ -272,7 +277,8 @@ export function parseDecodeVariant(name: string): DecodeVariant {
 /**
  * Bytes the decode pass allocates for batches of up to `frames` frames: its global scratch (workgroups per
  * dispatch x blocks in flight per workgroup x 8 KiB; 4 for a multi variant without scratch, 0 for the fused
- * shader) and a list variant's lists (decodeListBytes). Memory plans count it before anything is allocated.
+ * shader) with the multi shader's pixel flag bits (decodeFlagBytes), and a list variant's lists
+ * (decodeListBytes). Memory plans count it before anything is allocated.
  */
 export function decodeScratchBytes(
   variant: string | DecodeVariant,
@@ -287,8 +293,24 @@ export function decodeScratchBytes(
   const perDispatch = framesPerDispatch(v, options.maxFramesPerDispatch);
   return (
     decodeBlockScratchBytes(v, frames, options) +
+    decodeFlagBytes(v, options.pixels) +
     decodeListBytes(v, Math.min(frames, perDispatch), options.pixels, options.elemSize)
   );
+}
+
+/**
+ * Bytes of the multi shader's pixel flags as bits (a word per 32 pixels, after the blocks in its scratch: the
+ * audit reads one word per 8 values instead of a flag per value); 0 for the fused shader.
+ */
+export function decodeFlagBytes(v: DecodeVariant, pixels?: number): number {
+  if (v.shader !== 'multi') return 0;
+  if (pixels === undefined) {
+    throw new StemflowError(
+      'invalid',
+      `Decode variant '${v.name}' needs the frame's pixels to plan its flag bits.`,
+    );
+  }
+  return 4 * Math.ceil(pixels / 32);
 }
 
 export interface DecodeScratchOptions {

@@ -21,12 +21,20 @@ import source from '../../shaders/bslz4-decode.wgsl?raw';
 import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
 import { structLayout } from '../uniform-layout.ts';
-import { BLOCK_WORDS, decodePipeline, PARSE_WORKGROUP, parsePipeline } from './bslz4-decode-pipeline.ts';
+import {
+  BLOCK_WORDS,
+  decodePipeline,
+  PACK_FLAGS_WORKGROUP,
+  PARSE_WORKGROUP,
+  packFlagsPipeline,
+  parsePipeline,
+} from './bslz4-decode-pipeline.ts';
 import {
   checkDecodeStorageBuffers,
   DEFAULT_DECODE_VARIANT,
   type DecodeVariant,
   decodeBlockScratchBytes,
+  decodeFlagBytes,
   decodeScratchBytes,
   dispatchWorkgroups,
   framesPerDispatch,
@@ -197,21 +205,24 @@ export function createBslz4DecodePass(
     }
     return lists;
   };
-  // The multi shader's scratch: 8 KiB per group of each workgroup of a dispatch (a word when not SCRATCH).
-  // A smaller one is kept until `destroy` (encoders not yet submitted may use it).
+  // The multi shader's scratch: 8 KiB per group of each workgroup of a dispatch (a word when not SCRATCH),
+  // then the pixel flags as bits from word `flagBase`. A smaller one is kept until `destroy` (encoders not yet
+  // submitted may use it).
   let scratch: GPUBuffer | null = null;
   const retired: GPUBuffer[] = [];
   const scratchFor = (
     frames: number,
+    pixels: number,
     options: { maxFramesPerDispatch?: number; workgroupsPerDispatch?: number },
   ) => {
-    const bytes = Math.max(
+    const blockBytes = Math.max(
       4,
       decodeBlockScratchBytes(v, frames, {
         ...options,
         maxWorkgroups: device.limits.maxComputeWorkgroupsPerDimension,
       }),
     );
+    const bytes = blockBytes + decodeFlagBytes(v, pixels);
     if (!scratch || scratch.size < bytes) {
       if (scratch) retired.push(scratch);
       scratch = device.createBuffer({
@@ -221,7 +232,7 @@ export function createBslz4DecodePass(
       });
     }
     checkBindable(device, scratch, 'decode scratch');
-    return scratch;
+    return { buffer: scratch, flagBase: blockBytes / 4 };
   };
 
   const encode = (encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer => {
@@ -262,6 +273,12 @@ export function createBslz4DecodePass(
       Math.max(1, Math.floor(job.workgroupsPerDispatch ?? v.workgroups ?? perDispatch)),
       device.limits.maxComputeWorkgroupsPerDimension,
     );
+    const scratchAt = multi
+      ? scratchFor(frameCount, pixels, {
+          maxFramesPerDispatch: perDispatch,
+          workgroupsPerDispatch: job.workgroupsPerDispatch,
+        })
+      : undefined;
     const chunks: DispatchChunk[] = [];
     for (let start = 0; start < frameCount; start += perDispatch) {
       const frames = Math.min(perDispatch, frameCount - start);
@@ -275,6 +292,7 @@ export function createBslz4DecodePass(
           words_per_frame: wordsPerFrame,
           slot_bytes: slotBytes,
           first_frame: firstFrame,
+          flag_base: scratchAt?.flagBase ?? 0,
         },
         workgroups,
       });
@@ -289,20 +307,20 @@ export function createBslz4DecodePass(
             { binding: 10, resource: { buffer: listBuffers.info } },
           ]
         : [];
-    const scratchBinding: GPUBindGroupEntry[] = multi
-      ? [
-          {
-            binding: 8,
-            resource: {
-              buffer: scratchFor(frameCount, {
-                maxFramesPerDispatch: perDispatch,
-                workgroupsPerDispatch: job.workgroupsPerDispatch,
-              }),
-            },
-          },
-          ...listBindings,
-        ]
+    const scratchBinding: GPUBindGroupEntry[] = scratchAt
+      ? [{ binding: 8, resource: { buffer: scratchAt.buffer } }, ...listBindings]
       : [];
+    // The multi shader's audit reads the pixel flags as bits, packed once a job into its scratch.
+    const first = scratchAt
+      ? {
+          pipeline: packFlagsPipeline(device),
+          bindings: [
+            { binding: 3, resource: { buffer: job.flags } },
+            { binding: 8, resource: { buffer: scratchAt.buffer } },
+          ],
+          workgroups: Math.ceil(Math.ceil(pixels / 32) / PACK_FLAGS_WORKGROUP),
+        }
+      : undefined;
     const before =
       parse && listBuffers
         ? {
@@ -335,6 +353,7 @@ export function createBslz4DecodePass(
           ...scratchBinding,
         ],
         before,
+        first,
       },
       chunks,
     );
@@ -357,7 +376,7 @@ export function createBslz4DecodePass(
         elemSize,
         maxWorkgroups: device.limits.maxComputeWorkgroupsPerDimension,
       });
-      if (multi) scratchFor(frames, options);
+      if (multi) scratchFor(frames, options.pixels, options);
       if (v.list) {
         const perDispatch = framesPerDispatch(v, options.maxFramesPerDispatch);
         listsFor(Math.min(perDispatch, frames) * listBlocks(options.pixels, elemSize));

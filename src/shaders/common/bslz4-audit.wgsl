@@ -29,7 +29,12 @@ fn audit_add64(i: u32, value: u32) {
 }
 
 fn audit_value(pixel: u32, v: u32) {
-  if (flags[pixel] != 0u) {
+  audit_unflagged(v, flags[pixel] == 0u);
+}
+
+// Audits value v unless its pixel is flagged (`counted` false).
+fn audit_unflagged(v: u32, counted: bool) {
+  if (!counted) {
     return;
   }
   lane_sum = add64(lane_sum, v);

@@ -19,6 +19,9 @@ struct Params {
   slot_bytes: u32,
   // Index in `errors` and `totals` of batch frame 0 (the batch's first global frame, or 0 for per-batch arrays).
   first_frame: u32,
+  // The multi shaders: word of `scratch` from which pack_flags writes the pixel flags as bits (pixel p: bit p % 32
+  // of word flag_base + p / 32), read by the audit one word per group of 8 values (bslz4-multi-main.wgsl).
+  flag_base: u32,
 }
 
 const HEADER_BYTES: u32 = 12u;

@@ -1,5 +1,6 @@
 // The unshuffle of a decoded (still bit-shuffled) block, shared by the two bitshuffle/LZ4 decode shaders (include
-// line): they declare `decoded`, `block_byte` (byte i of the group's block) and `audit_value`.
+// line): they declare `decoded`, `block_byte` (byte i of the group's block) and `group_flags` (the flags of the 8
+// pixels from a multiple of 8, as bits).
 // #include "bit-transpose.wgsl"
 
 // Writes the 8 elements from frame element `e` (their bytes gathered in lo: elements 0-3, hi: 4-7) as packed
@@ -26,14 +27,15 @@ fn emit_group(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
     decoded[w + 6u] = hi.z;
     decoded[w + 7u] = hi.w;
   }
-  audit_value(e, lo.x);
-  audit_value(e + 1u, lo.y);
-  audit_value(e + 2u, lo.z);
-  audit_value(e + 3u, lo.w);
-  audit_value(e + 4u, hi.x);
-  audit_value(e + 5u, hi.y);
-  audit_value(e + 6u, hi.z);
-  audit_value(e + 7u, hi.w);
+  let flagged = group_flags(e);
+  audit_unflagged(lo.x, (flagged & 1u) == 0u);
+  audit_unflagged(lo.y, (flagged & 2u) == 0u);
+  audit_unflagged(lo.z, (flagged & 4u) == 0u);
+  audit_unflagged(lo.w, (flagged & 8u) == 0u);
+  audit_unflagged(hi.x, (flagged & 16u) == 0u);
+  audit_unflagged(hi.y, (flagged & 32u) == 0u);
+  audit_unflagged(hi.z, (flagged & 64u) == 0u);
+  audit_unflagged(hi.w, (flagged & 128u) == 0u);
 }
 
 // Group g (of pb = elements / 8) of a block whose first element is frame element `first`: its 8 elements share
