@@ -56,7 +56,6 @@ const VARIANTS = [
   'scratch-keep-pat-listx-fpd5-wg16-x2-stage16',
   'scratch-keep-pat-listg-gf-wg16-x2-stage16',
   'scratch-keep-pat-listg-gf-fpd5-wg16-x2-stage16',
-  'multi-gf-wg7-x3-stage5',
   'scratch-keep-pat-gf-wg16-x4-stage16-persist3',
   'multi-list-gf-wg32-x2-stage64-cap3',
 ];

@@ -50,6 +50,7 @@ async function compareParse(ctx: GpuTestContext, b: Batch, p: Omit<Bslz4ParsePar
           words_per_frame: 0,
           slot_bytes: p.slotBytes ?? b.slot.length,
           first_frame: 0,
+          flag_base: 0,
         },
         workgroups: Math.ceil(entries / PARSE_WORKGROUP),
       },

@@ -34,18 +34,20 @@ fn audit_value(pixel: u32, v: u32) {
 
 // Audits value v unless its pixel is flagged (`counted` false).
 fn audit_unflagged(v: u32, counted: bool) {
-  if (!counted) {
-    return;
-  }
-  lane_sum = add64(lane_sum, v);
-  lane_max = max(lane_max, v);
-  if (v == 0u) {
-    lane_zero += 1u;
-  } else if (v > 255u) {
-    lane_over += 1u;
-  } else {
+  let c = audit_counted(v, counted);
+  lane_sum = add64(lane_sum, c);
+  lane_max = max(lane_max, c);
+}
+
+// The histogram part of the audit of value v (zero, above 255, or its bin) unless its pixel is flagged; returns
+// the value to add to the sum and the maximum (0 for a flagged pixel). Branch-free but for the bin's atomic.
+fn audit_counted(v: u32, counted: bool) -> u32 {
+  lane_zero += select(0u, 1u, counted && v == 0u);
+  lane_over += select(0u, 1u, counted && v > 255u);
+  if (counted && v - 1u < 255u) {
     atomicAdd(&frame_hist[audit_set * BINS + v], 1u);
   }
+  return select(0u, v, counted);
 }
 
 // The raw tail: elements [first, pixels) from slot bytes at `src` (one lane).

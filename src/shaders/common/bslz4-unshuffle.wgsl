@@ -28,14 +28,28 @@ fn emit_group(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
     decoded[w + 7u] = hi.w;
   }
   let flagged = group_flags(e);
-  audit_unflagged(lo.x, (flagged & 1u) == 0u);
-  audit_unflagged(lo.y, (flagged & 2u) == 0u);
-  audit_unflagged(lo.z, (flagged & 4u) == 0u);
-  audit_unflagged(lo.w, (flagged & 8u) == 0u);
-  audit_unflagged(hi.x, (flagged & 16u) == 0u);
-  audit_unflagged(hi.y, (flagged & 32u) == 0u);
-  audit_unflagged(hi.z, (flagged & 64u) == 0u);
-  audit_unflagged(hi.w, (flagged & 128u) == 0u);
+  let a = vec4<u32>(
+    audit_counted(lo.x, (flagged & 1u) == 0u),
+    audit_counted(lo.y, (flagged & 2u) == 0u),
+    audit_counted(lo.z, (flagged & 4u) == 0u),
+    audit_counted(lo.w, (flagged & 8u) == 0u),
+  );
+  let b = vec4<u32>(
+    audit_counted(hi.x, (flagged & 16u) == 0u),
+    audit_counted(hi.y, (flagged & 32u) == 0u),
+    audit_counted(hi.z, (flagged & 64u) == 0u),
+    audit_counted(hi.w, (flagged & 128u) == 0u),
+  );
+  let m = max(a, b);
+  lane_max = max(lane_max, max(max(m.x, m.y), max(m.z, m.w)));
+  if (ELEM_SIZE < 4u) {
+    // 8 values below 2^16 sum below 2^19: one 64-bit add for the group.
+    let s = a + b;
+    lane_sum = add64(lane_sum, s.x + s.y + s.z + s.w);
+  } else {
+    lane_sum = add64(add64(add64(add64(lane_sum, a.x), a.y), a.z), a.w);
+    lane_sum = add64(add64(add64(add64(lane_sum, b.x), b.y), b.z), b.w);
+  }
 }
 
 // Group g (of pb = elements / 8) of a block whose first element is frame element `first`: its 8 elements share
