@@ -14,6 +14,25 @@ export const BLOCK_WORDS = 2048;
 /** Pipelines per device and layout: a pass per load or per archive costs no compile after the first. */
 const pipelineCache = new WeakMap<GPUDevice, Map<string, GPUComputePipeline>>();
 
+/** The pipeline cached under `key` for `device`, created by `create` the first time. */
+function cachedPipeline(
+  device: GPUDevice,
+  key: string,
+  create: () => GPUComputePipeline,
+): GPUComputePipeline {
+  let cache = pipelineCache.get(device);
+  if (!cache) {
+    cache = new Map();
+    pipelineCache.set(device, cache);
+  }
+  let pipeline = cache.get(key);
+  if (!pipeline) {
+    pipeline = create();
+    cache.set(key, pipeline);
+  }
+  return pipeline;
+}
+
 /** The pipeline of a decode variant for `elemSize` (compiled once per device). */
 export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeVariant): GPUComputePipeline {
   const multi = v.shader === 'multi';
@@ -26,14 +45,8 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
     AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
   };
   const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead} ${v.frameGroups}`;
-  let cache = pipelineCache.get(device);
-  if (!cache) {
-    cache = new Map();
-    pipelineCache.set(device, cache);
-  }
-  let pipeline = cache.get(key);
-  if (!pipeline) {
-    pipeline = device.createComputePipeline({
+  return cachedPipeline(device, key, () =>
+    device.createComputePipeline({
       label: `bslz4-decode x${elemSize} ${v.name}`,
       layout: 'auto',
       compute: multi
@@ -69,10 +82,8 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
             entryPoint: 'main',
             constants: { ELEM_SIZE: elemSize, WORKGROUP_SIZE: v.lanes, STAGE_WORDS: v.stageWords, ...audit },
           },
-    });
-    cache.set(key, pipeline);
-  }
-  return pipeline;
+    }),
+  );
 }
 
 /** Threads per workgroup of the multi shader's `pack_flags` (a word of 32 flag bits each). */
@@ -84,14 +95,8 @@ export const PACK_FLAGS_WORKGROUP = 64;
  */
 export function packFlagsPipeline(device: GPUDevice): GPUComputePipeline {
   const key = 'pack flags';
-  let cache = pipelineCache.get(device);
-  if (!cache) {
-    cache = new Map();
-    pipelineCache.set(device, cache);
-  }
-  let pipeline = cache.get(key);
-  if (!pipeline) {
-    pipeline = device.createComputePipeline({
+  return cachedPipeline(device, key, () =>
+    device.createComputePipeline({
       label: 'bslz4-decode pack flags',
       layout: 'auto',
       compute: {
@@ -101,10 +106,8 @@ export function packFlagsPipeline(device: GPUDevice): GPUComputePipeline {
         }),
         entryPoint: 'pack_flags',
       },
-    });
-    cache.set(key, pipeline);
-  }
-  return pipeline;
+    }),
+  );
 }
 
 /** Threads per workgroup of the parse pass. */
@@ -118,14 +121,8 @@ export function parsePipeline(
   windowWords = 1,
 ): GPUComputePipeline {
   const key = `parse ${elemSize} ${cap} ${windowWords}`;
-  let cache = pipelineCache.get(device);
-  if (!cache) {
-    cache = new Map();
-    pipelineCache.set(device, cache);
-  }
-  let pipeline = cache.get(key);
-  if (!pipeline) {
-    pipeline = device.createComputePipeline({
+  return cachedPipeline(device, key, () =>
+    device.createComputePipeline({
       label: `bslz4-parse x${elemSize} cap${cap}`,
       layout: 'auto',
       compute: {
@@ -138,8 +135,6 @@ export function parsePipeline(
           WINDOW_WORDS: windowWords,
         },
       },
-    });
-    cache.set(key, pipeline);
-  }
-  return pipeline;
+    }),
+  );
 }

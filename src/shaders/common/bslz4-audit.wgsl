@@ -28,13 +28,9 @@ fn audit_add64(i: u32, value: u32) {
   }
 }
 
+// Audits value v of `pixel` unless the pixel is flagged.
 fn audit_value(pixel: u32, v: u32) {
-  audit_unflagged(v, flags[pixel] == 0u);
-}
-
-// Audits value v unless its pixel is flagged (`counted` false).
-fn audit_unflagged(v: u32, counted: bool) {
-  let c = audit_counted(v, counted);
+  let c = audit_counted(v, flags[pixel] == 0u);
   lane_sum = add64(lane_sum, c);
   lane_max = max(lane_max, c);
 }
