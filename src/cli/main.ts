@@ -26,7 +26,7 @@ Usage:
       Checks every archive file's SHA-256, then decodes every saved count and compares it with the source
       files; prints compared values, mismatches per block and SHA-256s. Exit status 1 on any mismatch.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
-                    [--variants wg128,wg64-stage8,...] [--transpose-variants base,batched,vec4,vec4-t8,...] [--transpose-loads scalar|batched|vec4] [--transpose-tiles 1,2,4] [--pool] [--segment 4096] [--high slots|full] [--pool-share 0.0625] [--compact] [--slices 16] [--decode VARIANT]
+                    [--variants wg128,wg64-stage8,...] [--transpose-variants base,batched,vec4,vec4-t8,...] [--transpose-loads scalar|batched|vec4] [--transpose-tiles 1,2,4] [--pool] [--segment 4096] [--high slots|full] [--pool-share 0.0625] [--compact] [--slices 16] [--decode VARIANT] [--parse-ahead on|off]
                     [--vi-workgroup 256] [--sustain 200]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
@@ -235,6 +235,7 @@ export async function main(argv: string[]): Promise<number> {
           high: { type: 'string' },
           'pool-share': { type: 'string' },
           decode: { type: 'string' },
+          'parse-ahead': { type: 'string' },
           slices: { type: 'string' },
           'vi-workgroup': { type: 'string' },
           sustain: { type: 'string' },
@@ -329,6 +330,7 @@ export async function main(argv: string[]): Promise<number> {
         highPlane: parseHighPlane(values.high),
         poolShare: values['pool-share'] === undefined ? undefined : Number(values['pool-share']),
         decodeVariant: values.decode,
+        parseAhead: parseOnOff(values['parse-ahead'], '--parse-ahead'),
         slices: int(values.slices),
         workgroupSize: int(values['vi-workgroup']),
         sustain: int(values.sustain),
@@ -364,6 +366,12 @@ function parseTransposeLoads(v: string | undefined): TransposeLoads | undefined 
 function parseHighPlane(v: string | undefined): 'slots' | 'full' | undefined {
   if (v === undefined || v === 'slots' || v === 'full') return v;
   throw new TypeError(`--high takes slots or full, not ${v}`);
+}
+
+function parseOnOff(v: string | undefined, flag: string): boolean | undefined {
+  if (v === undefined) return undefined;
+  if (v === 'on' || v === 'off') return v === 'on';
+  throw new TypeError(`${flag} takes on or off, not ${v}`);
 }
 
 function sourcesMode(v: string | undefined): 'alongside' | 'before' | 'none' | undefined {

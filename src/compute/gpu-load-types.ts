@@ -39,6 +39,8 @@ export interface GpuLoadOptions {
   poolShare?: number;
   /** The decode variant (bslz4-decode-variants.ts; default DEFAULT_DECODE_VARIANT). */
   decodeVariant?: string;
+  /** Parse batch k + 1 while batch k decodes (load-plan.ts; default: on for list variants where it fits). */
+  parseAhead?: boolean;
   /** How the transpose moves its tiles: scalar, batched, vec4 (detector-transpose.ts; default 'vec4'). */
   transposeLoads?: TransposeLoads;
   /**

@@ -70,6 +70,7 @@ export async function loadToGpu(
     highPlane: options.highPlane,
     poolShare: options.poolShare,
     decodeVariant: options.decodeVariant,
+    parseAhead: options.parseAhead,
   });
   options.onPlan?.(plan, describePlan(plan));
   await checkBlockSize(source, elemSize, signal);
@@ -123,19 +124,22 @@ export async function loadToGpu(
     owned.push(audit);
     // One set of batch buffers for all slots: the GPU runs the batches in queue order (the index written by
     // queue.writeBuffer and the chunks copied in the batch's own commands come after the previous batch's
-    // passes), so only the host's staging and the high scratch need one per batch in flight.
-    const batchBuffers = {
-      compressed: make('batch compressed', plan.compressedSlotBytes, STORAGE_IN),
-      index: make('batch index', plan.indexSlotBytes, STORAGE_IN),
-      decoded: make('batch decoded', plan.decodedSlotBytes, GPUBufferUsage.STORAGE),
-    };
-    const slots = Array.from({ length: plan.slots }, () => ({
-      ...batchBuffers,
-      done: null as Promise<void> | null,
-    }));
+    // passes), so only the host's staging and the high scratch need one per batch in flight. Parsing ahead,
+    // the compressed chunks, the index and the decode's lists hold two batches (batch k in set k % 2): batch k's
+    // dispatch decodes it and parses batch k + 1.
+    const sets = plan.parseAhead ? 2 : 1;
+    const compressed = make('batch compressed', sets * plan.compressedSlotBytes, STORAGE_IN);
+    const index = make('batch index', sets * plan.indexSlotBytes, STORAGE_IN);
+    const decoded = make('batch decoded', plan.decodedSlotBytes, GPUBufferUsage.STORAGE);
+    const batchBuffers = [compressed, index, decoded];
+    const slots = Array.from({ length: plan.slots }, () => ({ done: null as Promise<void> | null }));
     // The decode pass of this load and its global scratch (plan.decodeScratchBytes), freed with the scratch.
     decode = createBslz4DecodePass(device, { elemSize, variant: plan.decodeVariant });
-    decode.reserve(plan.batchFrames, { pixels, maxFramesPerDispatch: plan.batchFrames });
+    decode.reserve(plan.batchFrames, {
+      pixels,
+      maxFramesPerDispatch: plan.batchFrames,
+      listSets: sets,
+    });
     const scopeStart = performance.now();
     const oom = await device.popErrorScope();
     timings0.scopeWaitMs = performance.now() - scopeStart;
@@ -193,6 +197,79 @@ export async function loadToGpu(
     next.catch(() => {}); // awaited in the loop; if the load ends first, its failure is expected
     let bytesRead = 0;
     let firstSubmit: number | undefined;
+    const pass = decode;
+    const timer = options.timer;
+    // Batch k's chunks, once read: unmapped (detaching `stored.bytes`), the next read started, its index entries
+    // written into its set; `copy` records the copy of its chunks into that set, `remap` hands the staging back.
+    const upload = async (k: number) => {
+      let t = performance.now();
+      const stored = await next;
+      timings.readWaitMs += performance.now() - t;
+      t = performance.now();
+      const count = stored.sizes.length;
+      const length = Math.ceil(stored.bytes.byteLength / 4) * 4;
+      bytesRead += stored.bytes.byteLength;
+      const set = k % sets;
+      const base = set * plan.compressedSlotBytes;
+      const buffer = staging[k % ring];
+      buffer.unmap();
+      // The next read fills the next staging buffer while this batch is copied and decoded.
+      if (k + 1 < plan.batches) {
+        next = readBatch(k + 1);
+        // Awaited later; if the load ends first (cancel, error), its failure is expected.
+        next.catch(() => {});
+      }
+      // Index entries point into the whole compressed buffer: the set's chunks start at `base`.
+      const entries = chunkIndex(stored);
+      for (let i = 0; i < entries.length; i += 2) entries[i] += base;
+      device.queue.writeBuffer(index, set * plan.indexSlotBytes, entries);
+      timings.uploadMs += performance.now() - t;
+      const job = {
+        compressed,
+        compressedBytes: base + length,
+        index,
+        indexBase: set * plan.batchFrames,
+        flags,
+        decoded,
+        errors,
+        totals,
+        audit,
+        frameCount: count,
+        pixels,
+        firstFrame: k * plan.batchFrames,
+        wordsPerFrame: plan.wordsPerFrame,
+        // One dispatch a batch: a dispatch of 4,096 frames is one wave of workgroups on the H200 and ends with
+        // its slowest frame; 8,192 frames decode 6 % faster a frame (docs/performance.md, fourteenth session).
+        maxFramesPerDispatch: plan.batchFrames,
+        listSet: set,
+        parsed: plan.parseAhead,
+      };
+      return {
+        job,
+        copy(encoder: GPUCommandEncoder) {
+          if (length > 0) encoder.copyBufferToBuffer(buffer, 0, compressed, base, length);
+        },
+        remap() {
+          const remap = buffer.mapAsync(GPUMapMode.WRITE);
+          // A failed or cancelled load destroys the buffer before this settles; its rejection is then expected.
+          remap.catch(() => {});
+          mapped[k % ring] = remap;
+        },
+      };
+    };
+    let current = await upload(0);
+    if (plan.parseAhead) {
+      // The first batch's copy and parse; every later batch is copied and parsed beside its predecessor's decode.
+      const encoder = device.createCommandEncoder({ label: 'load batch 0 parse' });
+      timer?.mark(encoder, 'copy');
+      current.copy(encoder);
+      timer?.mark(encoder, 'decode');
+      const params = pass.encodeParse(encoder, current.job);
+      timer?.mark(encoder, 'gap');
+      device.queue.submit([encoder.finish()]);
+      params.destroy();
+      current.remap();
+    }
     for (let k = 0; k < plan.batches; k++) {
       throwIfAborted(signal);
       ctx.throwIfFailed();
@@ -205,77 +282,58 @@ export async function loadToGpu(
       }
       timings.gpuWaitMs += performance.now() - t;
       const slotFree = performance.now();
-      t = performance.now();
-      const stored = await next;
-      timings.readWaitMs += performance.now() - t;
+      if (!plan.parseAhead && k > 0) current = await upload(k);
+      // Parsing ahead: batch k + 1 must be read before batch k's commands (they copy and parse it).
+      const ahead = plan.parseAhead && k + 1 < plan.batches ? await upload(k + 1) : null;
       const readReady = performance.now();
       t = performance.now();
-      const first = k * plan.batchFrames;
-      const count = stored.sizes.length;
-      const length = Math.ceil(stored.bytes.byteLength / 4) * 4;
-      bytesRead += stored.bytes.byteLength;
-      // Unmapping detaches stored.bytes: everything needed from it is taken above.
-      const buffer = staging[k % ring];
-      buffer.unmap();
-      // The next read fills the next staging buffer while this batch is copied and decoded.
-      if (k + 1 < plan.batches) {
-        next = readBatch(k + 1);
-        // Awaited at the next batch; if the load ends first (cancel, error), its failure is expected.
-        next.catch(() => {});
-      }
-      device.queue.writeBuffer(slot.index, 0, chunkIndex(stored));
-      timings.uploadMs += performance.now() - t;
-      t = performance.now();
+      const { job } = current;
       const encoder = device.createCommandEncoder({ label: `load batch ${k}` });
-      const timer = options.timer;
       timer?.mark(encoder, 'copy');
-      if (length > 0) encoder.copyBufferToBuffer(buffer, 0, slot.compressed, 0, length);
+      if (ahead) ahead.copy(encoder);
+      else if (!plan.parseAhead) current.copy(encoder);
       timer?.mark(encoder, 'decode');
-      const decodeParams = decode.encode(encoder, {
-        compressed: slot.compressed,
-        compressedBytes: length,
-        index: slot.index,
-        flags,
-        decoded: slot.decoded,
-        errors,
-        totals,
-        audit,
-        frameCount: count,
-        pixels,
-        firstFrame: first,
-        wordsPerFrame: plan.wordsPerFrame,
-        // One dispatch a batch: a dispatch of 4,096 frames is one wave of workgroups on the H200 and ends with
-        // its slowest frame; 8,192 frames decode 6 % faster a frame (docs/performance.md, fourteenth session).
-        maxFramesPerDispatch: plan.batchFrames,
-      });
-      timer?.mark(encoder, 'transpose');
       const params = [
-        decodeParams,
+        pass.encode(encoder, {
+          ...job,
+          ahead: ahead
+            ? {
+                frameCount: ahead.job.frameCount,
+                indexBase: ahead.job.indexBase,
+                slotBytes: ahead.job.compressedBytes,
+              }
+            : undefined,
+        }),
+      ];
+      timer?.mark(encoder, 'transpose');
+      params.push(
         ...transpose.encode(encoder, {
           layout: high?.layout ?? plan.resident,
-          decoded: slot.decoded,
+          decoded,
           wordsPerFrame: plan.wordsPerFrame,
-          firstFrame: first,
-          frames: count,
+          firstFrame: job.firstFrame,
+          frames: job.frameCount,
           resident,
           dpSums,
           highScratch: high?.scratch(k % plan.slots),
         }),
-      ];
+      );
       if (high) {
         timer?.mark(encoder, 'place');
-        high.encode(encoder, k % plan.slots, { firstFrame: first, frames: count });
+        high.encode(encoder, k % plan.slots, { firstFrame: job.firstFrame, frames: job.frameCount });
       }
       timer?.mark(encoder, 'gap');
       device.queue.submit([encoder.finish()]);
       for (const p of params) p.destroy();
       slot.done = high ? high.submitted(k % plan.slots) : device.queue.onSubmittedWorkDone();
-      const remap = buffer.mapAsync(GPUMapMode.WRITE);
-      // A failed or cancelled load destroys the buffer before this settles; its rejection is then expected.
-      remap.catch(() => {});
-      mapped[k % ring] = remap;
+      if (ahead) {
+        ahead.remap();
+        current = ahead;
+      } else if (!plan.parseAhead) {
+        current.remap();
+      }
       timings.submitMs += performance.now() - t;
-      if (options.timer) {
+      if (timer) {
         firstSubmit ??= performance.now();
         timings.batchHostMs ??= [];
         timings.batchHostMs.push([
@@ -284,7 +342,7 @@ export async function loadToGpu(
           performance.now() - firstSubmit,
         ]);
       }
-      progress('decode', first + count, bytesRead);
+      progress('decode', job.firstFrame + job.frameCount, bytesRead);
     }
     let t = performance.now();
     await Promise.all([...slots.map((s) => s.done), ...mapped]);
@@ -307,7 +365,7 @@ export async function loadToGpu(
     timings.readbackMs = performance.now() - t;
     if (results.audit.failedFrames > 0) throw decodeFailure(source, results.errors);
     // Scratch goes; the resident data, the flags and nothing else stay.
-    for (const b of Object.values(batchBuffers)) b.destroy();
+    for (const b of batchBuffers) b.destroy();
     high?.destroyScratch();
     for (const b of [errors, totals, dpSums, audit]) b.destroy();
     // Every staging buffer is mapped again here (awaited above): back to its pool.

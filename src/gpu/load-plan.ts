@@ -7,8 +7,10 @@
 import { StemflowError } from '../errors.ts';
 import {
   checkDecodeStorageBuffers,
+  decodeListBytes,
   decodeScratchBytes,
   loadDecodeVariant,
+  parseDecodeVariant,
 } from './passes/bslz4-decode-variants.ts';
 import {
   batchHotWordsPerPixel,
@@ -52,6 +54,11 @@ export interface LoadPlanRequest {
   highPlane?: 'slots' | 'full';
   /** 'slots': each pool's first capacity as a share of the most it can need (default DEFAULT_POOL_SHARE). */
   poolShare?: number;
+  /**
+   * A list decode variant: parse batch k + 1 while batch k decodes (a second set of compressed, index and list
+   * buffers). Default: on for list variants, unless only the plan without it fits the budget.
+   */
+  parseAhead?: boolean;
 }
 
 export interface LoadPlan {
@@ -71,9 +78,17 @@ export interface LoadPlan {
   compressedSlotBytes: number;
   decodedSlotBytes: number;
   indexSlotBytes: number;
-  /** The decode variant and its global scratch (one buffer shared by the slots; decodeScratchBytes). */
+  /**
+   * The decode variant and its global scratch (one buffer shared by the slots; decodeScratchBytes; with
+   * parseAhead, a second list set).
+   */
   decodeVariant: string;
   decodeScratchBytes: number;
+  /**
+   * The parse of batch k + 1 runs on the GPU beside the decode of batch k: two sets of compressed, index and list
+   * buffers, used by alternate batches.
+   */
+  parseAhead: boolean;
   /**
    * A slotted high plane: u32 words per pixel row of a batch's high scratch (one scratch per slot, one buffer
    * per row buffer), and the most slots each pool may grow to (all segments of its pixels, within one binding);
@@ -85,7 +100,7 @@ export interface LoadPlan {
   /** Whole-scan result buffers: errors (4 B/frame), frame totals (8 B/frame), DP sums (8 B/pixel), audit. */
   resultBytes: number;
   residentBytes: number;
-  /** slots x (compressed + decoded + index) + the decode scratch. */
+  /** (compressed + index) x sets + decoded + slots x high scratch + the decode scratch. */
   scratchBytes: number;
   /** Mapped staging buffers the chunk bytes are read into ((slots + 1) x compressed slot; host-visible). */
   stagingBytes: number;
@@ -109,6 +124,19 @@ export const DEFAULT_SLOTS = 3;
 export const AUDIT_BYTES = 4096;
 
 export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
+  if (req.parseAhead === undefined && req.budgetBytes !== undefined) {
+    // Parsing ahead costs a second set of batch inputs: without it, a load that fits only that way.
+    try {
+      return planWith(req, true);
+    } catch (e) {
+      if (!(e instanceof StemflowError && e.kind === 'budget')) throw e;
+      return planWith(req, false);
+    }
+  }
+  return planWith(req, req.parseAhead ?? true);
+}
+
+function planWith(req: LoadPlanRequest, parseAheadWanted: boolean): LoadPlan {
   const { frames, detector, elemSize, chunkSizes, limits } = req;
   const pixels = detector[0] * detector[1];
   if (chunkSizes.length !== frames) {
@@ -177,12 +205,21 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
   const storageBuffers = limits.maxStorageBuffersPerShaderStage;
   const decodeVariant = req.decodeVariant ?? loadDecodeVariant(storageBuffers);
   checkDecodeStorageBuffers(decodeVariant, storageBuffers);
-  // One decode dispatch a batch (gpu-load.ts).
-  const decodeScratch = decodeScratchBytes(decodeVariant, batchFrames, {
-    pixels,
-    elemSize,
-    maxFramesPerDispatch: batchFrames,
-  });
+  // One decode dispatch a batch (gpu-load.ts), and with parseAhead a second list set.
+  const variant = parseDecodeVariant(decodeVariant);
+  // Parsing ahead binds two batches' chunks and lists at once: only where they fit one binding.
+  const listBytes = decodeListBytes(variant, batchFrames, pixels, elemSize);
+  const parseAhead =
+    parseAheadWanted &&
+    variant.list &&
+    variant.listRead !== 'none' &&
+    batches > 1 &&
+    2 * compressedSlotBytes <= limits.maxStorageBufferBindingSize &&
+    2 * listBytes <= limits.maxStorageBufferBindingSize;
+  const sets = parseAhead ? 2 : 1;
+  const decodeScratch =
+    decodeScratchBytes(variant, batchFrames, { pixels, elemSize, maxFramesPerDispatch: batchFrames }) +
+    (sets - 1) * listBytes;
   const scratchWords = slotted ? highScratchWordsPerPixel(resident, batchFrames) : 0;
   // One scratch a slot: every pixel's row of the batch's high bytes and its own hot bits, plus the pools' small
   // state and its readback.
@@ -192,7 +229,10 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
   // The batch buffers are shared by the slots (the GPU runs batches in queue order); the high scratch is not (a
   // batch's place pass may run again once the host has read its pools' state).
   const scratchBytes =
-    compressedSlotBytes + decodedSlotBytes + indexSlotBytes + slots * highScratchSlotBytes + decodeScratch;
+    sets * (compressedSlotBytes + indexSlotBytes) +
+    decodedSlotBytes +
+    slots * highScratchSlotBytes +
+    decodeScratch;
   const stagingBytes = (slots + 1) * compressedSlotBytes;
   const peakBytes = residentBytes + scratchBytes + resultBytes;
   const plan: LoadPlan = {
@@ -209,6 +249,7 @@ export function planGpuLoad(req: LoadPlanRequest): LoadPlan {
     indexSlotBytes,
     decodeVariant,
     decodeScratchBytes: decodeScratch,
+    parseAhead,
     highScratchWordsPerPixel: scratchWords,
     highScratchSlotBytes,
     maxPoolSlots: poolMax,
@@ -252,7 +293,7 @@ export function describePlan(plan: LoadPlan): string[] {
       : r.form === 'planes'
         ? `resident ${formatBytes(plan.residentBytes)} = low plane ${formatBytes(rows)} + high plane ${formatBytes(rows)} (written only where nonzero) + hot bitmap ${formatBytes(r.hotBytes)} (${r.segments} segments of ${r.segmentFrames} positions per pixel), each plane in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint16 as byte planes, exact)`
         : `resident ${formatBytes(plan.residentBytes)} in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint${plan.elemSize * 8}, exact)`,
-    `scratch ${formatBytes(plan.scratchBytes)}: a batch's ${formatBytes(plan.compressedSlotBytes)} compressed + ${formatBytes(plan.decodedSlotBytes)} decoded + ${formatBytes(plan.indexSlotBytes)} index${plan.highScratchSlotBytes ? ` + ${plan.slots} slots x ${formatBytes(plan.highScratchSlotBytes)} high scratch` : ''} + decode scratch ${formatBytes(plan.decodeScratchBytes)} (${plan.decodeVariant})`,
+    `scratch ${formatBytes(plan.scratchBytes)}: ${plan.parseAhead ? '2 x ' : ''}a batch's ${formatBytes(plan.compressedSlotBytes)} compressed${plan.parseAhead ? ' (the next batch parsed while one decodes)' : ''} + ${formatBytes(plan.decodedSlotBytes)} decoded + ${plan.parseAhead ? '2 x ' : ''}${formatBytes(plan.indexSlotBytes)} index${plan.highScratchSlotBytes ? ` + ${plan.slots} slots x ${formatBytes(plan.highScratchSlotBytes)} high scratch` : ''} + decode scratch ${formatBytes(plan.decodeScratchBytes)} (${plan.decodeVariant})`,
     `results ${formatBytes(plan.resultBytes)}; peak ${formatBytes(plan.peakBytes)} (${(plan.peakBytes / plan.residentBytes).toFixed(3)} x resident); host-visible staging ${formatBytes(plan.stagingBytes)}`,
     `${plan.batches} batches of ${plan.batchFrames} frames`,
     ...(r.form === 'planes' && r.high === 'full'

@@ -11,6 +11,7 @@
 import bitunshuffle from '../shaders/bitunshuffle.wgsl?raw';
 import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
 import bslz4DecodeList from '../shaders/bslz4-decode-list.wgsl?raw';
+import bslz4DecodeListAhead from '../shaders/bslz4-decode-list-ahead.wgsl?raw';
 import bslz4DecodeMulti from '../shaders/bslz4-decode-multi.wgsl?raw';
 import bslz4Parse from '../shaders/bslz4-parse.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
@@ -36,6 +37,7 @@ export const shaderSource = {
   'bslz4-decode': bslz4Decode,
   'bslz4-decode-multi': bslz4DecodeMulti,
   'bslz4-decode-list': bslz4DecodeList,
+  'bslz4-decode-list-ahead': bslz4DecodeListAhead,
   'bslz4-parse': bslz4Parse,
   'detector-transpose': detectorTranspose,
   'high-pool-place': highPoolPlace,

@@ -7,6 +7,8 @@
 // 10 storage buffers: chosen only on a device whose maxStorageBuffersPerShaderStage allows them.
 
 const LIST = true;
+const PARSE_AHEAD = false;
+fn parse_ahead(t: u32) {}
 
 // The parse pass's sequence lists (LIST_CAP entries per block of the dispatch) and, per block, (sequences
 // written, verdict + 1, or 0: no list).

@@ -33,6 +33,8 @@
 
 // No sequence lists: blocks are walked from their tokens. 8 storage buffers (the WebGPU default limit).
 const LIST = false;
+const PARSE_AHEAD = false;
+fn parse_ahead(t: u32) {}
 fn list_info(t: u32) -> vec2<u32> {
   return vec2<u32>(0u);
 }

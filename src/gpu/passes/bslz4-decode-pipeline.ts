@@ -4,6 +4,7 @@
  * variants, the list shader (src/shaders/bslz4-decode-list.wgsl, 10 storage buffers: see
  * `decodeStorageBuffers`) specialised for an element size and a decode variant, cached per device.
  */
+import { StemflowError } from '../../errors.ts';
 import { AUDIT_LAYOUT, type ElemSize } from '../../kernels/bslz4-decode.ts';
 import { shaderSource } from '../shader-source.ts';
 import { type DecodeVariant, readsLists } from './bslz4-decode-variants.ts';
@@ -33,18 +34,29 @@ function cachedPipeline(
   return pipeline;
 }
 
-/** The pipeline of a decode variant for `elemSize` (compiled once per device). */
-export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeVariant): GPUComputePipeline {
+/**
+ * The pipeline of a decode variant for `elemSize` (compiled once per device). `ahead`: a variant that reads lists,
+ * as bslz4-decode-list-ahead.wgsl (its dispatches also parse the next batch; the parse's `windowWords`).
+ */
+export function decodePipeline(
+  device: GPUDevice,
+  elemSize: ElemSize,
+  v: DecodeVariant,
+  ahead = false,
+): GPUComputePipeline {
   const multi = v.shader === 'multi';
   const listed = readsLists(v);
-  const multiName = listed ? 'bslz4-decode-list' : 'bslz4-decode-multi';
+  if (ahead && !listed) {
+    throw new StemflowError('invalid', `Decode variant ${v.name} reads no lists: it cannot parse ahead.`);
+  }
+  const multiName = ahead ? 'bslz4-decode-list-ahead' : listed ? 'bslz4-decode-list' : 'bslz4-decode-multi';
   const audit = {
     AUDIT_MAX: AUDIT_LAYOUT.max,
     AUDIT_FAILED: AUDIT_LAYOUT.failedFrames,
     AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
     AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
   };
-  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead} ${v.frameGroups}`;
+  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead} ${v.frameGroups} ${ahead ? `ahead ${v.parseWords}` : ''}`;
   return cachedPipeline(device, key, () =>
     device.createComputePipeline({
       label: `bslz4-decode x${elemSize} ${v.name}`,
@@ -71,6 +83,7 @@ export function decodePipeline(device: GPUDevice, elemSize: ElemSize, v: DecodeV
               LIST_WG: listed && v.listRead === 'stage' ? v.listCap * v.groups : 1,
               FRAME_GROUPS: v.frameGroups ? 1 : 0,
               AUDIT_SETS: v.frameGroups ? v.groups : 1,
+              ...(ahead ? { WINDOW_WORDS: v.parseWords } : {}),
               ...audit,
             },
           }

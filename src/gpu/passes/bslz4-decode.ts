@@ -35,6 +35,7 @@ import {
   type DecodeVariant,
   decodeBlockScratchBytes,
   decodeFlagBytes,
+  decodeListBytes,
   decodeScratchBytes,
   dispatchWorkgroups,
   framesPerDispatch,
@@ -76,6 +77,21 @@ export interface Bslz4DecodeJob {
   maxFramesPerDispatch?: number;
   /** Workgroups per dispatch (default one per frame; fewer are persistent and take frames in a grid stride). */
   workgroupsPerDispatch?: number;
+  /**
+   * A list variant: which of the pass's list sets (0 or 1; `reserve` with listSets 2 for set 1) the parse writes
+   * and the decode reads (default 0).
+   */
+  listSet?: number;
+  /** Entry of `index` that holds the job's frame 0 (default 0): the load keeps two batches' entries in one buffer. */
+  indexBase?: number;
+  /** A list variant: this job's lists are already in its list set (parsed by `encodeParse`, or `ahead`). */
+  parsed?: boolean;
+  /**
+   * A list variant, one dispatch: the same dispatch also parses the next batch (bslz4-decode-list-ahead.wgsl) into
+   * the other list set, from the same `compressed` and `index` buffers: its frames, their first index entry,
+   * and the compressed bytes its entries may reach ([0, slotBytes)). Its decode then passes `parsed`.
+   */
+  ahead?: { frameCount: number; indexBase: number; slotBytes: number };
 }
 
 export interface Bslz4DecodePass {
@@ -84,6 +100,16 @@ export interface Bslz4DecodePass {
   readonly variant: DecodeVariant;
   /** Records the pass into `encoder`; destroy the returned parameter buffer after submitting. */
   encode(encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer;
+  /**
+   * A list variant: records the parse pass of `job` alone (its own compute pass) into list set `job.listSet`;
+   * the decode of the same job then passes `parsed: true`. One dispatch's frames at most.
+   */
+  encodeParse(encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer;
+  /**
+   * A list variant: the lists the parse writes (set s from block entry s * entries; COPY_SRC, for tests and
+   * tools that read them back), or null before the first job or `reserve`.
+   */
+  listBuffers(): { seqs: GPUBuffer; info: GPUBuffer; entries: number; sets: number } | null;
   /** Encodes and submits the pass on its own. */
   run(job: Bslz4DecodeJob): void;
   /**
@@ -93,7 +119,13 @@ export interface Bslz4DecodePass {
    */
   reserve(
     frames: number,
-    options: { pixels: number; maxFramesPerDispatch?: number; workgroupsPerDispatch?: number },
+    options: {
+      pixels: number;
+      maxFramesPerDispatch?: number;
+      workgroupsPerDispatch?: number;
+      /** A list variant: list sets to allocate (default 1; 2 to parse a batch ahead). */
+      listSets?: number;
+    },
   ): number;
   /** Frees the scratch buffer of a 'scratch' variant (after the submitted work; a later encode makes another). */
   destroy(): void;
@@ -180,26 +212,37 @@ export function createBslz4DecodePass(
     );
   }
   const compiled = decodePipeline(device, elemSize, v);
+  // The list decode that also parses the next batch (compiled at its first use).
+  const aheadPipeline = () => decodePipeline(device, elemSize, v, true);
   const parse = v.list ? parsePipeline(device, elemSize, v.listCap, v.parseWords) : null;
-  // The parse pass's lists (a list variant) for the block entries of one dispatch, grown when a dispatch needs
-  // more (the bytes decodeListBytes counts). Other multi variants bind the index there (declared, never read).
-  let lists: { seqs: GPUBuffer; info: GPUBuffer; entries: number } | null = null;
-  const listsFor = (entries: number) => {
-    if (!lists || lists.entries < entries) {
+  // The parse pass's lists (a list variant) for the block entries of one dispatch, in `sets` sets (set s from
+  // entry s * entries), grown when a dispatch needs more (the bytes decodeListBytes counts, per set). Other multi
+  // variants bind the index there (declared, never read).
+  type Lists = { seqs: GPUBuffer; info: GPUBuffer; entries: number; sets: number };
+  let lists: Lists | null = null;
+  const listsFor = (entries: number, sets: number, keep: boolean): Lists => {
+    if (!lists || lists.entries < entries || lists.sets < sets) {
+      if (keep) {
+        throw new StemflowError(
+          'invalid',
+          `The decode's lists hold ${lists?.sets ?? 0} set(s) of ${lists?.entries ?? 0} blocks, not ${sets} of ${entries}: reserve them before parsing ahead.`,
+        );
+      }
       if (lists) retired.push(lists.seqs, lists.info);
       const n = Math.max(1, entries);
       lists = {
         seqs: device.createBuffer({
           label: 'bslz4-parse sequences',
-          size: Math.max(16, n * v.listCap * 8),
-          usage: GPUBufferUsage.STORAGE,
+          size: Math.max(16, sets * n * v.listCap * 8),
+          usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
         }),
         info: device.createBuffer({
           label: 'bslz4-parse block verdicts',
-          size: Math.max(16, n * 8),
-          usage: GPUBufferUsage.STORAGE,
+          size: Math.max(16, sets * n * 8),
+          usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
         }),
         entries: n,
+        sets,
       };
       checkBindable(device, lists.seqs, 'decode sequence list');
     }
@@ -235,7 +278,8 @@ export function createBslz4DecodePass(
     return { buffer: scratch, flagBase: blockBytes / 4 };
   };
 
-  const encode = (encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer => {
+  // The checked dispatches of a job, its scratch (a multi variant) and its list set (a list variant).
+  const prepare = (job: Bslz4DecodeJob) => {
     const { frameCount, pixels, firstFrame = 0 } = job;
     const wordsPerFrame = checkDecodeParams({
       frameCount,
@@ -262,7 +306,11 @@ export function createBslz4DecodePass(
       checkBindable(device, buffer, what);
     };
     need(job.compressed, 4, 'compressed slot');
-    need(job.index, Math.max(8, frameCount * 8), 'index');
+    const indexBase = job.indexBase ?? 0;
+    if (!Number.isInteger(indexBase) || indexBase < 0) {
+      throw new StemflowError('invalid', `indexBase ${indexBase} is not an index entry.`);
+    }
+    need(job.index, Math.max(8, (indexBase + frameCount) * 8), 'index');
     need(job.flags, pixels * 4, 'pixel flags');
     need(job.decoded, Math.max(4, frameCount * wordsPerFrame * 4), 'decoded slot');
     need(job.errors, Math.max(4, (firstFrame + frameCount) * 4), 'errors');
@@ -293,13 +341,105 @@ export function createBslz4DecodePass(
           slot_bytes: slotBytes,
           first_frame: firstFrame,
           flag_base: scratchAt?.flagBase ?? 0,
+          index_base: indexBase,
+          list_entry0: 0,
+          ahead_groups: 0,
+          ahead_frames: 0,
+          ahead_index_base: 0,
+          ahead_slot_bytes: 0,
+          ahead_list0: 0,
         },
         workgroups,
       });
     }
     const perFrame = listBlocks(pixels, elemSize);
+    const set = job.listSet ?? 0;
+    if (set !== 0 && set !== 1) throw new StemflowError('invalid', `List set ${set} is not 0 or 1.`);
+    const chained = job.parsed === true || job.ahead !== undefined;
+    if ((chained || set !== 0) && (!v.list || chunks.length > 1)) {
+      throw new StemflowError(
+        'invalid',
+        `Parsing ahead needs a list variant and one dispatch a job (variant '${v.name}', ${chunks.length} dispatches).`,
+      );
+    }
     // The parse pass writes the lists (every list variant); the list shader reads them (not `listx`).
-    const listBuffers = v.list ? listsFor(Math.min(perDispatch, frameCount) * perFrame) : undefined;
+    const listBuffers = v.list
+      ? listsFor(Math.min(perDispatch, frameCount) * perFrame, set + 1, chained)
+      : undefined;
+    if (listBuffers) {
+      for (const c of chunks) c.params = { ...c.params, list_entry0: set * listBuffers.entries };
+    }
+    return { chunks, scratchAt, perFrame, listBuffers };
+  };
+
+  const parseBindings = (job: Bslz4DecodeJob, lists: Lists): GPUBindGroupEntry[] => [
+    { binding: 1, resource: { buffer: job.compressed } },
+    { binding: 2, resource: { buffer: job.index } },
+    { binding: 9, resource: { buffer: lists.seqs } },
+    { binding: 10, resource: { buffer: lists.info } },
+  ];
+  const parseWorkgroups = (c: DispatchChunk, perFrame: number) =>
+    Math.ceil(((c.params.frame_end - c.params.frame_start) * perFrame) / PARSE_WORKGROUP);
+
+  const encodeParse = (encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer => {
+    const { chunks, perFrame, listBuffers } = prepare({ ...job, parsed: true });
+    if (!parse || !listBuffers) {
+      throw new StemflowError('invalid', `Decode variant '${v.name}' has no lists.`);
+    }
+    return encodeChunks(
+      encoder,
+      {
+        device,
+        pipeline: parse,
+        layout: multiLayout,
+        label: 'bslz4-parse',
+        bindings: parseBindings(job, listBuffers),
+      },
+      chunks.map((c) => ({ ...c, workgroups: parseWorkgroups(c, perFrame) })),
+    );
+  };
+
+  const encode = (encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer => {
+    const { chunks, scratchAt, perFrame, listBuffers } = prepare(job);
+    const { ahead } = job;
+    if (ahead && listBuffers && chunks.length === 1) {
+      // The other list set, parsed by the first workgroups of the dispatch (one thread a block).
+      const { frameCount: n, indexBase, slotBytes } = ahead;
+      if (
+        !readsLists(v) ||
+        !Number.isInteger(n) ||
+        n < 1 ||
+        n * perFrame > listBuffers.entries ||
+        !Number.isInteger(indexBase) ||
+        indexBase < 0 ||
+        (indexBase + n) * 8 > job.index.size ||
+        !Number.isInteger(slotBytes) ||
+        slotBytes < 0 ||
+        slotBytes > Math.min(job.compressed.size, U32_MAX)
+      ) {
+        throw new StemflowError(
+          'invalid',
+          `The batch to parse ahead (${n} frames from index entry ${indexBase}, ${slotBytes} slot bytes) does not fit the decode's buffers.`,
+        );
+      }
+      const c = chunks[0];
+      const groups = Math.ceil((n * perFrame) / size);
+      c.params = {
+        ...c.params,
+        ahead_groups: groups,
+        ahead_frames: n,
+        ahead_index_base: indexBase,
+        ahead_slot_bytes: slotBytes,
+        ahead_list0: (1 - (job.listSet ?? 0)) * listBuffers.entries,
+      };
+      c.workgroups += groups;
+      if (c.workgroups > device.limits.maxComputeWorkgroupsPerDimension) {
+        throw new StemflowError(
+          'invalid',
+          `A decode dispatch that parses ahead needs ${c.workgroups} workgroups, more than ${device.limits.maxComputeWorkgroupsPerDimension}.`,
+        );
+      }
+    }
     const listBindings: GPUBindGroupEntry[] =
       listBuffers && readsLists(v)
         ? [
@@ -318,28 +458,22 @@ export function createBslz4DecodePass(
             { binding: 3, resource: { buffer: job.flags } },
             { binding: 8, resource: { buffer: scratchAt.buffer } },
           ],
-          workgroups: Math.ceil(Math.ceil(pixels / 32) / PACK_FLAGS_WORKGROUP),
+          workgroups: Math.ceil(Math.ceil(job.pixels / 32) / PACK_FLAGS_WORKGROUP),
         }
       : undefined;
     const before =
-      parse && listBuffers
+      parse && listBuffers && !job.parsed
         ? {
             pipeline: parse,
-            bindings: [
-              { binding: 1, resource: { buffer: job.compressed } },
-              { binding: 2, resource: { buffer: job.index } },
-              { binding: 9, resource: { buffer: listBuffers.seqs } },
-              { binding: 10, resource: { buffer: listBuffers.info } },
-            ],
-            workgroups: (c: DispatchChunk) =>
-              Math.ceil(((c.params.frame_end - c.params.frame_start) * perFrame) / PARSE_WORKGROUP),
+            bindings: parseBindings(job, listBuffers),
+            workgroups: (c: DispatchChunk) => parseWorkgroups(c, perFrame),
           }
         : undefined;
     return encodeChunks(
       encoder,
       {
         device,
-        pipeline: compiled,
+        pipeline: ahead ? aheadPipeline() : compiled,
         layout: multi ? multiLayout : layout,
         label: 'bslz4-decode',
         bindings: [
@@ -364,6 +498,8 @@ export function createBslz4DecodePass(
     workgroupSize: size,
     variant: v,
     encode,
+    encodeParse,
+    listBuffers: () => lists,
     run(job) {
       const encoder = device.createCommandEncoder({ label: 'bslz4-decode' });
       const params = encode(encoder, job);
@@ -377,11 +513,21 @@ export function createBslz4DecodePass(
         maxWorkgroups: device.limits.maxComputeWorkgroupsPerDimension,
       });
       if (multi) scratchFor(frames, options.pixels, options);
+      const sets = options.listSets ?? 1;
       if (v.list) {
         const perDispatch = framesPerDispatch(v, options.maxFramesPerDispatch);
-        listsFor(Math.min(perDispatch, frames) * listBlocks(options.pixels, elemSize));
+        listsFor(Math.min(perDispatch, frames) * listBlocks(options.pixels, elemSize), sets, false);
       }
-      return bytes;
+      return (
+        bytes +
+        (sets - 1) *
+          decodeListBytes(
+            v,
+            Math.min(frames, framesPerDispatch(v, options.maxFramesPerDispatch)),
+            options.pixels,
+            elemSize,
+          )
+      );
     },
     destroy() {
       for (const b of retired.splice(0)) b.destroy();

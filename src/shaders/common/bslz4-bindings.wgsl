@@ -22,6 +22,18 @@ struct Params {
   // The multi shaders: word of `scratch` from which pack_flags writes the pixel flags as bits (pixel p: bit p % 32
   // of word flag_base + p / 32), read by the audit one word per group of 8 values (bslz4-multi-main.wgsl).
   flag_base: u32,
+  // The list pass and the parse pass: the batch's first entry in `index`, and its first block entry in the lists
+  // (the load keeps two sets of inputs, so that a batch's dispatch also parses the next one).
+  index_base: u32,
+  list_entry0: u32,
+  // bslz4-decode-list-ahead.wgsl: the dispatch's first ahead_groups workgroups parse the next batch's
+  // ahead_frames frames (index entries from ahead_index_base, chunks inside slot bytes [0, ahead_slot_bytes))
+  // into the lists from block entry ahead_list0; the other workgroups decode. 0 elsewhere.
+  ahead_groups: u32,
+  ahead_frames: u32,
+  ahead_index_base: u32,
+  ahead_slot_bytes: u32,
+  ahead_list0: u32,
 }
 
 const HEADER_BYTES: u32 = 12u;

@@ -1,7 +1,9 @@
 // The body of the multi decode passes, bslz4-decode-multi.wgsl and bslz4-decode-list.wgsl (their header
 // comments describe it): overrides, bindings 0-8, the walk and `main`. The including pass defines `LIST` (a
 // const) and the list accessors `list_info` and `list_seq`, so only the list pass binds the lists (bindings 9
-// and 10): the others stay within the 8 storage buffers a stage that every WebGPU device offers.
+// and 10): the others stay within the 8 storage buffers a stage that every WebGPU device offers. It defines
+// `PARSE_AHEAD` (a const) and `parse_ahead(t)` too: true only in bslz4-decode-list-ahead.wgsl, whose dispatches
+// also parse the next batch (block entry t of it per thread of their first Params.ahead_groups workgroups).
 
 override ELEM_SIZE: u32 = 2u;
 // Lanes per block, and blocks decoded at once by one workgroup (workgroup size LANES * GROUPS).
@@ -244,7 +246,7 @@ fn stage_block(f: u32, b: u32, start: u32, length: u32, lane: u32) {
     list_n = 0u;
     list_done = 0u;
     if (b < per_frame) {
-      let t = (f - params.frame_start) * per_frame + b;
+      let t = params.list_entry0 + (f - params.frame_start) * per_frame + b;
       let info = list_info(t);
       list_n = info.x;
       list_done = info.y;
@@ -276,7 +278,7 @@ fn finish_chunk(off: u32, size: u32, pos: u32, done_elems: u32, out_base: u32, f
 
 // Decodes batch frame f into its output words; returns 0 or an error code. Lane `lane` of group `sub`.
 fn decode_frame(f: u32, sub: u32, lane: u32, lid: u32) -> u32 {
-  let entry = index[f];
+  let entry = index[params.index_base + f];
   let off = entry.x;
   let size = entry.y;
   let out_base = f * params.words_per_frame;
@@ -363,7 +365,7 @@ fn decode_group_frame(f: u32, live: bool, sub: u32, lane: u32, lid: u32) -> u32 
   var last = 0u;
   var count = 0u;
   if (live) {
-    let entry = index[f];
+    let entry = index[params.index_base + f];
     off = entry.x;
     size = entry.y;
     let checked = check_chunk(off, size);
@@ -461,15 +463,26 @@ fn main(
   @builtin(local_invocation_index) lid: u32,
 ) {
   let workgroup_size = LANES * GROUPS;
+  // PARSE_AHEAD: the dispatch's first ahead_groups workgroups parse the next batch, the others decode.
+  var w = wid.x;
+  var decode_groups = groups.x;
+  if (PARSE_AHEAD) {
+    if (wid.x < params.ahead_groups) {
+      parse_ahead(wid.x * workgroup_size + lid);
+      return;
+    }
+    w -= params.ahead_groups;
+    decode_groups -= params.ahead_groups;
+  }
   let sub = lid / LANES;
   let lane = lid % LANES;
   stage_base = sub * STAGE_WORDS;
   list_base = sub * LIST_CAP;
-  blk_base = select(sub * BLOCK_WORDS, (wid.x * GROUPS + sub) * BLOCK_WORDS, SCRATCH);
+  blk_base = select(sub * BLOCK_WORDS, (w * GROUPS + sub) * BLOCK_WORDS, SCRATCH);
   if (FRAME_GROUPS) {
     // Workgroup w takes frames from frame_start + w * GROUPS, GROUPS at a time (group `sub` the sub-th).
     audit_set = sub;
-    for (var f0 = params.frame_start + wid.x * GROUPS; f0 < params.frame_end; f0 += groups.x * GROUPS) {
+    for (var f0 = params.frame_start + w * GROUPS; f0 < params.frame_end; f0 += decode_groups * GROUPS) {
       let f = f0 + sub;
       let live = f < params.frame_end;
       lane_zero = 0u;
@@ -482,7 +495,7 @@ fn main(
     return;
   }
   audit_set = 0u;
-  for (var f = params.frame_start + wid.x; f < params.frame_end; f += groups.x) {
+  for (var f = params.frame_start + w; f < params.frame_end; f += decode_groups) {
     lane_zero = 0u;
     lane_over = 0u;
     lane_max = 0u;
