@@ -33,15 +33,17 @@ describe('GPU load memory plan', () => {
     expect(plan.residentBytes).toBe(pixels * frames + pixels * 4 * 4096 + pixels * 8 + pixels * 64 * 4);
     expect(plan.maxPoolSlots.reduce((a, b) => a + b)).toBe(pixels * 64);
     // High scratch: a batch's high bytes (8,192 positions a pixel) and its own hot bits (a word a pixel) in
-    // each of 3 slots; one set of batch buffers; the decode's scratch and lists for one dispatch of 8,192 frames.
+    // each of 3 slots; one decoded batch; two batches' chunks, index entries and lists (parsing ahead: batch k's
+    // dispatch parses batch k + 1); the decode's scratch for one dispatch of 8,192 frames.
     expect(plan.batchFrames).toBe(8192);
     expect(plan.highScratchWordsPerPixel).toBe(2048);
+    expect(plan.parseAhead).toBe(true);
     // (+ the pixel flags as bits: a word per 32 pixels.)
-    expect(plan.decodeScratchBytes).toBe(8192 * 8192 + pixels / 8 + 8192 * 9 * (256 * 8 + 8));
+    expect(plan.decodeScratchBytes).toBe(8192 * 8192 + pixels / 8 + 2 * 8192 * 9 * (256 * 8 + 8));
     expect(plan.scratchBytes).toBe(
-      8192 * 12_100 +
+      2 * 8192 * 12_100 +
         8192 * pixels * 2 +
-        8192 * 8 +
+        2 * 8192 * 8 +
         3 * (pixels * (8192 + 4) + 16 * 5) +
         plan.decodeScratchBytes,
     );
@@ -75,19 +77,32 @@ describe('GPU load memory plan', () => {
     // scratch-keep-pat-listg-gf-wg32-x1-stage16, one dispatch a batch: 8,192 workgroups x 1 block in flight x
     // 8 KiB, the pixel flags as bits (36,864 / 32 words), and the lists of 8,192 x 9 blocks (256 sequences of 8
     // bytes and a verdict of 8 bytes each).
+    // Parsing ahead (the default), two sets of lists, chunks and index entries.
     const lists = 8192 * 9 * (256 * 8 + 8);
     const flagBits = (192 * 192) / 8;
-    expect(plan.decodeScratchBytes).toBe(8192 * 8192 + flagBits + lists);
-    const batchBytes = 8192 * 12_100 + 8192 * 192 * 192 * 2 + 8192 * 8;
-    expect(plan.scratchBytes).toBe(batchBytes + 8192 * 8192 + flagBits + lists);
+    expect(plan.decodeScratchBytes).toBe(8192 * 8192 + flagBits + 2 * lists);
+    const batchBytes = 2 * 8192 * 12_100 + 8192 * 192 * 192 * 2 + 2 * 8192 * 8;
+    expect(plan.scratchBytes).toBe(batchBytes + 8192 * 8192 + flagBits + 2 * lists);
     expect(plan.peakBytes).toBe(plan.residentBytes + plan.scratchBytes + plan.resultBytes);
     expect(describePlan(plan)[1]).toBe(
+      "scratch 1.09 GiB: 2 x a batch's 94.5 MiB compressed (the next batch parsed while one decodes) + 576.0 MiB decoded + 2 x 64.0 KiB index + decode scratch 353.1 MiB (scratch-keep-pat-listg-gf-wg32-x1-stage16)",
+    );
+    // Without parsing ahead: one set of each.
+    const single = fullScan({ highPlane: 'full', parseAhead: false });
+    expect(single.parseAhead).toBe(false);
+    expect(plan.scratchBytes - single.scratchBytes).toBe(8192 * 12_100 + 8192 * 8 + lists);
+    expect(describePlan(single)[1]).toBe(
       "scratch 879.2 MiB: a batch's 94.5 MiB compressed + 576.0 MiB decoded + 64.0 KiB index + decode scratch 208.6 MiB (scratch-keep-pat-listg-gf-wg32-x1-stage16)",
     );
-    // The fused variant has no global scratch; a small batch needs a small one.
+    // A budget that only the plan without it fits: the load goes without, rather than being refused.
+    const tight = fullScan({ highPlane: 'full', budgetBytes: single.peakBytes });
+    expect(tight.parseAhead).toBe(false);
+    expect(tight.peakBytes).toBe(single.peakBytes);
+    // The fused variant has no global scratch (nor lists to parse ahead); a small batch needs a small one.
     const base = fullScan({ highPlane: 'full', decodeVariant: 'base' });
     expect(base.decodeScratchBytes).toBe(0);
-    expect(plan.peakBytes - base.peakBytes).toBe(8192 * 8192 + flagBits + lists);
+    expect(base.parseAhead).toBe(false);
+    expect(single.peakBytes - base.peakBytes).toBe(8192 * 8192 + flagBits + lists);
     const small = planGpuLoad({
       frames: 100,
       detector: [4, 4],

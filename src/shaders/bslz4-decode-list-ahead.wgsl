@@ -1,5 +1,5 @@
 // The list decode (bslz4-decode-list.wgsl, whose header describes it) that also parses the next batch in the
-// same dispatch: its first Params.ahead_groups workgroups walk the next batch's blocks into the other set of
+// same dispatch: its last Params.ahead_groups workgroups walk the next batch's blocks into the other set of
 // lists (the parse pass's work, common/bslz4-parse-block.wgsl), the others decode this batch from its lists.
 // One dispatch, so no barrier separates the parse from the decode and the GPU runs both at once (a parse pass of
 // its own recorded after the decode ran after it on the H200, even into buffers the decode did not bind, the

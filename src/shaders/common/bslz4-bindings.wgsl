@@ -26,7 +26,7 @@ struct Params {
   // (the load keeps two sets of inputs, so that a batch's dispatch also parses the next one).
   index_base: u32,
   list_entry0: u32,
-  // bslz4-decode-list-ahead.wgsl: the dispatch's first ahead_groups workgroups parse the next batch's
+  // bslz4-decode-list-ahead.wgsl: the dispatch's last ahead_groups workgroups parse the next batch's
   // ahead_frames frames (index entries from ahead_index_base, chunks inside slot bytes [0, ahead_slot_bytes))
   // into the lists from block entry ahead_list0; the other workgroups decode. 0 elsewhere.
   ahead_groups: u32,

@@ -3,7 +3,7 @@
 // const) and the list accessors `list_info` and `list_seq`, so only the list pass binds the lists (bindings 9
 // and 10): the others stay within the 8 storage buffers a stage that every WebGPU device offers. It defines
 // `PARSE_AHEAD` (a const) and `parse_ahead(t)` too: true only in bslz4-decode-list-ahead.wgsl, whose dispatches
-// also parse the next batch (block entry t of it per thread of their first Params.ahead_groups workgroups).
+// also parse the next batch (block entry t of it per thread of their last Params.ahead_groups workgroups).
 
 override ELEM_SIZE: u32 = 2u;
 // Lanes per block, and blocks decoded at once by one workgroup (workgroup size LANES * GROUPS).
@@ -463,16 +463,15 @@ fn main(
   @builtin(local_invocation_index) lid: u32,
 ) {
   let workgroup_size = LANES * GROUPS;
-  // PARSE_AHEAD: the dispatch's first ahead_groups workgroups parse the next batch, the others decode.
-  var w = wid.x;
+  // PARSE_AHEAD: the dispatch's last ahead_groups workgroups parse the next batch, the others decode.
+  let w = wid.x;
   var decode_groups = groups.x;
   if (PARSE_AHEAD) {
-    if (wid.x < params.ahead_groups) {
-      parse_ahead(wid.x * workgroup_size + lid);
+    decode_groups -= params.ahead_groups;
+    if (w >= decode_groups) {
+      parse_ahead((w - decode_groups) * workgroup_size + lid);
       return;
     }
-    w -= params.ahead_groups;
-    decode_groups -= params.ahead_groups;
   }
   let sub = lid / LANES;
   let lane = lid % LANES;
