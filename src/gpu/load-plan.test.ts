@@ -111,7 +111,9 @@ describe('GPU load memory plan', () => {
       limits: H200,
       batchFrames: 64,
     });
-    expect(small.decodeScratchBytes).toBe(64 * 8192 + 4 + 64 * 1 * (256 * 8 + 8));
+    // (Two batches: parsed ahead, two sets of lists.)
+    expect(small.parseAhead).toBe(true);
+    expect(small.decodeScratchBytes).toBe(64 * 8192 + 4 + 2 * 64 * 1 * (256 * 8 + 8));
   });
 
   it('picks the list variant only where the device binds its 10 storage buffers a stage', () => {

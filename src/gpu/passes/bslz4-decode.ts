@@ -403,7 +403,9 @@ export function createBslz4DecodePass(
     const { chunks, scratchAt, perFrame, listBuffers } = prepare(job);
     const { ahead } = job;
     if (ahead && listBuffers && chunks.length === 1) {
-      // The other list set, parsed by the last workgroups of the dispatch (one thread a block): they fill the decode's tail, where its last frames leave SMs idle (first: 102.6 ms a scan on the H200, last: 97.7; docs/performance.md).
+      // The other list set, parsed by the last workgroups of the dispatch (one thread a block): they fill the
+      // decode's tail, where its last frames leave SMs idle (first: 102.6 ms a scan on the H200, last: 97.7;
+      // docs/performance.md, seventeenth session).
       const { frameCount: n, indexBase, slotBytes } = ahead;
       if (
         !readsLists(v) ||
