@@ -48,6 +48,8 @@ export interface BenchOptions {
   poolShare?: number;
   /** The loads' decode variant (bslz4-decode-variants.ts). */
   decodeVariant?: string;
+  /** At most this many pixels a resident row buffer (default: as many as one binding holds). */
+  rowPixels?: number;
   /** Parse batch k + 1 beside the decode of batch k (load-plan.ts; default on for the list decode). */
   parseAhead?: boolean;
   /** Slices of the virtual-image pass (resident-virtual-image.ts). */
@@ -88,7 +90,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   const expected = expectedLoad(acq);
   const flagged = flaggedFromMask(acq.pixelMask);
   const report: Record<string, unknown> = {
-    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --repeat ${o.repeat}${o.decodeVariant ? ` --decode ${o.decodeVariant}` : ''}${o.parseAhead === undefined ? '' : ` --parse-ahead ${o.parseAhead ? 'on' : 'off'}`}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.highPlane ? ` --high ${o.highPlane}` : ''}${o.poolShare ? ` --pool-share ${o.poolShare}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}${o.workgroupSize ? ` --vi-workgroup ${o.workgroupSize}` : ''}${o.sustain ? ` --sustain ${o.sustain}` : ''}${o.transposeLoads ? ` --transpose-loads ${o.transposeLoads}` : ''}${o.transposeVariants?.length ? ` --transpose-variants ${o.transposeVariants.join(',')}` : ''}`,
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --repeat ${o.repeat}${o.decodeVariant ? ` --decode ${o.decodeVariant}` : ''}${o.parseAhead === undefined ? '' : ` --parse-ahead ${o.parseAhead ? 'on' : 'off'}`}${o.rowPixels ? ` --row-pixels ${o.rowPixels}` : ''}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.highPlane ? ` --high ${o.highPlane}` : ''}${o.poolShare ? ` --pool-share ${o.poolShare}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}${o.workgroupSize ? ` --vi-workgroup ${o.workgroupSize}` : ''}${o.sustain ? ` --sustain ${o.sustain}` : ''}${o.transposeLoads ? ` --transpose-loads ${o.transposeLoads}` : ''}${o.transposeVariants?.length ? ` --transpose-variants ${o.transposeVariants.join(',')}` : ''}`,
     adapter: ctx.adapter,
     scan: [o.scan, o.scan],
     detector: [o.det, o.det],
@@ -133,6 +135,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
         poolShare: o.poolShare,
         decodeVariant: o.decodeVariant,
         parseAhead: o.parseAhead,
+        pixelsPerBufferLimit: o.rowPixels,
         transposeLoads: o.transposeLoads,
         onPlan:
           r === 0
