@@ -170,6 +170,7 @@ describe('bslz4-decode pass: parsing the next batch in the decode dispatch', () 
     const single = createBslz4DecodePass(ctx.device, { elemSize: 2, variant: DEFAULT_LOAD_DECODE_VARIANT });
     single.reserve(CAP, { pixels: a.pixels, maxFramesPerDispatch: CAP });
     expect(() => single.encode(encoder, { ...job, listSet: 1 })).toThrow(/reserve them/);
+    expect(() => single.reserve(CAP, { pixels: a.pixels, listSets: 3 })).toThrow(/1 or 2 list sets/);
     pass.destroy();
     single.destroy();
   });

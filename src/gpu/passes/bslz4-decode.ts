@@ -516,6 +516,9 @@ export function createBslz4DecodePass(
       });
       if (multi) scratchFor(frames, options.pixels, options);
       const sets = options.listSets ?? 1;
+      if (sets !== 1 && sets !== 2) {
+        throw new StemflowError('invalid', `A decode pass keeps 1 or 2 list sets, not ${sets}.`);
+      }
       if (v.list) {
         const perDispatch = framesPerDispatch(v, options.maxFramesPerDispatch);
         listsFor(Math.min(perDispatch, frames) * listBlocks(options.pixels, elemSize), sets, false);
