@@ -21,6 +21,7 @@ import source from '../../shaders/bslz4-decode.wgsl?raw';
 import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
 import { structLayout } from '../uniform-layout.ts';
+import { createDecodeLists, type DecodeLists } from './bslz4-decode-lists.ts';
 import {
   BLOCK_WORDS,
   decodePipeline,
@@ -29,6 +30,7 @@ import {
   packFlagsPipeline,
   parsePipeline,
 } from './bslz4-decode-pipeline.ts';
+import type { Bslz4DecodeJob, Bslz4DecodePass } from './bslz4-decode-types.ts';
 import {
   checkDecodeStorageBuffers,
   DEFAULT_DECODE_VARIANT,
@@ -45,91 +47,10 @@ import {
 } from './bslz4-decode-variants.ts';
 
 export { createAuditBuffer, type DecodeResults, readDecodeResults } from './bslz4-decode-results.ts';
+export type { Bslz4DecodeJob, Bslz4DecodePass } from './bslz4-decode-types.ts';
 
 export const bslz4DecodeShader: string = source;
 export const bslz4DecodeMultiShader: string = multiSource;
-
-export interface Bslz4DecodeJob {
-  /** The batch's chunks back to back (bytes in u32 words), STORAGE. */
-  compressed: GPUBuffer;
-  /** Bytes of `compressed` that hold data (default its size); index entries must stay inside. */
-  compressedBytes?: number;
-  /** (byteOffset, byteSize) u32 pairs per batch frame, STORAGE. */
-  index: GPUBuffer;
-  /** u32 per detector pixel, nonzero = flagged (excluded from totals and audit), STORAGE. */
-  flags: GPUBuffer;
-  /** frameCount * wordsPerFrame u32 words, STORAGE. */
-  decoded: GPUBuffer;
-  /** u32 per frame at firstFrame + f, STORAGE. */
-  errors: GPUBuffer;
-  /** (lo, hi) u32 pair per frame at firstFrame + f, STORAGE. */
-  totals: GPUBuffer;
-  /** AUDIT_LAYOUT.words u32 words (createAuditBuffer), accumulated into; clear it once per load. */
-  audit: GPUBuffer;
-  frameCount: number;
-  /** Pixels per frame. */
-  pixels: number;
-  /** Index in `errors` and `totals` of the batch's first frame (its global frame number). Default 0. */
-  firstFrame?: number;
-  /** Default ceil(pixels * elemSize / 4); extra words are written 0. */
-  wordsPerFrame?: number;
-  /** Frames per dispatch (default 4096). */
-  maxFramesPerDispatch?: number;
-  /** Workgroups per dispatch (default one per frame; fewer are persistent and take frames in a grid stride). */
-  workgroupsPerDispatch?: number;
-  /**
-   * A list variant: which of the pass's list sets (0 or 1; `reserve` with listSets 2 for set 1) the parse writes
-   * and the decode reads (default 0).
-   */
-  listSet?: number;
-  /** Entry of `index` that holds the job's frame 0 (default 0): the load keeps two batches' entries in one buffer. */
-  indexBase?: number;
-  /** A list variant: this job's lists are already in its list set (parsed by `encodeParse`, or `ahead`). */
-  parsed?: boolean;
-  /**
-   * A list variant, one dispatch: the same dispatch also parses the next batch (bslz4-decode-list-ahead.wgsl) into
-   * the other list set, from the same `compressed` and `index` buffers: its frames, their first index entry,
-   * and the compressed bytes its entries may reach ([0, slotBytes)). Its decode then passes `parsed`.
-   */
-  ahead?: { frameCount: number; indexBase: number; slotBytes: number };
-}
-
-export interface Bslz4DecodePass {
-  readonly elemSize: ElemSize;
-  readonly workgroupSize: number;
-  readonly variant: DecodeVariant;
-  /** Records the pass into `encoder`; destroy the returned parameter buffer after submitting. */
-  encode(encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer;
-  /**
-   * A list variant: records the parse pass of `job` alone (its own compute pass) into list set `job.listSet`;
-   * the decode of the same job then passes `parsed: true`. One dispatch's frames at most.
-   */
-  encodeParse(encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer;
-  /**
-   * A list variant: the lists the parse writes (set s from block entry s * entries; COPY_SRC, for tests and
-   * tools that read them back), or null before the first job or `reserve`.
-   */
-  listBuffers(): { seqs: GPUBuffer; info: GPUBuffer; entries: number; sets: number } | null;
-  /** Encodes and submits the pass on its own. */
-  run(job: Bslz4DecodeJob): void;
-  /**
-   * Allocates now the scratch (and a list variant's lists, for frames of `pixels` pixels) that batches of up to
-   * `frames` frames need (call it inside the caller's out-of-memory scope); returns its bytes
-   * (decodeScratchBytes, what the memory plans count).
-   */
-  reserve(
-    frames: number,
-    options: {
-      pixels: number;
-      maxFramesPerDispatch?: number;
-      workgroupsPerDispatch?: number;
-      /** A list variant: list sets to allocate (default 1; 2 to parse a batch ahead). */
-      listSets?: number;
-    },
-  ): number;
-  /** Frees the scratch buffer of a 'scratch' variant (after the submitted work; a later encode makes another). */
-  destroy(): void;
-}
 
 const layout = structLayout(source, 'Params');
 const multiLayout = structLayout(multiSource, 'Params');
@@ -215,44 +136,16 @@ export function createBslz4DecodePass(
   // The list decode that also parses the next batch (compiled at its first use).
   const aheadPipeline = () => decodePipeline(device, elemSize, v, true);
   const parse = v.list ? parsePipeline(device, elemSize, v.listCap, v.parseWords) : null;
-  // The parse pass's lists (a list variant) for the block entries of one dispatch, in `sets` sets (set s from
-  // entry s * entries), grown when a dispatch needs more (the bytes decodeListBytes counts, per set). Other multi
-  // variants bind the index there (declared, never read).
-  type Lists = { seqs: GPUBuffer; info: GPUBuffer; entries: number; sets: number };
-  let lists: Lists | null = null;
-  const listsFor = (entries: number, sets: number, keep: boolean): Lists => {
-    if (!lists || lists.entries < entries || lists.sets < sets) {
-      if (keep) {
-        throw new StemflowError(
-          'invalid',
-          `The decode's lists hold ${lists?.sets ?? 0} set(s) of ${lists?.entries ?? 0} blocks, not ${sets} of ${entries}: reserve them before parsing ahead.`,
-        );
-      }
-      if (lists) retired.push(lists.seqs, lists.info);
-      const n = Math.max(1, entries);
-      lists = {
-        seqs: device.createBuffer({
-          label: 'bslz4-parse sequences',
-          size: Math.max(16, sets * n * v.listCap * 8),
-          usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
-        }),
-        info: device.createBuffer({
-          label: 'bslz4-parse block verdicts',
-          size: Math.max(16, sets * n * 8),
-          usage: GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_SRC,
-        }),
-        entries: n,
-        sets,
-      };
-      checkBindable(device, lists.seqs, 'decode sequence list');
-    }
-    return lists;
-  };
+  // Buffers replaced by larger ones, kept until `destroy` (encoders not yet submitted may use them).
+  const retired: GPUBuffer[] = [];
+  // The parse pass's lists (a list variant; bslz4-decode-lists.ts). Other multi variants bind the index there
+  // (declared, never read).
+  const decodeLists = createDecodeLists(device, v.listCap, (b) => retired.push(...b));
+  const listsFor = decodeLists.ensure;
   // The multi shader's scratch: 8 KiB per group of each workgroup of a dispatch (a word when not SCRATCH),
   // then the pixel flags as bits from word `flagBase`. A smaller one is kept until `destroy` (encoders not yet
   // submitted may use it).
   let scratch: GPUBuffer | null = null;
-  const retired: GPUBuffer[] = [];
   const scratchFor = (
     frames: number,
     pixels: number,
@@ -372,7 +265,7 @@ export function createBslz4DecodePass(
     return { chunks, scratchAt, perFrame, listBuffers };
   };
 
-  const parseBindings = (job: Bslz4DecodeJob, lists: Lists): GPUBindGroupEntry[] => [
+  const parseBindings = (job: Bslz4DecodeJob, lists: DecodeLists): GPUBindGroupEntry[] => [
     { binding: 1, resource: { buffer: job.compressed } },
     { binding: 2, resource: { buffer: job.index } },
     { binding: 9, resource: { buffer: lists.seqs } },
@@ -501,7 +394,7 @@ export function createBslz4DecodePass(
     variant: v,
     encode,
     encodeParse,
-    listBuffers: () => lists,
+    listBuffers: decodeLists.current,
     run(job) {
       const encoder = device.createCommandEncoder({ label: 'bslz4-decode' });
       const params = encode(encoder, job);
@@ -538,9 +431,7 @@ export function createBslz4DecodePass(
       for (const b of retired.splice(0)) b.destroy();
       scratch?.destroy();
       scratch = null;
-      lists?.seqs.destroy();
-      lists?.info.destroy();
-      lists = null;
+      decodeLists.destroy();
     },
   };
 }
