@@ -220,6 +220,21 @@ export function createBslz4DecodePass(
           workgroupsPerDispatch: job.workgroupsPerDispatch,
         })
       : undefined;
+    const perFrame = listBlocks(pixels, elemSize);
+    const set = job.listSet ?? 0;
+    if (set !== 0 && set !== 1) throw new StemflowError('invalid', `List set ${set} is not 0 or 1.`);
+    const chained = job.parsed === true || job.ahead !== undefined;
+    const dispatches = Math.ceil(frameCount / perDispatch);
+    if ((chained || set !== 0) && (!v.list || dispatches > 1)) {
+      throw new StemflowError(
+        'invalid',
+        `Parsing ahead needs a list variant and one dispatch a job (variant '${v.name}', ${dispatches} dispatches).`,
+      );
+    }
+    // The parse pass writes the lists (every list variant); the list shader reads them (not `listx`).
+    const listBuffers = v.list
+      ? listsFor(Math.min(perDispatch, frameCount) * perFrame, set + 1, chained)
+      : undefined;
     const chunks: DispatchChunk[] = [];
     for (let start = 0; start < frameCount; start += perDispatch) {
       const frames = Math.min(perDispatch, frameCount - start);
@@ -235,7 +250,7 @@ export function createBslz4DecodePass(
           first_frame: firstFrame,
           flag_base: scratchAt?.flagBase ?? 0,
           index_base: indexBase,
-          list_entry0: 0,
+          list_entry0: set * (listBuffers?.entries ?? 0),
           ahead_groups: 0,
           ahead_frames: 0,
           ahead_index_base: 0,
@@ -244,23 +259,6 @@ export function createBslz4DecodePass(
         },
         workgroups,
       });
-    }
-    const perFrame = listBlocks(pixels, elemSize);
-    const set = job.listSet ?? 0;
-    if (set !== 0 && set !== 1) throw new StemflowError('invalid', `List set ${set} is not 0 or 1.`);
-    const chained = job.parsed === true || job.ahead !== undefined;
-    if ((chained || set !== 0) && (!v.list || chunks.length > 1)) {
-      throw new StemflowError(
-        'invalid',
-        `Parsing ahead needs a list variant and one dispatch a job (variant '${v.name}', ${chunks.length} dispatches).`,
-      );
-    }
-    // The parse pass writes the lists (every list variant); the list shader reads them (not `listx`).
-    const listBuffers = v.list
-      ? listsFor(Math.min(perDispatch, frameCount) * perFrame, set + 1, chained)
-      : undefined;
-    if (listBuffers) {
-      for (const c of chunks) c.params = { ...c.params, list_entry0: set * listBuffers.entries };
     }
     return { chunks, scratchAt, perFrame, listBuffers };
   };
