@@ -296,6 +296,8 @@ export async function loadToGpu(
       const params = [
         pass.encode(encoder, {
           ...job,
+          // The flag bits batch 0 packed stay in the decode's scratch for the whole load.
+          flagsPacked: k > 0,
           ahead: ahead
             ? {
                 frameCount: ahead.job.frameCount,

@@ -52,8 +52,8 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   // Words each thread loads per tile (16 for planes, 8 otherwise).
   let load_slots = tile_f * in_words / THREADS;
 
-  let block = wid.x % params.pixel_blocks;
-  let span = wid.x / params.pixel_blocks;
+  let block = wid.x / params.spans;
+  let span = wid.x % params.spans;
   let pixel0 = params.pixel_first + block * TILE_P;
   let f_begin = params.frame_first + span * params.tiles_per_group * tile_f;
   let f_stop = min(params.frame_end, f_begin + params.tiles_per_group * tile_f);

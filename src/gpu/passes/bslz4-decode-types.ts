@@ -48,6 +48,12 @@ export interface Bslz4DecodeJob {
    * and the compressed bytes its entries may reach ([0, slotBytes)). Its decode then passes `parsed`.
    */
   ahead?: { frameCount: number; indexBase: number; slotBytes: number };
+  /**
+   * The flags buffer is the one the previous job of this pass packed (its contents unchanged since, that job
+   * submitted): the multi shader's flag bits are not packed again if they are still in the scratch. The load
+   * passes it from its second batch on (one pack a load instead of one a batch).
+   */
+  flagsPacked?: boolean;
 }
 
 export interface Bslz4DecodePass {

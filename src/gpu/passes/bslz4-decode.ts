@@ -146,6 +146,8 @@ export function createBslz4DecodePass(
   // then the pixel flags as bits from word `flagBase`. A smaller one is kept until `destroy` (encoders not yet
   // submitted may use it).
   let scratch: GPUBuffer | null = null;
+  // The flags whose bits the last job packed into the scratch (encode), for a job with `flagsPacked`.
+  let packed: { flags: GPUBuffer; pixels: number; scratch: GPUBuffer; flagBase: number } | null = null;
   const scratchFor = (
     frames: number,
     pixels: number,
@@ -343,17 +345,35 @@ export function createBslz4DecodePass(
     const scratchBinding: GPUBindGroupEntry[] = scratchAt
       ? [{ binding: 8, resource: { buffer: scratchAt.buffer } }, ...listBindings]
       : [];
-    // The multi shader's audit reads the pixel flags as bits, packed once a job into its scratch.
-    const first = scratchAt
-      ? {
-          pipeline: packFlagsPipeline(device),
-          bindings: [
-            { binding: 3, resource: { buffer: job.flags } },
-            { binding: 8, resource: { buffer: scratchAt.buffer } },
-          ],
-          workgroups: Math.ceil(Math.ceil(job.pixels / 32) / PACK_FLAGS_WORKGROUP),
-        }
-      : undefined;
+    // The multi shader's audit reads the pixel flags as bits, packed into its scratch by the job's first
+    // dispatch, or by an earlier job's where this one says its flags are unchanged and the bits are still there
+    // (same flags buffer, pixels and scratch words): the load packs them once, not once a batch.
+    const repack = !(
+      job.flagsPacked === true &&
+      packed?.flags === job.flags &&
+      packed.pixels === job.pixels &&
+      packed.scratch === scratchAt?.buffer &&
+      packed.flagBase === scratchAt?.flagBase
+    );
+    if (scratchAt) {
+      packed = {
+        flags: job.flags,
+        pixels: job.pixels,
+        scratch: scratchAt.buffer,
+        flagBase: scratchAt.flagBase,
+      };
+    }
+    const first =
+      scratchAt && repack
+        ? {
+            pipeline: packFlagsPipeline(device),
+            bindings: [
+              { binding: 3, resource: { buffer: job.flags } },
+              { binding: 8, resource: { buffer: scratchAt.buffer } },
+            ],
+            workgroups: Math.ceil(Math.ceil(job.pixels / 32) / PACK_FLAGS_WORKGROUP),
+          }
+        : undefined;
     const before =
       parse && listBuffers && !job.parsed
         ? {

@@ -24,8 +24,14 @@ const source = shaderSource['detector-transpose'];
 export const TRANSPOSE_TILE_PIXELS = 64;
 export const TRANSPOSE_TILE_WORDS = 32;
 const MAX_TILES_PER_WORKGROUP = 16;
-/** Default workgroups a dispatch aims at before it lengthens each workgroup's span of frames. */
-const TARGET_WORKGROUPS = 1024;
+/**
+ * Default workgroups a dispatch aims at before it lengthens each workgroup's span of frames. With the
+ * span-fastest order, 2,048 (4 tiles a workgroup at 8,190 pixels x 8,192 frames, two waves on the H200) writes a
+ * scan's rows in 21.2-21.4 ms against 22.3-22.4 for 1,024 block-fastest (one wave over every row at once), 22.5-22.8
+ * for 4,096 and 24.1-24.6 for 8,192 (the per-workgroup sums then cost more than the shorter footprint saves;
+ * docs/performance.md, eighteenth session).
+ */
+const TARGET_WORKGROUPS = 2048;
 
 /** Frames per transpose tile: 32 row words of 4 values (uint8, and uint16's byte planes) or 1 (uint32). */
 export function transposeTileFrames(elemSize: ElemSize): number {
@@ -228,12 +234,13 @@ export function createDetectorTransposePass(
           const frameEnd = Math.min(frames, f + spansPerChunk * spanFrames);
           // main_vec4's lead: frames before frame_first in the first output vec4 (shader: `lead`).
           const lead = vec4 ? ((outWord + f / rowValues) % 4) * rowValues : 0;
+          const spans = Math.ceil((frameEnd - f + lead) / spanFrames);
           chunks.push({
             params: {
               pixel_first: pixelFirst,
               pixel_end: pixelEnd,
               pixel_begin: Math.max(first, pixelFirst),
-              pixel_blocks: pixelBlocks,
+              spans,
               row_first_pixel: first,
               words_per_pixel: plan.wordsPerPixel,
               words_per_frame: wordsPerFrame,
@@ -249,7 +256,7 @@ export function createDetectorTransposePass(
               batch_seg_first: scratch ? Math.floor(firstFrame / plan.segmentFrames) : 0,
               batch_hot_words: scratch ? scratch.batchHotWords : 0,
             },
-            workgroups: pixelBlocks * Math.ceil((frameEnd - f + lead) / spanFrames),
+            workgroups: pixelBlocks * spans,
           });
         }
       }

@@ -20,8 +20,9 @@ struct Params {
   // main_vec4: pixel_first is the block origin (a multiple of TILE_P), pixels below pixel_begin are not
   // this dispatch's; main ignores it (pixel_begin == pixel_first).
   pixel_begin: u32,
-  // ceil((pixel_end - pixel_first) / TILE_P): workgroup w takes block w % pixel_blocks.
-  pixel_blocks: u32,
+  // Frame spans (tiles_per_group tiles each) of a pixel block: workgroup w takes block w / spans (TILE_P pixels
+  // from pixel_first) and span w % spans, so consecutive workgroups share a block (span-fastest).
+  spans: u32,
   // Global pixel of row 0 of the bound resident buffer.
   row_first_pixel: u32,
   words_per_pixel: u32,

@@ -209,12 +209,13 @@ fn vec4_columns(a: u32, b: u32, p0: u32, column: u32, lid: u32) -> array<u32, 8>
 
 @compute @workgroup_size(THREADS)
 fn main_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
-  let block = wid.x % params.pixel_blocks;
-  let span = wid.x / params.pixel_blocks;
-  let pixel0 = params.pixel_first + block * TILE_P;
   // Row word of grid frame 0 (a multiple of 4), and the grid frames [lead, g_stop) of this workgroup.
   let m = (params.out_word + params.frame_first / OVPW) % 4u;
   let lead = m * OVPW;
+  // Span-fastest (Params.spans): the workgroups resident at once write fewer rows, each in longer runs.
+  let block = wid.x / params.spans;
+  let span = wid.x % params.spans;
+  let pixel0 = params.pixel_first + block * TILE_P;
   let word0 = params.out_word + params.frame_first / OVPW - m;
   let g_begin = span * params.tiles_per_group * TILE_F;
   let g_stop = min(params.frame_end - params.frame_first + lead, g_begin + params.tiles_per_group * TILE_F);
