@@ -158,6 +158,28 @@ export function framesPerWorkgroup(v: DecodeVariant): number {
   return v.frameGroups ? v.groups : 1;
 }
 
+/** The fused shader (bslz4-decode.wgsl) with `lanes` lanes a workgroup and `stageWords` staged words a block. */
+export function fusedDecodeVariant(lanes: number, stageWords: number): DecodeVariant {
+  return {
+    name: `wg${lanes}-stage${stageWords}`,
+    shader: 'fused',
+    lanes,
+    groups: 1,
+    stageWords,
+    scratch: false,
+    window: false,
+    keep: false,
+    pattern: false,
+    unshuffleWords: false,
+    epochs: 8,
+    list: false,
+    listCap: 0,
+    listRead: 'stage',
+    parseWords: 1,
+    frameGroups: false,
+  };
+}
+
 export function parseDecodeVariant(name: string): DecodeVariant {
   const parts = name === 'base' ? [] : name.split('-');
   let lanes: number | undefined;

@@ -15,12 +15,13 @@
  * a global scratch buffer that the pass owns (8 KiB per block in flight; `destroy` frees it).
  */
 import { StemflowError } from '../../errors.ts';
-import { AUDIT_LAYOUT, checkDecodeParams, type ElemSize } from '../../kernels/bslz4-decode.ts';
+import type { ElemSize } from '../../kernels/bslz4-decode.ts';
 import { listBlocks } from '../../kernels/bslz4-parse.ts';
 import source from '../../shaders/bslz4-decode.wgsl?raw';
 import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
 import { structLayout } from '../uniform-layout.ts';
+import { checkAhead, checkDecodeJob, NO_PARSE_AHEAD } from './bslz4-decode-job.ts';
 import { createDecodeLists, type DecodeLists } from './bslz4-decode-lists.ts';
 import {
   BLOCK_WORDS,
@@ -42,6 +43,7 @@ import {
   dispatchWorkgroups,
   framesPerDispatch,
   framesPerWorkgroup,
+  fusedDecodeVariant,
   parseDecodeVariant,
   readsLists,
 } from './bslz4-decode-variants.ts';
@@ -54,7 +56,6 @@ export const bslz4DecodeMultiShader: string = multiSource;
 
 const layout = structLayout(source, 'Params');
 const multiLayout = structLayout(multiSource, 'Params');
-const U32_MAX = 0xffffffff;
 /** Workgroup memory of the shader besides the stage: the 8 KiB block, the frame histogram, max and sum. */
 const FIXED_WORKGROUP_BYTES = 8192 + 4 * 257 + 12;
 /** Workgroup memory of the multi shader besides stages and blocks: histogram, max, sum, round verdict. */
@@ -88,24 +89,7 @@ export function createBslz4DecodePass(
   }
   const legacy = workgroupSize !== undefined || stageWords !== undefined;
   const v: DecodeVariant = legacy
-    ? {
-        name: `wg${workgroupSize ?? 64}-stage${stageWords ?? DEFAULT_STAGE_WORDS}`,
-        shader: 'fused',
-        lanes: workgroupSize ?? 64,
-        groups: 1,
-        stageWords: stageWords ?? DEFAULT_STAGE_WORDS,
-        scratch: false,
-        window: false,
-        keep: false,
-        pattern: false,
-        unshuffleWords: false,
-        epochs: 8,
-        list: false,
-        listCap: 0,
-        listRead: 'stage',
-        parseWords: 1,
-        frameGroups: false,
-      }
+    ? fusedDecodeVariant(workgroupSize ?? 64, stageWords ?? DEFAULT_STAGE_WORDS)
     : parseDecodeVariant(variant ?? DEFAULT_DECODE_VARIANT);
   const size = v.lanes * v.groups;
   if (
@@ -175,42 +159,8 @@ export function createBslz4DecodePass(
 
   // The checked dispatches of a job, its scratch (a multi variant) and its list set (a list variant).
   const prepare = (job: Bslz4DecodeJob) => {
-    const { frameCount, pixels, firstFrame = 0 } = job;
-    const wordsPerFrame = checkDecodeParams({
-      frameCount,
-      pixels,
-      elemSize,
-      wordsPerFrame: job.wordsPerFrame,
-    });
-    const slotBytes = job.compressedBytes ?? Math.min(job.compressed.size, U32_MAX);
-    if (
-      !Number.isInteger(slotBytes) ||
-      slotBytes < 0 ||
-      slotBytes > job.compressed.size ||
-      slotBytes > U32_MAX
-    ) {
-      throw new StemflowError('invalid', `compressedBytes ${slotBytes} does not fit the compressed buffer.`);
-    }
-    if (!Number.isInteger(firstFrame) || firstFrame < 0) {
-      throw new StemflowError('invalid', `firstFrame ${firstFrame} is not a frame index.`);
-    }
-    const need = (buffer: GPUBuffer, bytes: number, what: string) => {
-      if (buffer.size < bytes) {
-        throw new StemflowError('invalid', `The ${what} buffer holds ${buffer.size} bytes, not ${bytes}.`);
-      }
-      checkBindable(device, buffer, what);
-    };
-    need(job.compressed, 4, 'compressed slot');
-    const indexBase = job.indexBase ?? 0;
-    if (!Number.isInteger(indexBase) || indexBase < 0) {
-      throw new StemflowError('invalid', `indexBase ${indexBase} is not an index entry.`);
-    }
-    need(job.index, Math.max(8, (indexBase + frameCount) * 8), 'index');
-    need(job.flags, pixels * 4, 'pixel flags');
-    need(job.decoded, Math.max(4, frameCount * wordsPerFrame * 4), 'decoded slot');
-    need(job.errors, Math.max(4, (firstFrame + frameCount) * 4), 'errors');
-    need(job.totals, Math.max(8, (firstFrame + frameCount) * 8), 'frame totals');
-    need(job.audit, AUDIT_LAYOUT.words * 4, 'audit');
+    const { frameCount, pixels } = job;
+    const { wordsPerFrame, slotBytes, firstFrame, indexBase } = checkDecodeJob(device, job, elemSize);
     const perDispatch = framesPerDispatch(v, job.maxFramesPerDispatch);
     const maxGroups = Math.min(
       Math.max(1, Math.floor(job.workgroupsPerDispatch ?? v.workgroups ?? perDispatch)),
@@ -252,12 +202,8 @@ export function createBslz4DecodePass(
           first_frame: firstFrame,
           flag_base: scratchAt?.flagBase ?? 0,
           index_base: indexBase,
+          ...NO_PARSE_AHEAD,
           list_entry0: set * (listBuffers?.entries ?? 0),
-          ahead_groups: 0,
-          ahead_frames: 0,
-          ahead_index_base: 0,
-          ahead_slot_bytes: 0,
-          ahead_list0: 0,
         },
         workgroups,
       });
@@ -299,24 +245,10 @@ export function createBslz4DecodePass(
       // The other list set, parsed by the last workgroups of the dispatch (one thread a block): they fill the
       // decode's tail, where its last frames leave SMs idle (first: 102.6 ms a scan on the H200, last: 97.7;
       // docs/performance.md, seventeenth session).
-      const { frameCount: n, indexBase, slotBytes } = ahead;
-      if (
-        !readsLists(v) ||
-        !Number.isInteger(n) ||
-        n < 1 ||
-        n * perFrame > listBuffers.entries ||
-        !Number.isInteger(indexBase) ||
-        indexBase < 0 ||
-        (indexBase + n) * 8 > job.index.size ||
-        !Number.isInteger(slotBytes) ||
-        slotBytes < 0 ||
-        slotBytes > Math.min(job.compressed.size, U32_MAX)
-      ) {
-        throw new StemflowError(
-          'invalid',
-          `The batch to parse ahead (${n} frames from index entry ${indexBase}, ${slotBytes} slot bytes) does not fit the decode's buffers.`,
-        );
+      if (!readsLists(v)) {
+        throw new StemflowError('invalid', `Decode variant '${v.name}' does not read lists to parse ahead.`);
       }
+      const { frameCount: n, indexBase, slotBytes } = checkAhead(job, ahead, perFrame, listBuffers.entries);
       const c = chunks[0];
       const groups = Math.ceil((n * perFrame) / size);
       c.params = {

@@ -14,6 +14,7 @@ import { sparseCounts } from '../test-data.ts';
 import { type GpuTestContext, withGpu } from '../test-harness.ts';
 import { structLayout } from '../uniform-layout.ts';
 import { type Batch, faultBatch, mutatedBatches, pack } from './bslz4-decode.test-support.ts';
+import { NO_PARSE_AHEAD } from './bslz4-decode-job.ts';
 import { PARSE_WORKGROUP, parsePipeline } from './bslz4-decode-pipeline.ts';
 
 const layout = structLayout(source, 'Params');
@@ -52,12 +53,7 @@ async function compareParse(ctx: GpuTestContext, b: Batch, p: Omit<Bslz4ParsePar
           first_frame: 0,
           flag_base: 0,
           index_base: 0,
-          list_entry0: 0,
-          ahead_groups: 0,
-          ahead_frames: 0,
-          ahead_index_base: 0,
-          ahead_slot_bytes: 0,
-          ahead_list0: 0,
+          ...NO_PARSE_AHEAD,
         },
         workgroups: Math.ceil(entries / PARSE_WORKGROUP),
       },
