@@ -23,11 +23,11 @@ import {
 import { compactHighPlane } from '../gpu/resident-compact.ts';
 import { type ElemSize, residentParts } from '../gpu/resident-layout.ts';
 import { createStagingPool } from '../gpu/staging-pool';
-import { chunkIndex } from '../kernels/bslz4-decode';
 import { type AcquisitionSource, DTYPE_BYTES } from '../source/acquisition-source.ts';
 import { checkBlockSize, decodeFailure, explainFailure } from './gpu-load-checks.ts';
 import { createHighSlots, type HighSlots } from './gpu-load-high.ts';
 import type { GpuLoad, GpuLoadOptions, GpuLoadTimings, LoadStage } from './gpu-load-types.ts';
+import { createBatchReader } from './gpu-load-upload.ts';
 import { readBuffer } from './readback.ts';
 
 export type {
@@ -169,8 +169,8 @@ export async function loadToGpu(
       poolGrowths: 0,
       totalMs: 0,
     };
-    // Chunk bytes are read straight into mapped staging buffers (no host copy, no writeBuffer staging);
-    // the GPU copies each into its slot. A staging buffer is re-mapped once the GPU has copied it.
+    // Chunk bytes are read straight into mapped staging buffers (gpu-load-upload.ts); the GPU copies each into
+    // its set. A staging buffer is re-mapped once the commands that copy it are submitted.
     const ring = plan.slots + 1;
     // From the staging pool (handed out mapped; given back at the end; without one, a pool that keeps
     // nothing). What it holds besides is freed before anything is made, so the load stays within its plan.
@@ -182,81 +182,25 @@ export async function loadToGpu(
       owned.push(b);
       return b;
     });
-    const mapped: Promise<void>[] = staging.map(() => Promise.resolve());
-    const readBatch = async (k: number) => {
-      const first = k * plan.batchFrames;
-      const count = Math.min(plan.batchFrames, plan.frames - first);
-      await mapped[k % ring];
-      const range = new Uint8Array(staging[k % ring].getMappedRange(0, plan.compressedSlotBytes));
-      return source.readStored(first, count, signal, range);
-    };
     timings.prepareMs = performance.now() - t0;
     timings.pipelinesMs = pipelinesMs;
     timings.allocateMs = performance.now() - allocateStart - pipelinesMs;
-    let next = readBatch(0);
-    next.catch(() => {}); // awaited in the loop; if the load ends first, its failure is expected
-    let bytesRead = 0;
+    const reader = createBatchReader({
+      device,
+      plan,
+      source,
+      signal,
+      staging,
+      compressed,
+      index,
+      sets,
+      job: { flags, decoded, errors, totals, audit, pixels },
+      timings,
+    });
+    const upload = reader.upload;
     let firstSubmit: number | undefined;
     const pass = decode;
     const timer = options.timer;
-    // Batch k's chunks, once read: unmapped (detaching `stored.bytes`), the next read started, its index entries
-    // written into its set; `copy` records the copy of its chunks into that set, `remap` hands the staging back.
-    const upload = async (k: number) => {
-      let t = performance.now();
-      const stored = await next;
-      timings.readWaitMs += performance.now() - t;
-      t = performance.now();
-      const count = stored.sizes.length;
-      const length = Math.ceil(stored.bytes.byteLength / 4) * 4;
-      bytesRead += stored.bytes.byteLength;
-      const set = k % sets;
-      const base = set * plan.compressedSlotBytes;
-      const buffer = staging[k % ring];
-      buffer.unmap();
-      // The next read fills the next staging buffer while this batch is copied and decoded.
-      if (k + 1 < plan.batches) {
-        next = readBatch(k + 1);
-        // Awaited later; if the load ends first (cancel, error), its failure is expected.
-        next.catch(() => {});
-      }
-      // Index entries point into the whole compressed buffer: the set's chunks start at `base`.
-      const entries = chunkIndex(stored);
-      for (let i = 0; i < entries.length; i += 2) entries[i] += base;
-      device.queue.writeBuffer(index, set * plan.indexSlotBytes, entries);
-      timings.uploadMs += performance.now() - t;
-      const job = {
-        compressed,
-        compressedBytes: base + length,
-        index,
-        indexBase: set * plan.batchFrames,
-        flags,
-        decoded,
-        errors,
-        totals,
-        audit,
-        frameCount: count,
-        pixels,
-        firstFrame: k * plan.batchFrames,
-        wordsPerFrame: plan.wordsPerFrame,
-        // One dispatch a batch: a dispatch of 4,096 frames is one wave of workgroups on the H200 and ends with
-        // its slowest frame; 8,192 frames decode 6 % faster a frame (docs/performance.md, fourteenth session).
-        maxFramesPerDispatch: plan.batchFrames,
-        listSet: set,
-        parsed: plan.parseAhead,
-      };
-      return {
-        job,
-        copy(encoder: GPUCommandEncoder) {
-          if (length > 0) encoder.copyBufferToBuffer(buffer, 0, compressed, base, length);
-        },
-        remap() {
-          const remap = buffer.mapAsync(GPUMapMode.WRITE);
-          // A failed or cancelled load destroys the buffer before this settles; its rejection is then expected.
-          remap.catch(() => {});
-          mapped[k % ring] = remap;
-        },
-      };
-    };
     let current = await upload(0);
     if (plan.parseAhead) {
       // The first batch's copy and parse; every later batch is copied and parsed beside its predecessor's decode.
@@ -344,10 +288,10 @@ export async function loadToGpu(
           performance.now() - firstSubmit,
         ]);
       }
-      progress('decode', job.firstFrame + job.frameCount, bytesRead);
+      progress('decode', job.firstFrame + job.frameCount, reader.bytesRead);
     }
     let t = performance.now();
-    await Promise.all([...slots.map((s) => s.done), ...mapped]);
+    await Promise.all([...slots.map((s) => s.done), ...reader.mapped()]);
     // The last batches' pools, in batch order.
     for (let k = Math.max(0, plan.batches - plan.slots); k < plan.batches; k++) {
       await high?.settle(k % plan.slots);
@@ -355,7 +299,7 @@ export async function loadToGpu(
     timings.gpuWaitMs += performance.now() - t;
     timings.poolGrowths = high?.growths ?? 0;
     ctx.throwIfFailed();
-    progress('finish', plan.frames, bytesRead);
+    progress('finish', plan.frames, reader.bytesRead);
 
     t = performance.now();
     const results = await readDecodeResults(device, { errors, totals, audit }, { frameCount: plan.frames });
