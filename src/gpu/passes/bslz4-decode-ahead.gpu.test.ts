@@ -8,10 +8,15 @@
 import { describe, expect } from 'vitest';
 import { AUDIT_LAYOUT, bslz4DecodeBatch, minWordsPerFrame } from '../../kernels/bslz4-decode.ts';
 import { bslz4Parse } from '../../kernels/bslz4-parse.ts';
-import { decodeErrorName } from '../../kernels/decode-errors.ts';
 import { withGpu } from '../test-harness.ts';
-import { type Batch, expectSameWords, faultBatch, mutatedBatches } from './bslz4-decode.test-support.ts';
-import { createBslz4DecodePass, readDecodeResults } from './bslz4-decode.ts';
+import {
+  type Batch,
+  decodeOutputs,
+  expectTwinOutputs,
+  faultBatch,
+  mutatedBatches,
+} from './bslz4-decode.test-support.ts';
+import { createBslz4DecodePass } from './bslz4-decode.ts';
 import { DEFAULT_LOAD_DECODE_VARIANT, parseDecodeVariant } from './bslz4-decode-variants.ts';
 
 /** Frames a set holds (index entries from set * CAP). */
@@ -54,10 +59,7 @@ describe('bslz4-decode pass: parsing the next batch in the decode dispatch', () 
             index: indexBuffer,
             indexBase,
             flags: ctx.upload(batch.flags),
-            decoded: ctx.upload(new Uint32Array(batch.frameCount * words).fill(0xdeadbeef)),
-            errors: ctx.upload(new Uint32Array(batch.frameCount).fill(77)),
-            totals: ctx.upload(new Uint32Array(2 * batch.frameCount).fill(77)),
-            audit: ctx.storage(AUDIT_LAYOUT.words * 4),
+            ...decodeOutputs(ctx, batch.frameCount, words),
             frameCount: batch.frameCount,
             pixels: batch.pixels,
             wordsPerFrame: words,
@@ -73,11 +75,7 @@ describe('bslz4-decode pass: parsing the next batch in the decode dispatch', () 
             elemSize: 2,
             wordsPerFrame: job.wordsPerFrame,
           });
-          const gpu = await readDecodeResults(ctx.device, job, { frameCount: batch.frameCount });
-          expect([...gpu.errors].map(decodeErrorName)).toEqual([...twin.errors].map(decodeErrorName));
-          expectSameWords(await ctx.readBack(job.decoded, Uint32Array), twin.words);
-          expect(gpu.totals).toEqual(twin.totals);
-          expect(gpu.audit).toEqual(twin.audit);
+          await expectTwinOutputs(ctx, job, twin);
           return twin;
         };
         const run = (s: number, ahead: boolean) => {

@@ -4,11 +4,10 @@
  * the H200 for timing (docs/performance.md, eighteenth session).
  */
 import { describe, expect } from 'vitest';
-import { AUDIT_LAYOUT, bslz4DecodeBatch, minWordsPerFrame } from '../../kernels/bslz4-decode.ts';
-import { decodeErrorName } from '../../kernels/decode-errors.ts';
+import { bslz4DecodeBatch, minWordsPerFrame } from '../../kernels/bslz4-decode.ts';
 import { withGpu } from '../test-harness.ts';
-import { faultBatch } from './bslz4-decode.test-support.ts';
-import { createBslz4DecodePass, readDecodeResults } from './bslz4-decode.ts';
+import { decodeOutputs, expectTwinOutputs, faultBatch } from './bslz4-decode.test-support.ts';
+import { createBslz4DecodePass } from './bslz4-decode.ts';
 import { DEFAULT_LOAD_DECODE_VARIANT } from './bslz4-decode-variants.ts';
 
 describe('bslz4-decode pass: flag bits packed once a load', () => {
@@ -34,16 +33,14 @@ describe('bslz4-decode pass: flag bits packed once a load', () => {
     const index = ctx.upload(batch.index);
     const bufferA = ctx.upload(flagsA);
     const bufferB = ctx.upload(flagsB);
-    const run = async (flags: GPUBuffer, flagsPacked: boolean) => {
+    // Runs a job with these flags and requires twin `t`'s outputs.
+    const expectRun = async (flags: GPUBuffer, flagsPacked: boolean, t: ReturnType<typeof twin>) => {
       const job = {
         compressed,
         compressedBytes: batch.slot.length,
         index,
         flags,
-        decoded: ctx.upload(new Uint32Array(batch.frameCount * words).fill(0xdeadbeef)),
-        errors: ctx.upload(new Uint32Array(batch.frameCount).fill(77)),
-        totals: ctx.upload(new Uint32Array(2 * batch.frameCount).fill(77)),
-        audit: ctx.storage(AUDIT_LAYOUT.words * 4),
+        ...decodeOutputs(ctx, batch.frameCount, words),
         frameCount: batch.frameCount,
         pixels: batch.pixels,
         wordsPerFrame: words,
@@ -53,26 +50,19 @@ describe('bslz4-decode pass: flag bits packed once a load', () => {
       const params = pass.encode(encoder, job);
       ctx.device.queue.submit([encoder.finish()]);
       params.destroy();
-      const gpu = await readDecodeResults(ctx.device, job, { frameCount: batch.frameCount });
-      return { ...gpu, words: await ctx.readBack(job.decoded, Uint32Array) };
-    };
-    const expectTwin = (gpu: Awaited<ReturnType<typeof run>>, t: ReturnType<typeof twin>) => {
-      expect([...gpu.errors].map(decodeErrorName)).toEqual([...t.errors].map(decodeErrorName));
-      expect(gpu.words).toEqual(t.words);
-      expect(gpu.totals).toEqual(t.totals);
-      expect(gpu.audit).toEqual(t.audit);
+      await expectTwinOutputs(ctx, job, t);
     };
 
     // The first job packs A even when it says its flags are packed (nothing was); the second reuses them.
-    expectTwin(await run(bufferA, true), twinA);
-    expectTwin(await run(bufferA, true), twinA);
+    await expectRun(bufferA, true, twinA);
+    await expectRun(bufferA, true, twinA);
     // Another flags buffer is packed, whatever the job says.
-    expectTwin(await run(bufferB, true), twinB);
+    await expectRun(bufferB, true, twinB);
     // B's contents changed behind the pass's back: a job that says they did not keeps the bits packed before
     // (which is what makes it one pack a load), one that does not say so packs them again.
     ctx.device.queue.writeBuffer(bufferB, 0, flagsA);
-    expectTwin(await run(bufferB, true), twinB);
-    expectTwin(await run(bufferB, false), twinA);
+    await expectRun(bufferB, true, twinB);
+    await expectRun(bufferB, false, twinA);
     pass.destroy();
   });
 });

@@ -144,6 +144,29 @@ export async function compare(ctx: GpuTestContext, b: Batch, o: RunOptions = {})
   return { twin, words, ms };
 }
 
+/** A decode job's output buffers for `frameCount` frames, filled with marks the pass must overwrite. */
+export function decodeOutputs(ctx: GpuTestContext, frameCount: number, wordsPerFrame: number) {
+  return {
+    decoded: ctx.upload(new Uint32Array(frameCount * wordsPerFrame).fill(0xdeadbeef)),
+    errors: ctx.upload(new Uint32Array(frameCount).fill(77)),
+    totals: ctx.upload(new Uint32Array(2 * frameCount).fill(77)),
+    audit: ctx.storage(AUDIT_LAYOUT.words * 4),
+  };
+}
+
+/** Reads a submitted job's outputs back and requires the twin's errors, words, totals and audit. */
+export async function expectTwinOutputs(
+  ctx: GpuTestContext,
+  job: { decoded: GPUBuffer; errors: GPUBuffer; totals: GPUBuffer; audit: GPUBuffer; frameCount: number },
+  twin: ReturnType<typeof bslz4DecodeBatch>,
+): Promise<void> {
+  const gpu = await readDecodeResults(ctx.device, job, { frameCount: job.frameCount });
+  expect([...gpu.errors].map(decodeErrorName)).toEqual([...twin.errors].map(decodeErrorName));
+  expectSameWords(await ctx.readBack(job.decoded, Uint32Array), twin.words);
+  expect(gpu.totals).toEqual(twin.totals);
+  expect(gpu.audit).toEqual(twin.audit);
+}
+
 export function expectSameWords(actual: Uint32Array, expected: Uint32Array): void {
   expect(actual.length).toBe(expected.length);
   const bad = actual.findIndex((v, i) => v !== expected[i]);
