@@ -275,24 +275,11 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     };
   }
   return {
+    ...fusedDecodeVariant(lanes ?? 64, stageWords ?? 1),
     name,
-    shader: 'fused',
-    lanes: lanes ?? 64,
-    groups: 1,
-    stageWords: stageWords ?? 1,
-    scratch,
-    window: false,
-    keep: false,
-    pattern: false,
-    unshuffleWords: false,
-    epochs: 8,
     workgroups,
-    list: false,
     listCap: DEFAULT_LIST_CAP,
-    listRead: 'stage',
-    parseWords: 1,
     framesPerDispatch,
-    frameGroups: false,
   };
 }
 
