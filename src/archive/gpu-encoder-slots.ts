@@ -150,12 +150,15 @@ export async function createState(
     lendReadbacks = 0,
     lentOnly = false,
     budgetBytes,
+    decodeVariant,
     timings,
   }: {
     lendReadbacks?: number;
     /** Records wait for a lent readback rather than copy (EncoderState.waitForLoans). */
     lentOnly?: boolean;
     budgetBytes?: number;
+    /** The decode's variant (default DEFAULT_DECODE_VARIANT). */
+    decodeVariant?: string;
     /**
      * Adds the time spent creating readbacks (their first use is part of a record's start-up) and the slots
      * after the first.
@@ -181,6 +184,7 @@ export async function createState(
     lendReadbacks,
     budgetBytes,
     limits: device.limits,
+    decodeVariant,
   });
   const STORAGE = GPUBufferUsage.STORAGE | GPUBufferUsage.COPY_DST | GPUBufferUsage.COPY_SRC;
   const READBACK = GPUBufferUsage.MAP_READ | GPUBufferUsage.COPY_DST;

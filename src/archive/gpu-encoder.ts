@@ -76,6 +76,11 @@ export interface GpuEncoderOptions {
    * record whose words exceed its raw size needs that buffer; tests use it to run that path).
    */
   compactApart?: boolean;
+  /**
+   * The source decode's variant (bslz4-decode-variants.ts; default DEFAULT_DECODE_VARIANT, which every device
+   * runs).
+   */
+  decodeVariant?: string;
 }
 
 interface Job {
@@ -226,6 +231,7 @@ export function gpuRecordEncoder(device: GPUDevice, options: GpuEncoderOptions =
               lendReadbacks: options.lendReadbacks,
               lentOnly: options.lentOnly,
               budgetBytes: options.budgetBytes,
+              decodeVariant: options.decodeVariant,
               timings,
             });
             timings.setupMs += performance.now() - t;

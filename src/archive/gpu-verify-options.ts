@@ -67,6 +67,11 @@ export interface GpuVerifyOptions {
    * back at the end, mapped. Without it the slots are created and destroyed.
    */
   staging?: StagingPool;
+  /**
+   * The source decode's variant (bslz4-decode-variants.ts; default DEFAULT_DECODE_VARIANT, which every device
+   * runs). The load's list variant is exact here too, and with pieces of 4,096 frames no faster.
+   */
+  decodeVariant?: string;
 }
 
 /** Zeroed timings for `pieces` pieces, with the time the pieces took to plan. */

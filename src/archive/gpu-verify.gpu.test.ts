@@ -1,5 +1,6 @@
 import { join } from 'node:path';
 import { describe, expect } from 'vitest';
+import { loadDecodeVariant } from '../gpu/passes/bslz4-decode-variants';
 import { createStagingPool } from '../gpu/staging-pool';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { fixture, loadOracle } from '../testing/fixtures';
@@ -34,6 +35,7 @@ describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, t
       const acq = archive.acquisitions[0];
       const { source, close } = await openSource(arinaPaths);
       const tracked = trackBuffers(device);
+      const listVariant = loadDecodeVariant(device.limits.maxStorageBuffersPerShaderStage);
       let damagedArchive: Awaited<ReturnType<typeof openArchive>> | undefined;
       try {
         const flagged = source.pixelMask?.findIndex((m) => m !== 0) ?? -1;
@@ -54,12 +56,19 @@ describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, t
           const overlap = i % 3 !== 2;
           // Whole records, and pieces of one block (3 frames) or two: 7-frame records make pieces of 3, 3, 1
           // or 6, 1 frames, so the planted values lie at piece boundaries as well.
-          for (const pieceFrames of [undefined, 3, 6]) {
+          // The walk decode (the default, every device's) and the load's list decode where the device has it.
+          for (const [pieceFrames, decodeVariant] of [
+            [undefined, undefined],
+            [3, undefined],
+            [6, undefined],
+            [3, listVariant],
+          ] as const) {
             const gpu = await verifyAcquisitionGpu(device, acq, s, {
               slots: 1 + (i % 3),
               profile,
               overlap,
               pieceFrames,
+              decodeVariant,
             });
             expect(gpu.timings.decodeMs > 0 && gpu.timings.compareMs > 0).toBe(profile);
             expect(gpu.plan.sets).toBe(overlap ? 2 : 1);
@@ -86,11 +95,19 @@ describe('tans-compare.wgsl against its CPU twin tansCompare (tans-compare.ts, t
             return batch;
           },
         };
-        for (const pieceFrames of [undefined, 3]) {
-          const gpu = await verifyAcquisitionGpu(device, acq, lying, { pieceFrames });
+        for (const [pieceFrames, decodeVariant] of [
+          [undefined, undefined],
+          [3, undefined],
+          [3, listVariant],
+        ] as const) {
+          const gpu = await verifyAcquisitionGpu(device, acq, lying, { pieceFrames, decodeVariant });
           expect(gpu.sourceErrors).toBe(1);
         }
         expect(tracked.createdLabels()).toContain('bslz4-decode scratch');
+        // The list decode ran (its parse pass's lists were made) where the device has it.
+        expect(tracked.createdLabels().includes('bslz4-parse sequences')).toBe(
+          device.limits.maxStorageBuffersPerShaderStage >= 10,
+        );
         expect(tracked.alive()).toBe(0);
         // Memory is planned first: a budget below the plan is refused with its numbers, before any buffer.
         const created = tracked.createdLabels().length;

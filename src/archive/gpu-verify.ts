@@ -74,7 +74,9 @@ export async function verifyAcquisitionGpu(
   acq: ArchiveAcquisition,
   src: AcquisitionSource,
   options: GpuVerifyOptions = {},
-): Promise<VerifyReport & { timings: GpuVerifyTimings; sourceErrors: number; plan: GpuVerifyPlan }> {
+): Promise<
+  VerifyReport & { timings: GpuVerifyTimings; sourceErrors: number; plan: GpuVerifyPlan; decodeVariant: string }
+> {
   const { info, geometry } = acq;
   const { signal } = options;
   if (!src.storedCodec.gpu)
@@ -109,7 +111,9 @@ export async function verifyAcquisitionGpu(
   }
   const tPieces = performance.now();
   const overlap = options.overlap ?? true;
-  const decode = createBslz4DecodePass(device, { elemSize: elem });
+  // One dispatch a piece. The walk decode by default: the load's list decode, with its parse pass before each
+  // piece, verified no faster on the H200 (docs/performance.md, nineteenth session).
+  const decode = createBslz4DecodePass(device, { elemSize: elem, variant: options.decodeVariant });
   const plan = planGpuVerify({
     frameCount,
     maxFrames,
@@ -126,6 +130,7 @@ export async function verifyAcquisitionGpu(
     sets: overlap && pieces.length > 1 ? 2 : 1,
     decodeScratchBytes: decodeScratchBytes(decode.variant, maxFrames, {
       maxWorkgroups: device.limits.maxComputeWorkgroupsPerDimension,
+      maxFramesPerDispatch: maxFrames,
       pixels,
       elemSize: elem,
     }),
@@ -271,7 +276,7 @@ export async function verifyAcquisitionGpu(
         classMap: make('class map', STORAGE_IN),
       });
     }
-    decode.reserve(maxFrames, { pixels });
+    decode.reserve(maxFrames, { pixels, maxFramesPerDispatch: maxFrames });
     const oom = await device.popErrorScope();
     if (oom) throw budgetError(oom);
     timings.setupBuffersMs = performance.now() - tBuffers;
@@ -340,6 +345,9 @@ export async function verifyAcquisitionGpu(
         pixels,
         firstFrame: piece.firstFrame,
         wordsPerFrame,
+        maxFramesPerDispatch: maxFrames,
+        // `flags` (all zero: every value is compared) is the same for every piece: packed into bits once.
+        flagsPacked: i > 0,
       });
       if (options.profile) {
         device.queue.submit([encoder.finish()]);
@@ -378,7 +386,7 @@ export async function verifyAcquisitionGpu(
     const counts = await readVerifyCounts(device, { mismatches, laneErrors, audit }, plan.blocks);
     timings.gpuWaitMs += performance.now() - t;
     timings.totalMs = performance.now() - t0;
-    return { ...tally(acq, counts), ms: timings.totalMs, timings, plan };
+    return { ...tally(acq, counts), ms: timings.totalMs, timings, plan, decodeVariant: decode.variant.name };
   } finally {
     // Reads may still be writing into mapped staging after a failure: let them finish first.
     await Promise.allSettled(staged);

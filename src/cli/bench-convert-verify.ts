@@ -11,6 +11,7 @@ import {
   verifyAcquisitionGpu,
 } from '../archive/gpu-verify';
 import type { ArchiveAcquisition } from '../archive/reader';
+import { DEFAULT_DECODE_VARIANT, loadDecodeVariant } from '../gpu/passes/bslz4-decode-variants';
 import { createStagingPool } from '../gpu/staging-pool';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import { gbps, ms } from './bench-load-report';
@@ -25,17 +26,41 @@ export async function benchVerify(
   {
     slots = VERIFY_SLOTS,
     pieceFrames = VERIFY_PIECE_FRAMES,
+    decodeVariant,
     rawBytes,
     log,
-  }: { slots?: number; pieceFrames?: number; rawBytes: number; log: (s: string) => void },
+  }: {
+    slots?: number;
+    pieceFrames?: number;
+    decodeVariant?: string;
+    rawBytes: number;
+    log: (s: string) => void;
+  },
 ) {
   const run = async (options: Parameters<typeof verifyAcquisitionGpu>[3] = {}) => {
     // The run before destroyed its buffers; the driver frees them at the next wait on the queue: here.
     await device.queue.onSubmittedWorkDone();
-    return verifyAcquisitionGpu(device, acquisition, source, { slots, pieceFrames, ...options });
+    return verifyAcquisitionGpu(device, acquisition, source, { slots, pieceFrames, decodeVariant, ...options });
   };
   await run(); // warm-up (pipelines)
   const verify = await run();
+  // This run's decode against the load's (the list decode, where the device has it), cold, in alternating rounds
+  // (hosts vary run to run).
+  const decodeRounds: Record<string, number[]> = {};
+  const variants = [
+    ...new Set([
+      decodeVariant ?? DEFAULT_DECODE_VARIANT,
+      loadDecodeVariant(device.limits.maxStorageBuffersPerShaderStage),
+    ]),
+  ];
+  for (const v of variants.slice(1)) await run({ decodeVariant: v }); // their pipelines
+  for (let round = 0; round < 3 && variants.length > 1; round++) {
+    for (const v of variants) {
+      const r = await run({ decodeVariant: v });
+      if (!exact(r)) throw new Error(`GPU verify with decode ${v} is not exact`);
+      (decodeRounds[v] ??= []).push(r.ms);
+    }
+  }
   // With staging kept between verifications (a second verification on the same device): filled once, then
   // three runs (median).
   const staging = createStagingPool();
@@ -109,7 +134,12 @@ export async function benchVerify(
   const p = verify.plan;
   const gib = (n: number) => `${(n / 2 ** 30).toFixed(2)} GiB`;
   log(
-    `GPU verify: ${verify.compared} values, ${verify.mismatches} mismatches, ${verify.laneErrors} lane errors, ${verify.sourceErrors} source errors in ${ms(verify.ms)} = ${gbps(rawBytes, verify.ms).toFixed(1)} GB/s raw-equivalent (set-up ${ms(t.setupMs)}: plan and decode pass ${ms(t.setupPrepareMs)} (pieces ${ms(t.setupPiecesMs)}), staging ${ms(t.setupStagingMs)}, GPU buffers ${ms(t.setupBuffersMs)}, compare pipeline ${ms(t.setupPipelineMs)}; read ${ms(t.readMs)}, waiting for staging slots ${ms(t.stagingWaitMs)}, upload ${ms(t.uploadMs)} (unmapping ${ms(t.unmapMs)}), loop waiting for reads + final readback ${ms(t.gpuWaitMs)}); plan ${gib(p.totalBytes)}: ${p.sets} input sets of ${gib(p.setBytes)}, ${p.slots} staging slots of ${gib(p.slotBytes)}, shared ${gib(p.sharedBytes)}, decode scratch ${gib(p.decodeScratchBytes)}`,
+    `GPU verify: ${verify.compared} values, ${verify.mismatches} mismatches, ${verify.laneErrors} lane errors, ${verify.sourceErrors} source errors in ${ms(verify.ms)} = ${gbps(rawBytes, verify.ms).toFixed(1)} GB/s raw-equivalent (decode ${verify.decodeVariant}; set-up ${ms(t.setupMs)}: plan and decode pass ${ms(t.setupPrepareMs)} (pieces ${ms(t.setupPiecesMs)}), staging ${ms(t.setupStagingMs)}, GPU buffers ${ms(t.setupBuffersMs)}, compare pipeline ${ms(t.setupPipelineMs)}; read ${ms(t.readMs)}, waiting for staging slots ${ms(t.stagingWaitMs)}, upload ${ms(t.uploadMs)} (unmapping ${ms(t.unmapMs)}), loop waiting for reads + final readback ${ms(t.gpuWaitMs)}); plan ${gib(p.totalBytes)}: ${p.sets} input sets of ${gib(p.setBytes)}, ${p.slots} staging slots of ${gib(p.slotBytes)}, shared ${gib(p.sharedBytes)}, decode scratch ${gib(p.decodeScratchBytes)}`,
+  );
+  log(
+    `GPU verify by source decode (cold, 3 alternating rounds): ${Object.entries(decodeRounds)
+      .map(([v, all]) => `${v} ${all.map((x) => x.toFixed(0)).join(' / ')} ms`)
+      .join('; ')}`,
   );
   log(
     `GPU verify with pooled staging (a second verification on the device; median of 3): ${ms(pooled.ms)} = ${gbps(rawBytes, pooled.ms).toFixed(1)} GB/s (set-up ${ms(pooled.timings.setupMs)}, staging ${ms(pooled.timings.setupStagingMs)}; runs ${pooledRuns.map((r) => r.ms.toFixed(0)).join(' / ')} ms)`,
@@ -172,6 +202,7 @@ export async function benchVerify(
         exact: pooledRuns.every(exact),
       },
       timeline,
+      decodeRounds,
       pieceFrames,
       pieceSweep,
       compareSweep,

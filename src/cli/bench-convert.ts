@@ -84,6 +84,8 @@ export interface BenchConvertOptions {
    * convert`), on the main thread before it ('before': the CLI before the thirteenth session), or not ('none').
    */
   sources?: 'alongside' | 'before' | 'none';
+  /** The source decode's variant in the encoder and the verifier (default: the load's on this device). */
+  decode?: string;
   /** Cold conversions run one after another (default 1); the last is verified and reported in full. */
   runs?: number;
   json?: string;
@@ -99,6 +101,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
     lendReadbacks: o.lend ?? 2,
     lentOnly: !o.copyFallback,
     budgetBytes: (o.budgetGiB ?? 64) * 2 ** 30,
+    decodeVariant: o.decode,
   };
   let t = performance.now();
   const acq = generateSynthetic({
@@ -127,7 +130,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
   const readPieceBytes = Math.round((o.readPieceMiB ?? 8) * 2 ** 20);
   const source = await syntheticSource(acq, path, offsets, readPieceBytes);
   const report: Record<string, unknown> = {
-    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks}${o.copyFallback ? ' --copy-fallback' : ''} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64} --read-piece ${readPieceBytes / 2 ** 20}${(o.acquisitions ?? 1) > 1 ? ` --acquisitions ${o.acquisitions}` : ''}${o.verifySlots ? ` --verify-slots ${o.verifySlots}` : ''}${o.verifyPieces ? ` --verify-pieces ${o.verifyPieces}` : ''}${o.runs ? ` --runs ${o.runs}` : ''}${o.hashAtEnd ? ' --hash-at-end' : ''}${o.sources ? ` --sources ${o.sources}` : ''}`,
+    command: `stemflow bench convert --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --record ${codec.recordFrames} --slots ${o.slots ?? 2} --lend ${encoderOptions.lendReadbacks}${o.copyFallback ? ' --copy-fallback' : ''} --writes ${writesInFlight} --budget ${o.budgetGiB ?? 64} --read-piece ${readPieceBytes / 2 ** 20}${(o.acquisitions ?? 1) > 1 ? ` --acquisitions ${o.acquisitions}` : ''}${o.verifySlots ? ` --verify-slots ${o.verifySlots}` : ''}${o.verifyPieces ? ` --verify-pieces ${o.verifyPieces}` : ''}${o.runs ? ` --runs ${o.runs}` : ''}${o.hashAtEnd ? ' --hash-at-end' : ''}${o.sources ? ` --sources ${o.sources}` : ''}${o.decode ? ` --decode ${o.decode}` : ''}`,
     adapter: ctx.adapter,
     uvThreadpool: uvThreads,
     frames: acq.frames,
@@ -294,6 +297,7 @@ export async function benchConvert(o: BenchConvertOptions): Promise<number> {
       const v = await benchVerify(device, acquisition, source, {
         slots: o.verifySlots,
         pieceFrames: o.verifyPieces,
+        decodeVariant: o.decode,
         rawBytes,
         log,
       });

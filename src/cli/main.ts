@@ -38,10 +38,11 @@ Usage:
   stemflow bench convert [--scan 512] [--det 192] [--distinct 1024] [--record 16384] [--slots 2] [--lend 2] [--copy-fallback]
       [--writes 4] [--budget 64] [--verify-slots 2] [--verify-pieces 4096]
       [--read-piece 8] [--acquisitions N] [--runs 1] [--hash-at-end]
-      [--sources alongside|before|none] [--json FILE]
+      [--sources alongside|before|none] [--decode VARIANT] [--json FILE]
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder (--runs cold
       conversions one after another; the last is verified), verifies every count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4; with
-      --acquisitions N, also converts N copies into one archive with one encoder (a series).
+      --acquisitions N, also converts N copies into one archive with one encoder (a series); --decode sets the
+      source decode's variant in the encoder and the verifier (default: the load's).
   stemflow bench decode [--scan 512] [--det 192] [--distinct 1024] [--batch 8192] [--variant base,scratch,...] [--rounds 3]
                       [--repeat 3] [--json FILE]
       Times bitshuffle/LZ4 decode variants on one uploaded batch (GPU timestamps, GB/s of decoded output) and
@@ -299,6 +300,7 @@ export async function main(argv: string[]): Promise<number> {
           runs: n(values.runs),
           hashAtEnd: values['hash-at-end'],
           sources: sourcesMode(values.sources),
+          decode: values.decode,
           json: values.json,
           keep: values.keep,
         });
