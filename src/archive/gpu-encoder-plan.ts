@@ -5,6 +5,7 @@
 import { StemflowError } from '../errors';
 import { DEFAULT_DECODE_VARIANT, decodeScratchBytes } from '../gpu/passes/bslz4-decode-variants';
 import { AUDIT_LAYOUT, type ElemSize } from '../kernels/bslz4-decode';
+import type { AcquisitionSource } from '../source/acquisition-source';
 import { laneStride } from './gpu-tans-passes';
 import { NEIGHBOUR_BUCKETS, tokenCount } from './hybrid-uint';
 import { type ArchiveDtype, DTYPE_BITS, type LaneGeometry, rawLaneWords } from './lanes';
@@ -157,4 +158,22 @@ export function planGpuEncoder(input: GpuEncoderPlanInput): GpuEncoderPlan {
     lendBytes,
     totalBytes,
   };
+}
+
+/** Readbacks are created at the size needed + 25 %, in steps of 16 MiB, up to the plan's size. */
+export function readbackBytes(needed: number, max: number): number {
+  const step = 16 * 2 ** 20;
+  return Math.max(needed, Math.min(max, Math.ceil((needed * 1.25) / step) * step));
+}
+
+/** Largest stored bytes of any `frames`-frame record of the source (records start at multiples of frames). */
+export function maxRecordStored(source: Pick<AcquisitionSource, 'storedSizes'>, frames: number): number {
+  const sizes = source.storedSizes();
+  let max = 0;
+  for (let first = 0; first < sizes.length; first += frames) {
+    let n = 0;
+    for (let f = first; f < Math.min(sizes.length, first + frames); f++) n += sizes[f];
+    max = Math.max(max, n);
+  }
+  return max;
 }

@@ -9,7 +9,7 @@ import { StemflowError } from '../errors';
 import { createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import type { RecordEncoder } from './convert';
-import { type GpuEncoderPlan, planGpuEncoder } from './gpu-encoder-plan';
+import { type GpuEncoderPlan, maxRecordStored, planGpuEncoder, readbackBytes } from './gpu-encoder-plan';
 import type { GpuEncoderTimings } from './gpu-encoder-timings';
 import {
   createTansEncodePassAsync,
@@ -39,12 +39,6 @@ export interface Slot {
   readback: GPUBuffer | null;
   /** The compaction's output when a record's words exceed `decoded` (rare), created when first needed. */
   output: GPUBuffer | null;
-}
-
-/** Readbacks are created at the size needed + 25 %, in steps of 16 MiB, up to the plan's size. */
-export function readbackBytes(needed: number, max: number): number {
-  const step = 16 * 2 ** 20;
-  return Math.max(needed, Math.min(max, Math.ceil((needed * 1.25) / step) * step));
 }
 
 export interface EncoderState {
@@ -126,18 +120,6 @@ export function sameParams(
     p.cols === q.cols &&
     p.classes === q.classes
   );
-}
-
-/** Largest stored bytes of any `frames`-frame record of the source (records start at multiples of frames). */
-function maxRecordStored(source: AcquisitionSource, frames: number): number {
-  const sizes = source.storedSizes();
-  let max = 0;
-  for (let first = 0; first < sizes.length; first += frames) {
-    let n = 0;
-    for (let f = first; f < Math.min(sizes.length, first + frames); f++) n += sizes[f];
-    max = Math.max(max, n);
-  }
-  return max;
 }
 
 export async function createState(

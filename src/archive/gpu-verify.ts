@@ -75,7 +75,12 @@ export async function verifyAcquisitionGpu(
   src: AcquisitionSource,
   options: GpuVerifyOptions = {},
 ): Promise<
-  VerifyReport & { timings: GpuVerifyTimings; sourceErrors: number; plan: GpuVerifyPlan; decodeVariant: string }
+  VerifyReport & {
+    timings: GpuVerifyTimings;
+    sourceErrors: number;
+    plan: GpuVerifyPlan;
+    decodeVariant: string;
+  }
 > {
   const { info, geometry } = acq;
   const { signal } = options;

@@ -40,25 +40,30 @@ export async function benchVerify(
   const run = async (options: Parameters<typeof verifyAcquisitionGpu>[3] = {}) => {
     // The run before destroyed its buffers; the driver frees them at the next wait on the queue: here.
     await device.queue.onSubmittedWorkDone();
-    return verifyAcquisitionGpu(device, acquisition, source, { slots, pieceFrames, decodeVariant, ...options });
+    return verifyAcquisitionGpu(device, acquisition, source, {
+      slots,
+      pieceFrames,
+      decodeVariant,
+      ...options,
+    });
   };
   await run(); // warm-up (pipelines)
   const verify = await run();
   // This run's decode against the load's (the list decode, where the device has it), cold, in alternating rounds
   // (hosts vary run to run).
-  const decodeRounds: Record<string, number[]> = {};
   const variants = [
     ...new Set([
       decodeVariant ?? DEFAULT_DECODE_VARIANT,
       loadDecodeVariant(device.limits.maxStorageBuffersPerShaderStage),
     ]),
   ];
+  const decodeRounds: Record<string, number[]> = Object.fromEntries(variants.map((v) => [v, []]));
   for (const v of variants.slice(1)) await run({ decodeVariant: v }); // their pipelines
   for (let round = 0; round < 3 && variants.length > 1; round++) {
     for (const v of variants) {
       const r = await run({ decodeVariant: v });
       if (!exact(r)) throw new Error(`GPU verify with decode ${v} is not exact`);
-      (decodeRounds[v] ??= []).push(r.ms);
+      decodeRounds[v].push(r.ms);
     }
   }
   // With staging kept between verifications (a second verification on the same device): filled once, then
