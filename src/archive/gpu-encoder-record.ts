@@ -5,9 +5,9 @@
 
 import { StemflowError, throwIfAborted } from '../errors';
 import { chunkIndex } from '../kernels/bslz4-decode';
-import { DecodeError } from '../kernels/decode-errors';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import type { EncodedRecord, RecordAudit } from './convert';
+import { decodeOnHost, exactTotal, readStaging } from './gpu-encoder-host';
 import { type HostPool, waitForLoan } from './gpu-encoder-memory';
 import { align4, readbackBytes } from './gpu-encoder-plan';
 import type { EncodeParams, EncoderState, Slot } from './gpu-encoder-slots';
@@ -18,16 +18,6 @@ import { classMapFromSumsFast, sumsFromPairs } from './tans-stats';
 import { buildEncodeTablesAll } from './tans-table';
 
 export type { GpuEncoderTimings, RecordTimeline } from './gpu-encoder-timings';
-
-async function readStaging(buffer: GPUBuffer, bytes: number): Promise<ArrayBuffer> {
-  if (bytes === 0) return new ArrayBuffer(0);
-  await buffer.mapAsync(GPUMapMode.READ, 0, align4(bytes));
-  try {
-    return buffer.getMappedRange(0, align4(bytes)).slice(0, bytes);
-  } finally {
-    buffer.unmap();
-  }
-}
 
 const now = () => performance.now();
 
@@ -363,47 +353,4 @@ export async function encodeRecord(
   line.endMs = now() - epoch;
   timings.timeline.push(line);
   return { model, offsets, words: data, audit, lent: line.lent };
-}
-
-/** Exact sum of per-pixel sums (each exact below 2^53). */
-function exactTotal(sums: Float64Array): bigint {
-  let total = 0n;
-  let partial = 0;
-  for (let p = 0; p < sums.length; p++) {
-    partial += sums[p];
-    if (partial > 2 ** 52) {
-      total += BigInt(partial);
-      partial = 0;
-    }
-  }
-  return total + BigInt(partial);
-}
-
-/**
- * Frames the GPU decoder did not decode: those it leaves to the CPU (UNSUPPORTED_BLOCK_SIZE) are decoded by
- * the source and written into the decoded buffer; any other verdict is a damaged source.
- */
-async function decodeOnHost(
-  s: EncoderState,
-  slot: Slot,
-  source: AcquisitionSource,
-  firstFrame: number,
-  frameErrors: Uint32Array,
-  signal?: AbortSignal,
-): Promise<void> {
-  const wordBytes = s.plan.wordsPerFrame * 4;
-  for (let f = 0; f < frameErrors.length; f++) {
-    const code = frameErrors[f];
-    if (code === 0) continue;
-    if (code !== DecodeError.UNSUPPORTED_BLOCK_SIZE) {
-      const name = Object.entries(DecodeError).find(([, v]) => v === code)?.[0] ?? `code ${code}`;
-      throw new StemflowError('corrupt', `Frame ${firstFrame + f} of the source does not decode (${name}).`, {
-        frame: firstFrame + f,
-      });
-    }
-    const bytes = await source.readFrames(firstFrame + f, 1, signal);
-    const padded = new Uint8Array(wordBytes);
-    padded.set(bytes);
-    s.device.queue.writeBuffer(slot.buffers.decoded, f * wordBytes, padded);
-  }
 }
