@@ -2,6 +2,16 @@
  * Options and timings of the GPU verifier (gpu-verify.ts), and its default number of staging slots.
  */
 import type { StagingPool } from '../gpu/staging-pool';
+import type { GpuVerifyPlan } from './gpu-verify-plan';
+import type { VerifyReport } from './verify';
+
+/** A GPU verification's report: the counts, and its timings, source errors, plan and decode variant. */
+export type GpuVerifyReport = VerifyReport & {
+  timings: GpuVerifyTimings;
+  sourceErrors: number;
+  plan: GpuVerifyPlan;
+  decodeVariant: string;
+};
 
 /**
  * Pieces staged at once by default: two, for pieces of VERIFY_PIECE_FRAMES (see there), so that one piece is

@@ -32,24 +32,22 @@ import { createStagingPool } from '../gpu/staging-pool';
 import { chunkIndex } from '../kernels/bslz4-decode';
 import type { AcquisitionSource, StoredBatch } from '../source/acquisition-source';
 import { createTansComparePassAsync, readVerifyCounts, tally } from './gpu-verify-compare';
-import { type GpuVerifyOptions, type GpuVerifyTimings, newTimings, VERIFY_SLOTS } from './gpu-verify-options';
-import {
-  type GpuVerifyPlan,
-  planGpuVerify,
-  planVerifyPieces,
-  VERIFY_PIECE_FRAMES,
-  type VerifyPiece,
-} from './gpu-verify-plan';
+import { type GpuVerifyOptions, type GpuVerifyReport, newTimings, VERIFY_SLOTS } from './gpu-verify-options';
+import { planGpuVerify, planVerifyPieces, VERIFY_PIECE_FRAMES, type VerifyPiece } from './gpu-verify-plan';
 import { DTYPE_BITS } from './lanes';
 import type { ArchiveAcquisition } from './reader';
-import type { VerifyReport } from './verify';
 
 export {
   COMPARE_LANES_PER_DISPATCH,
   createTansComparePass,
   type TansComparePass,
 } from './gpu-verify-compare';
-export { type GpuVerifyOptions, type GpuVerifyTimings, VERIFY_SLOTS } from './gpu-verify-options';
+export {
+  type GpuVerifyOptions,
+  type GpuVerifyReport,
+  type GpuVerifyTimings,
+  VERIFY_SLOTS,
+} from './gpu-verify-options';
 export { type GpuVerifyPlan, planGpuVerify, VERIFY_PIECE_FRAMES } from './gpu-verify-plan';
 
 /** Staging for one piece in flight. */
@@ -74,14 +72,7 @@ export async function verifyAcquisitionGpu(
   acq: ArchiveAcquisition,
   src: AcquisitionSource,
   options: GpuVerifyOptions = {},
-): Promise<
-  VerifyReport & {
-    timings: GpuVerifyTimings;
-    sourceErrors: number;
-    plan: GpuVerifyPlan;
-    decodeVariant: string;
-  }
-> {
+): Promise<GpuVerifyReport> {
   const { info, geometry } = acq;
   const { signal } = options;
   if (!src.storedCodec.gpu)
@@ -116,8 +107,7 @@ export async function verifyAcquisitionGpu(
   }
   const tPieces = performance.now();
   const overlap = options.overlap ?? true;
-  // One dispatch a piece. The walk decode by default: the load's list decode, with its parse pass before each
-  // piece, verified no faster on the H200 (docs/performance.md, nineteenth session).
+  // One dispatch a piece (the walk decode by default: the list decode was no faster; performance.md, 19th session).
   const decode = createBslz4DecodePass(device, { elemSize: elem, variant: options.decodeVariant });
   const plan = planGpuVerify({
     frameCount,
