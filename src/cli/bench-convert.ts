@@ -84,7 +84,7 @@ export interface BenchConvertOptions {
    * convert`), on the main thread before it ('before': the CLI before the thirteenth session), or not ('none').
    */
   sources?: 'alongside' | 'before' | 'none';
-  /** The source decode's variant in the encoder and the verifier (default: the load's on this device). */
+  /** The source decode's variant in the encoder and the verifier (default DEFAULT_DECODE_VARIANT). */
   decode?: string;
   /** Cold conversions run one after another (default 1); the last is verified and reported in full. */
   runs?: number;

@@ -42,7 +42,7 @@ Usage:
       Converts a synthetic acquisition into a lossless tANS archive with the GPU encoder (--runs cold
       conversions one after another; the last is verified), verifies every count on the GPU, and prints per-stage times, GB/s and the archive's size against bitshuffle/LZ4; with
       --acquisitions N, also converts N copies into one archive with one encoder (a series); --decode sets the
-      source decode's variant in the encoder and the verifier (default: the load's).
+      source decode's variant in the encoder and the verifier (default: the walk decode every device runs).
   stemflow bench decode [--scan 512] [--det 192] [--distinct 1024] [--batch 8192] [--variant base,scratch,...] [--rounds 3]
                       [--repeat 3] [--json FILE]
       Times bitshuffle/LZ4 decode variants on one uploaded batch (GPU timestamps, GB/s of decoded output) and
