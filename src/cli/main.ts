@@ -26,7 +26,7 @@ Usage:
       Checks every archive file's SHA-256, then decodes every saved count and compares it with the source
       files; prints compared values, mismatches per block and SHA-256s. Exit status 1 on any mismatch.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
-                    [--variants wg128,wg64-stage8,...] [--transpose-variants base,batched,vec4,vec4-t8,...] [--transpose-loads scalar|batched|vec4] [--transpose-tiles 1,2,4] [--pool] [--segment 4096] [--high slots|full] [--pool-share 0.0625] [--compact] [--slices 16] [--decode VARIANT] [--parse-ahead on|off] [--row-pixels N]
+                    [--variants wg128,wg64-stage8,...] [--transpose-variants base,batched,vec4,vec4-t8,...] [--transpose-loads scalar|batched|vec4] [--transpose-tiles 1,2,4] [--pool] [--segment 4096] [--high slots|full] [--pool-share 0.0625] [--compact] [--slices 16] [--decode VARIANT] [--parse-ahead on|off] [--histogram transpose|decode] [--row-pixels N]
                     [--vi-workgroup 256] [--sustain 200]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
@@ -237,6 +237,7 @@ export async function main(argv: string[]): Promise<number> {
           'pool-share': { type: 'string' },
           decode: { type: 'string' },
           'parse-ahead': { type: 'string' },
+          histogram: { type: 'string' },
           'row-pixels': { type: 'string' },
           slices: { type: 'string' },
           'vi-workgroup': { type: 'string' },
@@ -334,6 +335,7 @@ export async function main(argv: string[]): Promise<number> {
         poolShare: values['pool-share'] === undefined ? undefined : Number(values['pool-share']),
         decodeVariant: values.decode,
         parseAhead: parseOnOff(values['parse-ahead'], '--parse-ahead'),
+        histogramIn: histogramIn(values.histogram),
         rowPixels: int(values['row-pixels']),
         slices: int(values.slices),
         workgroupSize: int(values['vi-workgroup']),
@@ -376,6 +378,11 @@ function parseOnOff(v: string | undefined, flag: string): boolean | undefined {
   if (v === undefined) return undefined;
   if (v === 'on' || v === 'off') return v === 'on';
   throw new TypeError(`${flag} takes on or off, not ${v}`);
+}
+
+function histogramIn(v: string | undefined): 'decode' | 'transpose' | undefined {
+  if (v === undefined || v === 'decode' || v === 'transpose') return v;
+  throw new TypeError(`--histogram takes transpose or decode, not ${v}`);
 }
 
 function sourcesMode(v: string | undefined): 'alongside' | 'before' | 'none' | undefined {

@@ -44,6 +44,13 @@ export interface GpuLoadOptions {
   /** How the transpose moves its tiles: scalar, batched, vec4 (detector-transpose.ts; default 'vec4'). */
   transposeLoads?: TransposeLoads;
   /**
+   * Which pass counts the audit histogram's bins 1..255: 'transpose' (the decode counts bins 0 and 256; the
+   * default where the GPU gives the transpose the 17 KiB of workgroup memory it then needs) or 'decode' (the
+   * decode counts every bin; the default elsewhere). Same numbers; on the H200 'transpose' takes 0.5 ms less GPU time a
+   * scan and the decode 4.1 ms less (docs/performance.md, twentieth session).
+   */
+  histogramIn?: 'decode' | 'transpose';
+  /**
    * Benchmarks: GPU timestamps per batch, marks 'copy' (before the slot upload copy), 'decode', 'transpose'
    * 'place' (a slotted high plane: before its place pass) and 'gap' (after the last pass, until the next batch's
    * copy starts). Needs 4 marks per batch, 5 with a slotted high plane.

@@ -19,6 +19,7 @@ import {
   DEFAULT_TRANSPOSE_LOADS,
   type DetectorTransposePass,
   type TransposeLoads,
+  transposeCanCountHistogram,
 } from '../gpu/passes/detector-transpose.ts';
 import { compactHighPlane } from '../gpu/resident-compact.ts';
 import { type ElemSize, residentParts } from '../gpu/resident-layout.ts';
@@ -134,7 +135,13 @@ export async function loadToGpu(
     const batchBuffers = [compressed, index, decoded];
     const slots = Array.from({ length: plan.slots }, () => ({ done: null as Promise<void> | null }));
     // The decode pass of this load and its global scratch (plan.decodeScratchBytes), freed with the scratch.
-    decode = createBslz4DecodePass(device, { elemSize, variant: plan.decodeVariant });
+    const histogramInTranspose =
+      (options.histogramIn ?? (transposeCanCountHistogram(device) ? 'transpose' : 'decode')) === 'transpose';
+    decode = createBslz4DecodePass(device, {
+      elemSize,
+      variant: plan.decodeVariant,
+      auditBins: !histogramInTranspose,
+    });
     decode.reserve(plan.batchFrames, {
       pixels,
       maxFramesPerDispatch: plan.batchFrames,
@@ -155,7 +162,7 @@ export async function loadToGpu(
     device.queue.writeBuffer(flags, 0, flagWords);
 
     const allocatedAt = performance.now();
-    const { transpose } = loadPasses(device, elemSize, options.transposeLoads);
+    const { transpose } = loadPasses(device, elemSize, options.transposeLoads, histogramInTranspose);
     const pipelinesMs = performance.now() - allocatedAt;
     const timings: GpuLoadTimings = {
       ...timings0,
@@ -262,6 +269,7 @@ export async function loadToGpu(
           resident,
           dpSums,
           highScratch: high?.scratch(k % plan.slots),
+          audit: histogramInTranspose ? { buffer: audit, flags } : undefined,
         }),
       );
       if (high) {
@@ -366,18 +374,19 @@ export function loadPasses(
   device: GPUDevice,
   elemSize: ElemSize,
   loads: TransposeLoads = DEFAULT_TRANSPOSE_LOADS,
+  histogram = transposeCanCountHistogram(device),
 ) {
   let byKey = passCache.get(device);
   if (!byKey) {
     byKey = new Map();
     passCache.set(device, byKey);
   }
-  const key = `${elemSize} ${loads}`;
+  const key = `${elemSize} ${loads} ${histogram}`;
   let passes = byKey.get(key);
   if (!passes) {
     passes = {
-      decode: createBslz4DecodePass(device, { elemSize }),
-      transpose: createDetectorTransposePass(device, { elemSize, loads }),
+      decode: createBslz4DecodePass(device, { elemSize, auditBins: !histogram }),
+      transpose: createDetectorTransposePass(device, { elemSize, loads, histogram }),
     };
     byKey.set(key, passes);
   }

@@ -15,6 +15,7 @@ import bslz4DecodeListAhead from '../shaders/bslz4-decode-list-ahead.wgsl?raw';
 import bslz4DecodeMulti from '../shaders/bslz4-decode-multi.wgsl?raw';
 import bslz4Parse from '../shaders/bslz4-parse.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
+import detectorTransposeHistogram from '../shaders/detector-transpose-histogram.wgsl?raw';
 import fft from '../shaders/fft.wgsl?raw';
 import highPoolPlace from '../shaders/high-pool-place.wgsl?raw';
 import packedIndex from '../shaders/packed-index.wgsl?raw';
@@ -40,6 +41,7 @@ export const shaderSource = {
   'bslz4-decode-list-ahead': bslz4DecodeListAhead,
   'bslz4-parse': bslz4Parse,
   'detector-transpose': detectorTranspose,
+  'detector-transpose-histogram': detectorTransposeHistogram,
   'high-pool-place': highPoolPlace,
   'resident-virtual-image': residentVirtualImage,
   'tans-compare': tansCompare,

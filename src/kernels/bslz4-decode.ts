@@ -54,6 +54,11 @@ export interface Bslz4DecodeParams {
   elemSize: ElemSize;
   /** Words per decoded frame; default ceil(pixels * elemSize / 4), more gives zero pad words. */
   wordsPerFrame?: number;
+  /**
+   * false: the audit's histogram counts bins 0 and 256 only (the pass's AUDIT_BINS; the load's transpose counts
+   * bins 1..255, detectorTranspose's `histogram`). Default true.
+   */
+  auditBins?: boolean;
 }
 
 export interface Bslz4DecodeResult {
@@ -154,7 +159,7 @@ export function bslz4DecodeBatch(
       audit.failedFrames = (audit.failedFrames + 1) >>> 0;
       continue;
     }
-    totals[f] = auditFrame(out, pixels, elemSize, flags, audit);
+    totals[f] = auditFrame(out, pixels, elemSize, flags, audit, params.auditBins ?? true);
   }
   return { words, errors, totals, audit };
 }
@@ -277,13 +282,17 @@ function unshuffleBlock(
   }
 }
 
-/** Adds a decoded frame's unflagged values to `audit`; returns their sum. */
+/**
+ * Adds a decoded frame's unflagged values to `audit`; returns their sum. `bins` false: the histogram gets only
+ * bins 0 and 256 (Bslz4DecodeParams.auditBins).
+ */
 export function auditFrame(
   out: Uint8Array,
   pixels: number,
   elemSize: number,
   flags: Uint32Array,
   audit: DecodeAudit,
+  bins = true,
 ): bigint {
   const values =
     elemSize === 1
@@ -304,7 +313,7 @@ export function auditFrame(
     }
     if (v > audit.maxValue) audit.maxValue = v;
     if (v > 255) above++;
-    else audit.histogram[v]++;
+    else if (bins || v === 0) audit.histogram[v]++;
   }
   audit.histogram[256] += BigInt(above);
   audit.countAbove255 += BigInt(above);

@@ -33,6 +33,16 @@ export interface TransposeBatch {
     batchHot: Uint32Array;
     batchHotWords: number;
   };
+  /**
+   * The histogram's bins 1..255 of the batch's unflagged values, added to `bins` (the decode's audit histogram,
+   * 257 u64 bins; the GPU pass's `audit`). The load's decode leaves these bins to the transpose
+   * (Bslz4DecodeParams.auditBins); a failed frame is zeros in the slot, so it adds nothing here.
+   */
+  histogram?: {
+    /** Per pixel, nonzero = flagged (left out). */
+    flags: Uint32Array;
+    bins: BigUint64Array;
+  };
 }
 
 /** Checks a batch against its layout; returns wordsPerFrame. Shared with the GPU pass. */
@@ -97,11 +107,17 @@ export function detectorTranspose(
       batchHotBytes: scratch.batchHot.byteLength,
     });
   }
+  const histogram = batch.histogram;
+  if (histogram && (histogram.flags.length < pixels || histogram.bins.length < 256)) {
+    throw new StemflowError('invalid', `The histogram needs flags for ${pixels} pixels and 256 bins.`);
+  }
+  const counts = histogram ? new Float64Array(256) : null;
   const planes = layout.form === 'planes';
   const bits = planes ? 8 : elemSize * 8;
   const outWords = Math.ceil(frames / vpw);
   const firstWord = firstFrame / vpw;
   for (let p = 0; p < pixels; p++) {
+    const binned = counts !== null && histogram!.flags[p] === 0 ? counts : null;
     const buffer = Math.floor(p / pixelsPerBuffer);
     const row = (p - buffer * pixelsPerBuffer) * wordsPerPixel + firstWord;
     let sum = 0;
@@ -114,6 +130,7 @@ export function detectorTranspose(
         if (f >= frames) break;
         const v = valueAt(decoded, f * wordsPerFrame, p, elemSize);
         sum += v;
+        if (binned && v !== 0 && v < 256) binned[v]++;
         if (elemSize === 4) word = v;
         else {
           word = (word | ((v & 0xff) << (k * bits))) >>> 0;
@@ -137,6 +154,7 @@ export function detectorTranspose(
     }
     dpSums[p] += exact + BigInt(sum);
   }
+  if (counts) for (let v = 1; v < 256; v++) histogram!.bins[v] += BigInt(counts[v]);
 }
 
 /**

@@ -307,10 +307,7 @@ fn main(
   @builtin(local_invocation_index) lid: u32,
 ) {
   for (var f = params.frame_start + wid.x; f < params.frame_end; f += groups.x) {
-    lane_zero = 0u;
-    lane_over = 0u;
-    lane_max = 0u;
-    lane_sum = vec2<u32>(0u);
+    reset_lane_audit();
     let err = decode_frame(f, lid);
     finish_frame(f, err, true, lid, WORKGROUP_SIZE);
   }

@@ -43,6 +43,7 @@ export function decodePipeline(
   elemSize: ElemSize,
   v: DecodeVariant,
   ahead = false,
+  auditBins = true,
 ): GPUComputePipeline {
   const multi = v.shader === 'multi';
   const listed = readsLists(v);
@@ -55,8 +56,9 @@ export function decodePipeline(
     AUDIT_FAILED: AUDIT_LAYOUT.failedFrames,
     AUDIT_ABOVE_255: AUDIT_LAYOUT.above255,
     AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
+    AUDIT_BINS: auditBins ? 1 : 0,
   };
-  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead} ${v.frameGroups} ${ahead ? `ahead ${v.parseWords}` : ''}`;
+  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead} ${v.frameGroups} ${ahead ? `ahead ${v.parseWords}` : ''} ${auditBins}`;
   return cachedPipeline(device, key, () =>
     device.createComputePipeline({
       label: `bslz4-decode x${elemSize} ${v.name}`,

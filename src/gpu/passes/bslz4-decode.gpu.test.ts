@@ -20,6 +20,7 @@ import {
   valueBytes,
 } from './bslz4-decode.test-support.ts';
 import { createBslz4DecodePass, readDecodeResults } from './bslz4-decode.ts';
+import { DEFAULT_DECODE_VARIANT, loadDecodeVariant } from './bslz4-decode-variants.ts';
 
 const DATASETS: [string, number?][] = [
   ['latest_fixed_u16_192.h5'],
@@ -109,6 +110,34 @@ describe('bslz4-decode pass: faults', () => {
     await compare(ctx, batch, { workgroupSize: 32, stageWords: 3 });
     await compare(ctx, batch, { workgroupSize: 1, stageWords: 1, maxFramesPerDispatch: 9 });
   });
+
+  withGpu(
+    'auditBins false (the decode of the load): bins 0 and 256 only, failed frames dropped, every variant',
+    async (ctx) => {
+      const { batch } = faultBatch();
+      const arina = oracle.acquisitions.arina;
+      const b = fixtureBatch(arina.shards.map((file: string) => ({ file, dataset: arina.dataset })));
+      for (const i of arina.pixel_mask.flagged_indices) b.flags[i] = 1;
+      const variants = [
+        DEFAULT_DECODE_VARIANT,
+        loadDecodeVariant(ctx.device.limits.maxStorageBuffersPerShaderStage),
+        'base',
+      ];
+      expect(new Set(variants).size).toBe(3);
+      for (const variant of variants) {
+        for (const input of [batch, b]) {
+          const full = await compare(ctx, input, { variant });
+          const { twin } = await compare(ctx, input, { variant, auditBins: false });
+          // The twin's bins 1..255 stay zero; everything else is the full audit's.
+          const expected = full.twin.audit.histogram.slice();
+          expected.fill(0n, 1, 256);
+          expect(twin.audit.histogram).toEqual(expected);
+          expect({ ...twin.audit, histogram: null }).toEqual({ ...full.twin.audit, histogram: null });
+          expect(twin.totals).toEqual(full.twin.totals);
+        }
+      }
+    },
+  );
 
   withGpu('random byte mutations: GPU verdicts equal the twin for 1, 2 and 4 byte values', async (ctx) => {
     for (const batch of mutatedBatches()) {

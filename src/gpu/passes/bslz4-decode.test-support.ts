@@ -41,6 +41,8 @@ export interface RunOptions {
   workgroupsPerDispatch?: number;
   firstFrame?: number;
   wordsPerFrame?: number;
+  /** false: bins 1..255 are left to the transpose (the pass's and the twin's `auditBins`). */
+  auditBins?: boolean;
 }
 
 /** Chunks back to back, each after `gap(i)` junk bytes. */
@@ -96,12 +98,19 @@ export async function compare(ctx: GpuTestContext, b: Batch, o: RunOptions = {})
   const { frameCount, pixels, elemSize } = b;
   const firstFrame = o.firstFrame ?? 0;
   const wordsPerFrame = o.wordsPerFrame ?? minWordsPerFrame(pixels, elemSize);
-  const twin = bslz4DecodeBatch(b.slot, b.index, b.flags, { frameCount, pixels, elemSize, wordsPerFrame });
+  const twin = bslz4DecodeBatch(b.slot, b.index, b.flags, {
+    frameCount,
+    pixels,
+    elemSize,
+    wordsPerFrame,
+    auditBins: o.auditBins,
+  });
   const pass = createBslz4DecodePass(ctx.device, {
     elemSize,
     workgroupSize: o.workgroupSize,
     stageWords: o.stageWords,
     variant: o.variant,
+    auditBins: o.auditBins,
   });
   const decoded = ctx.upload(new Uint32Array(Math.max(1, frameCount * wordsPerFrame)).fill(0xdeadbeef));
   const errors = ctx.upload(new Uint32Array(firstFrame + frameCount + 1).fill(77));

@@ -74,6 +74,7 @@ export function createBslz4DecodePass(
     workgroupSize,
     stageWords,
     variant,
+    auditBins = true,
   }: {
     elemSize: ElemSize;
     /** Workgroup size of the fused shader (with stageWords: the fused shader, not `variant`). Default 64. */
@@ -82,6 +83,11 @@ export function createBslz4DecodePass(
     stageWords?: number;
     /** A variant name (bslz4-decode-variants.ts); default DEFAULT_DECODE_VARIANT. */
     variant?: string;
+    /**
+     * false: the audit counts the histogram's bins 0 and 256 only (the twin's `auditBins`); the load counts bins
+     * 1..255 in its transpose (createDetectorTransposePass's `histogram`). Default true.
+     */
+    auditBins?: boolean;
   },
 ): Bslz4DecodePass {
   if (![1, 2, 4].includes(elemSize)) {
@@ -116,9 +122,9 @@ export function createBslz4DecodePass(
       `A stage of ${v.stageWords} words is not within the GPU's workgroup memory (variant ${v.name}).`,
     );
   }
-  const compiled = decodePipeline(device, elemSize, v);
+  const compiled = decodePipeline(device, elemSize, v, false, auditBins);
   // The list decode that also parses the next batch (compiled at its first use).
-  const aheadPipeline = () => decodePipeline(device, elemSize, v, true);
+  const aheadPipeline = () => decodePipeline(device, elemSize, v, true, auditBins);
   const parse = v.list ? parsePipeline(device, elemSize, v.listCap, v.parseWords) : null;
   // Buffers replaced by larger ones, kept until `destroy` (encoders not yet submitted may use them).
   const retired: GPUBuffer[] = [];

@@ -1,5 +1,6 @@
 import { describe, expect } from 'vitest';
 import { isStemflowError } from '../../errors.ts';
+import { AUDIT_LAYOUT, auditFromWords } from '../../kernels/bslz4-decode.ts';
 import {
   decodedSlot,
   detectorTranspose,
@@ -13,6 +14,7 @@ import {
   createDetectorTransposePass,
   createResidentBuffers,
   type TransposeLoads,
+  transposeCanCountHistogram,
 } from './detector-transpose.ts';
 
 interface Case {
@@ -38,9 +40,21 @@ interface Result {
   cpuSums: BigUint64Array;
   /** Whether the batches ran the 16-byte form (main_vec4). */
   vec4: boolean;
+  /** With the histogram: the audit's bins after all batches, GPU and twin. */
+  bins?: { gpu: BigUint64Array; cpu: BigUint64Array };
 }
 
-async function transposeAll(ctx: GpuTestContext, c: Case, loads: TransposeLoads): Promise<Result> {
+/** Pixel flags of the histogram runs: every 7th pixel flagged. */
+function testFlags(pixels: number): Uint32Array {
+  return Uint32Array.from({ length: pixels }, (_, p) => (p % 7 === 3 ? 1 : 0));
+}
+
+async function transposeAll(
+  ctx: GpuTestContext,
+  c: Case,
+  loads: TransposeLoads,
+  histogram = false,
+): Promise<Result> {
   const elemSize = c.values.BYTES_PER_ELEMENT as ElemSize;
   const layout = planResidentLayout({
     frames: c.frames,
@@ -52,17 +66,35 @@ async function transposeAll(ctx: GpuTestContext, c: Case, loads: TransposeLoads)
   });
   const resident = createResidentBuffers(ctx.device, layout, 'test resident');
   const dpSums = ctx.storage(c.pixels * 8);
-  const pass = createDetectorTransposePass(ctx.device, { elemSize, loads });
+  const pass = createDetectorTransposePass(ctx.device, { elemSize, loads, histogram });
   const cpu = layout.bufferBytes.map((b) => new Uint32Array(b / 4));
   const cpuSums = new BigUint64Array(c.pixels);
+  const flags = testFlags(c.pixels);
+  // The audit starts with planted counts in bins 0, 1, 255 and 256 (a decode's), which the pass adds to.
+  const auditWords = new Uint32Array(AUDIT_LAYOUT.words);
+  for (const [bin, count] of [
+    [0, 5],
+    [1, 0xffff_fff0],
+    [255, 7],
+    [256, 9],
+  ]) {
+    auditWords[AUDIT_LAYOUT.histogram + 2 * bin] = count;
+  }
+  const audit = histogram ? { buffer: ctx.upload(auditWords), flags: ctx.upload(flags) } : undefined;
+  const cpuBins = auditFromWords(auditWords).histogram;
   const wordsPerFrame = Math.ceil((c.pixels * elemSize) / 4) + (c.framePad ?? 0);
   try {
     let firstFrame = 0;
     for (const frames of c.batches) {
       const slot = decodedSlot(c.values, c.pixels, firstFrame, frames, wordsPerFrame);
       const batch = { layout, firstFrame, frames, wordsPerFrame };
-      detectorTranspose({ ...batch, decoded: slot }, cpu, cpuSums);
+      detectorTranspose(
+        { ...batch, decoded: slot, histogram: histogram ? { flags, bins: cpuBins } : undefined },
+        cpu,
+        cpuSums,
+      );
       pass.run({
+        audit,
         ...batch,
         decoded: ctx.upload(slot),
         resident,
@@ -75,7 +107,10 @@ async function transposeAll(ctx: GpuTestContext, c: Case, loads: TransposeLoads)
     expect(firstFrame).toBe(c.frames);
     const gpu = await Promise.all(resident.map((b) => ctx.readBack(b, Uint32Array)));
     const gpuSums = await ctx.readBack(dpSums, BigUint64Array);
-    return { layout, gpu, gpuSums, cpu, cpuSums, vec4: pass.usesVec4(wordsPerFrame) };
+    const bins = audit
+      ? { gpu: auditFromWords(await ctx.readBack(audit.buffer, Uint32Array)).histogram, cpu: cpuBins }
+      : undefined;
+    return { layout, gpu, gpuSums, cpu, cpuSums, vec4: pass.usesVec4(wordsPerFrame), bins };
   } finally {
     for (const b of resident) b.destroy();
   }
@@ -103,15 +138,33 @@ async function check(ctx: GpuTestContext, c: Case): Promise<Result> {
   let reference: Uint32Array[] | null = null;
   const direct = new BigUint64Array(c.pixels);
   for (let i = 0; i < c.values.length; i++) direct[i % c.pixels] += BigInt(c.values[i]);
+  // The histogram from the scan directly: the planted counts, plus bins 1..255 of the unflagged values.
+  const flags = testFlags(c.pixels);
+  const directBins = new BigUint64Array(257);
+  directBins.set([5n, 0xffff_fff0n], 0);
+  directBins[255] = 7n;
+  directBins[256] = 9n;
+  for (let i = 0; i < c.values.length; i++) {
+    const v = c.values[i];
+    if (flags[i % c.pixels] === 0 && v > 0 && v < 256) directBins[v]++;
+  }
+  expect(transposeCanCountHistogram(ctx.device)).toBe(true);
   let last: Result | null = null;
-  const runs: [string, TransposeLoads, Case][] = [
-    ['scalar', 'scalar', c],
-    ['batched', 'batched', c],
-    ['vec4', 'vec4', c],
-    ['vec4 aligned', 'vec4', alignedStride(c)],
+  const runs: [string, TransposeLoads, Case, boolean][] = [
+    ['scalar', 'scalar', c, false],
+    ['batched', 'batched', c, false],
+    ['vec4', 'vec4', c, false],
+    ['vec4 aligned', 'vec4', alignedStride(c), false],
+    // The pass that counts the histogram, in both entry points.
+    ['scalar histogram', 'scalar', c, true],
+    ['vec4 aligned histogram', 'vec4', alignedStride(c), true],
   ];
-  for (const [name, loads, run] of runs) {
-    const r = await transposeAll(ctx, run, loads);
+  for (const [name, loads, run, histogram] of runs) {
+    const r = await transposeAll(ctx, run, loads, histogram);
+    if (histogram) {
+      expect(`${name} bins ${firstDifference(r.bins!.gpu, r.bins!.cpu)}`).toBe(`${name} bins identical`);
+      expect(`${name} bins ${firstDifference(r.bins!.gpu, directBins)}`).toBe(`${name} bins identical`);
+    }
     const words = Math.ceil((c.pixels * c.values.BYTES_PER_ELEMENT) / 4) + (run.framePad ?? 0);
     expect(`${name} vec4 ${r.vec4}`).toBe(`${name} vec4 ${loads === 'vec4' && words % 4 === 0}`);
     reference ??= residentFromScan(r.layout, c.values);

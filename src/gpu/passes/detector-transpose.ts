@@ -11,6 +11,7 @@
  */
 
 import { StemflowError } from '../../errors.ts';
+import { AUDIT_LAYOUT } from '../../kernels/bslz4-decode.ts';
 import { checkTransposeBatch } from '../../kernels/detector-transpose.ts';
 import { checkHighScratch } from '../../kernels/high-pool-place.ts';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
@@ -19,6 +20,14 @@ import { shaderSource } from '../shader-source.ts';
 import { structLayout } from '../uniform-layout.ts';
 
 const source = shaderSource['detector-transpose'];
+
+/** Workgroup memory of the transpose that counts the histogram: the 16 KiB tile and 256 bins. */
+export const HISTOGRAM_WORKGROUP_BYTES = 16384 + 1024;
+
+/** Whether `device` runs the transpose that counts the histogram (its workgroup memory). */
+export function transposeCanCountHistogram(device: GPUDevice): boolean {
+  return device.limits.maxComputeWorkgroupStorageSize >= HISTOGRAM_WORKGROUP_BYTES;
+}
 
 /** Pixels per workgroup block, and output words per pixel row per tile (shader constants). */
 export const TRANSPOSE_TILE_PIXELS = 64;
@@ -69,10 +78,17 @@ export interface DetectorTransposeJob {
     batchHot: GPUBuffer;
     batchHotWords: number;
   };
+  /**
+   * A pass made with `histogram`: the decode's audit buffer (AUDIT_LAYOUT), whose histogram bins 1..255 get the
+   * batch's unflagged values, and the pixel flags (one u32 a pixel, nonzero = flagged) the decode used.
+   */
+  audit?: { buffer: GPUBuffer; flags: GPUBuffer };
 }
 
 export interface DetectorTransposePass {
   readonly elemSize: ElemSize;
+  /** Whether the pass counts the audit histogram's bins 1..255 (its jobs give `audit`). */
+  readonly histogram: boolean;
   /** Records the pass; destroy the returned parameter buffers after submitting. */
   encode(encoder: GPUCommandEncoder, job: DetectorTransposeJob): GPUBuffer[];
   /** Encodes and submits the pass on its own. */
@@ -116,19 +132,42 @@ export const DEFAULT_TRANSPOSE_LOADS: TransposeLoads = 'vec4';
 
 export function createDetectorTransposePass(
   device: GPUDevice,
-  { elemSize, loads = DEFAULT_TRANSPOSE_LOADS }: { elemSize: ElemSize; loads?: TransposeLoads },
+  {
+    elemSize,
+    loads = DEFAULT_TRANSPOSE_LOADS,
+    histogram = false,
+  }: {
+    elemSize: ElemSize;
+    loads?: TransposeLoads;
+    /**
+     * Count the audit histogram's bins 1..255 here (detector-transpose-histogram.wgsl: 17 KiB of workgroup
+     * memory, so only where maxComputeWorkgroupStorageSize allows), for a decode made with `auditBins: false`:
+     * the load's, whose decode spends 4.1 ms of 97.4 on them otherwise, against 3.6 ms here (H200,
+     * docs/performance.md, twentieth session).
+     */
+    histogram?: boolean;
+  },
 ): DetectorTransposePass {
+  const name = histogram ? 'detector-transpose-histogram' : 'detector-transpose';
+  if (histogram && device.limits.maxComputeWorkgroupStorageSize < HISTOGRAM_WORKGROUP_BYTES) {
+    throw new StemflowError(
+      'unsupported',
+      `The transpose's histogram needs ${HISTOGRAM_WORKGROUP_BYTES} bytes of workgroup memory; this GPU offers ${device.limits.maxComputeWorkgroupStorageSize}.`,
+    );
+  }
   const makePipeline = (vec4: boolean) =>
     device.createComputePipeline({
       label: `detector-transpose x${elemSize} ${vec4 ? 'vec4' : loads === 'vec4' ? 'scalar' : loads}`,
       layout: 'auto',
       compute: {
-        module: device.createShaderModule({ label: 'detector-transpose.wgsl', code: source }),
+        module: device.createShaderModule({ label: `${name}.wgsl`, code: shaderSource[name] }),
         entryPoint: vec4 ? 'main_vec4' : 'main',
         // Only the constants the entry point uses.
-        constants: vec4
-          ? { ELEM_BYTES: elemSize }
-          : { ELEM_BYTES: elemSize, BATCHED_LOADS: loads === 'batched' ? 1 : 0 },
+        constants: {
+          ELEM_BYTES: elemSize,
+          ...(histogram ? { AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram } : {}),
+          ...(vec4 ? {} : { BATCHED_LOADS: loads === 'batched' ? 1 : 0 }),
+        },
       },
     });
   // 'vec4' compiles the scalar form only when a batch needs it.
@@ -185,6 +224,23 @@ export function createDetectorTransposePass(
     }
     checkBindable(device, decoded, 'decoded slot');
     checkBindable(device, dpSums, 'DP sums');
+    const audit = job.audit;
+    if (histogram !== (audit !== undefined)) {
+      throw new StemflowError(
+        'invalid',
+        histogram
+          ? 'A transpose that counts the histogram needs the audit buffer and the pixel flags.'
+          : 'This transpose does not count the histogram: it takes no audit buffer.',
+      );
+    }
+    if (audit) {
+      if (audit.buffer.size < AUDIT_LAYOUT.words * 4) {
+        throw new StemflowError('invalid', `The audit buffer holds fewer than ${AUDIT_LAYOUT.words} words.`);
+      }
+      if (audit.flags.size < plan.pixels * 4) {
+        throw new StemflowError('invalid', `The pixel flags hold fewer than ${plan.pixels} pixels.`);
+      }
+    }
     if (frames === 0) return [];
     const tpg = job.tilesPerWorkgroup;
     if (tpg !== undefined && !(Number.isInteger(tpg) && tpg >= 1 && tpg <= MAX_TILES_PER_WORKGROUP)) {
@@ -274,6 +330,12 @@ export function createDetectorTransposePass(
             { binding: 4, resource: { buffer: scratch?.buffers[b] ?? parts.hi?.[b] ?? hiBinding! } },
             { binding: 5, resource: { buffer: hotBinding! } },
             { binding: 6, resource: { buffer: batchHotBinding! } },
+            ...(audit
+              ? [
+                  { binding: 7, resource: { buffer: audit.buffer } },
+                  { binding: 8, resource: { buffer: audit.flags } },
+                ]
+              : []),
           ],
         },
         chunks,
@@ -283,6 +345,7 @@ export function createDetectorTransposePass(
   };
   return {
     elemSize,
+    histogram,
     usesVec4,
     encode,
     run(job) {

@@ -6,6 +6,14 @@ var<private> lane_over: u32;
 var<private> lane_max: u32;
 var<private> lane_sum: vec2<u32>;
 
+// Starts a lane's audit of a new frame.
+fn reset_lane_audit() {
+  lane_zero = 0u;
+  lane_over = 0u;
+  lane_max = 0u;
+  lane_sum = vec2<u32>(0u);
+}
+
 // Declared here for both decode shaders: the histogram, maximum and (lo, hi) sum of the current frame, in
 // AUDIT_SETS sets (the multi shader's groups each decode a frame of their own with FRAME_GROUPS: one set a group).
 override AUDIT_SETS: u32 = 1u;
@@ -14,6 +22,11 @@ var<workgroup> frame_max: array<atomic<u32>, AUDIT_SETS>;
 var<workgroup> frame_sum: array<atomic<u32>, 2u * AUDIT_SETS>;
 // The set of this lane's frame (0 unless FRAME_GROUPS).
 var<private> audit_set: u32;
+// false: the histogram's bins 1..255 are not counted here (bins 0 and 256, the frame's maximum and sum are):
+// the load counts them in its transpose (detector-transpose.wgsl, HISTOGRAM), which reads every value anyway.
+// Their workgroup atomic, one per value, cost the load's decode 4.1 ms of 97.4 on the H200 (docs/performance.md,
+// twentieth session). A failed frame's values are zero in the decoded slot, so the transpose counts none of them.
+override AUDIT_BINS: bool = true;
 
 fn add64(a: vec2<u32>, b: u32) -> vec2<u32> {
   let lo = a.x + b;
@@ -42,7 +55,7 @@ fn audit_value(pixel: u32, v: u32) {
 fn audit_counted(v: u32, counted: bool) -> u32 {
   lane_zero += select(0u, 1u, counted & (v == 0u));
   lane_over += select(0u, 1u, counted & (v > 255u));
-  if (counted & (v - 1u < 255u)) {
+  if (AUDIT_BINS & counted & (v - 1u < 255u)) {
     atomicAdd(&frame_hist[audit_set * BINS + v], 1u);
   }
   return select(0u, v, counted);

@@ -327,10 +327,7 @@ fn main(
     for (var f0 = params.frame_start + w * GROUPS; f0 < params.frame_end; f0 += decode_groups * GROUPS) {
       let f = f0 + sub;
       let live = f < params.frame_end;
-      lane_zero = 0u;
-      lane_over = 0u;
-      lane_max = 0u;
-      lane_sum = vec2<u32>(0u);
+      reset_lane_audit();
       let err = decode_group_frame(f, live, sub, lane, lid);
       finish_frame(f, err, live, lane, LANES);
     }
@@ -338,10 +335,7 @@ fn main(
   }
   audit_set = 0u;
   for (var f = params.frame_start + w; f < params.frame_end; f += decode_groups) {
-    lane_zero = 0u;
-    lane_over = 0u;
-    lane_max = 0u;
-    lane_sum = vec2<u32>(0u);
+    reset_lane_audit();
     let err = decode_frame(f, sub, lane, lid);
     finish_frame(f, err, true, lid, workgroup_size);
   }

@@ -86,15 +86,21 @@ fn vec4_value(f: u32, wi: u32, shift: u32) -> u32 {
 // Row word of tile frames fk..fk + OVPW - 1 of one pixel: (row word, high-plane word, sum of its values). The row
 // word packs 4 values as bytes (uint8; uint16's low plane, its high bytes in the high-plane word) or is the value
 // (uint32).
-fn vec4_word(fk: u32, wi: u32, shift: u32) -> vec3<u32> {
+// Counts the values in the histogram when `counted` (binned).
+fn vec4_word(fk: u32, wi: u32, shift: u32, counted: bool) -> vec3<u32> {
   if (ELEM_BYTES == 4u) {
     let v = vec4_value(fk, wi, shift);
+    bin_value(v, counted);
     return vec3<u32>(v, 0u, v);
   }
   let a = vec4_value(fk, wi, shift);
   let b = vec4_value(fk + 1u, wi, shift);
   let c = vec4_value(fk + 2u, wi, shift);
   let d = vec4_value(fk + 3u, wi, shift);
+  bin_value(a, counted);
+  bin_value(b, counted);
+  bin_value(c, counted);
+  bin_value(d, counted);
   let low = (a & 0xffu) | ((b & 0xffu) << 8u) | ((c & 0xffu) << 16u) | ((d & 0xffu) << 24u);
   let high = (a >> 8u) | ((b >> 8u) << 8u) | ((c >> 8u) << 16u) | ((d >> 8u) << 24u);
   return vec3<u32>(low, high, a + b + c + d);
@@ -134,6 +140,7 @@ fn vec4_slot(
   word0: u32,
   batch_frame0: u32,
   seg0: u32,
+  counted: bool,
 ) -> Slot4 {
   let pixel = pixel0 + p;
   let gc = g0 + column * VEC_F;
@@ -143,10 +150,10 @@ fn vec4_slot(
   let wi = p / VPW;
   let shift = (p % VPW) * ELEM_BYTES * 8u;
   let fk = column * VEC_F;
-  let w0 = vec4_word(fk, wi, shift);
-  let w1 = vec4_word(fk + OVPW, wi, shift);
-  let w2 = vec4_word(fk + 2u * OVPW, wi, shift);
-  let w3 = vec4_word(fk + 3u * OVPW, wi, shift);
+  let w0 = vec4_word(fk, wi, shift, counted);
+  let w1 = vec4_word(fk + OVPW, wi, shift, counted);
+  let w2 = vec4_word(fk + 2u * OVPW, wi, shift, counted);
+  let w3 = vec4_word(fk + 3u * OVPW, wi, shift, counted);
   var s = vec4_add(s0, gc, w0, lead, g_stop, batch_frame0, seg0);
   s = vec4_add(s, gc + OVPW, w1, lead, g_stop, batch_frame0, seg0);
   s = vec4_add(s, gc + 2u * OVPW, w2, lead, g_stop, batch_frame0, seg0);
@@ -229,6 +236,8 @@ fn main_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
 
   var s0 = Slot4(0u, 0u, 0u);
   var s1 = Slot4(0u, 0u, 0u);
+  let counted0 = binned(pixel0 + p0);
+  let counted1 = binned(pixel0 + p0 + 32u);
   for (var g0 = g_begin; g0 < g_stop; g0 += TILE_F) {
     let v0 = vec4_load(g0, lid, lead, g_stop, pixel0, last4);
     let v1 = vec4_load(g0, lid + THREADS, lead, g_stop, pixel0, last4);
@@ -245,8 +254,8 @@ fn main_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
       vec4_stash(lid + 3u * THREADS, v3);
     }
     workgroupBarrier();
-    s0 = vec4_slot(s0, p0, column, g0, pixel0, lead, g_stop, word0, batch_frame0, seg0);
-    s1 = vec4_slot(s1, p0 + 32u, column, g0, pixel0, lead, g_stop, word0, batch_frame0, seg0);
+    s0 = vec4_slot(s0, p0, column, g0, pixel0, lead, g_stop, word0, batch_frame0, seg0, counted0);
+    s1 = vec4_slot(s1, p0 + 32u, column, g0, pixel0, lead, g_stop, word0, batch_frame0, seg0, counted1);
     workgroupBarrier();
   }
 
@@ -274,4 +283,5 @@ fn main_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
       }
     }
   }
+  flush_bins(lid);
 }
