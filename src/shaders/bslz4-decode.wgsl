@@ -243,11 +243,11 @@ fn decode_frame(f: u32, lid: u32) -> u32 {
   if (block_bytes > MAX_BLOCK_BYTES) {
     return ERR_UNSUPPORTED_BLOCK_SIZE;
   }
-  let n = params.pixels;
   let block_elems = block_bytes / ELEM_SIZE;
-  let full = n / block_elems;
-  let last = (n % block_elems) & ~7u;
-  let count = full + select(0u, 1u, last > 0u);
+  let blocks = frame_blocks(block_elems);
+  let full = blocks.x;
+  let last = blocks.y;
+  let count = blocks.z;
   var pos = HEADER_BYTES;
   var first = 0u;
   for (var b = 0u; b < count; b++) {
@@ -287,7 +287,7 @@ fn decode_frame(f: u32, lid: u32) -> u32 {
     pos += length;
     first += elems;
   }
-  let tail_bytes = (n - first) * ELEM_SIZE;
+  let tail_bytes = (params.pixels - first) * ELEM_SIZE;
   if (size - pos < tail_bytes) {
     return ERR_TAIL_TRUNCATED;
   }

@@ -19,11 +19,6 @@ override WINDOW_WORDS: u32 = 1u;
 
 // #include "common/bslz4-bytes.wgsl"
 
-// Blocks of a frame at the 8 KiB block size (src/kernels/bslz4-parse.ts listBlocks).
-fn list_blocks() -> u32 {
-  let block_elems = MAX_BLOCK_BYTES / ELEM_SIZE;
-  return params.pixels / block_elems + select(0u, 1u, ((params.pixels % block_elems) & ~7u) > 0u);
-}
 
 // #include "common/bslz4-parse-block.wgsl"
 

@@ -41,6 +41,21 @@ const MAX_BLOCK_BYTES: u32 = 8192u;
 const BLOCK_WORDS: u32 = 2048u;
 const BINS: u32 = 257u;
 
+// The blocks of a frame (params.pixels elements) at `block_elems` elements a block: (full blocks, elements of the
+// last partial block, a multiple of 8 or 0, blocks in all); the elements after them (fewer than 8) are the raw
+// tail. The twin (decodeFrame, src/kernels/bslz4-decode.ts) counts the same.
+fn frame_blocks(block_elems: u32) -> vec3<u32> {
+  let full = params.pixels / block_elems;
+  let last = (params.pixels % block_elems) & ~7u;
+  return vec3<u32>(full, last, full + select(0u, 1u, last > 0u));
+}
+
+// Blocks of a frame at the 8 KiB block size: the parse pass's entries per frame (src/kernels/bslz4-parse.ts
+// listBlocks).
+fn list_blocks() -> u32 {
+  return frame_blocks(MAX_BLOCK_BYTES / ELEM_SIZE).z;
+}
+
 // src/kernels/decode-errors.ts
 const ERR_INDEX_OUT_OF_SLOT: u32 = 1u;
 const ERR_HEADER_TRUNCATED: u32 = 2u;

@@ -14,11 +14,11 @@ fn decode_frame(f: u32, sub: u32, lane: u32, lid: u32) -> u32 {
     return checked.x;
   }
   let block_bytes = checked.y;
-  let n = params.pixels;
   let block_elems = block_bytes / ELEM_SIZE;
-  let full = n / block_elems;
-  let last = (n % block_elems) & ~7u;
-  let count = full + select(0u, 1u, last > 0u);
+  let blocks = frame_blocks(block_elems);
+  let full = blocks.x;
+  let last = blocks.y;
+  let count = blocks.z;
   var pos = HEADER_BYTES;
   for (var b0 = 0u; b0 < count; b0 += GROUPS) {
     // The headers of blocks b0.. (at most GROUPS) in order, up to the first bad one; every lane reads them.

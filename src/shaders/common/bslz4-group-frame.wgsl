@@ -26,9 +26,10 @@ fn decode_group_frame(f: u32, live: bool, sub: u32, lane: u32, lid: u32) -> u32 
     err = checked.x;
     if (err == 0u) {
       block_elems = checked.y / ELEM_SIZE;
-      full = params.pixels / block_elems;
-      last = (params.pixels % block_elems) & ~7u;
-      count = full + select(0u, 1u, last > 0u);
+      let blocks = frame_blocks(block_elems);
+      full = blocks.x;
+      last = blocks.y;
+      count = blocks.z;
     }
   }
   let out_base = f * params.words_per_frame;

@@ -134,11 +134,6 @@ fn unshuffle_block(elems: u32, first: u32, out_base: u32, lane: u32) {
   }
 }
 
-// Blocks of a frame at the 8 KiB block size: the parse pass's entries per frame (bslz4-parse.wgsl).
-fn list_blocks() -> u32 {
-  let block_elems = MAX_BLOCK_BYTES / ELEM_SIZE;
-  return params.pixels / block_elems + select(0u, 1u, ((params.pixels % block_elems) & ~7u) > 0u);
-}
 
 // The verdict of this lane's group's block in the last lz4_round (0 or an error code; not uniform).
 var<private> own_verdict: u32;

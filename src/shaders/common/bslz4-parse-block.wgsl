@@ -43,11 +43,11 @@ fn parse_block(entry: vec2<u32>, slot_bytes: u32, b: u32, base: u32) -> vec2<u32
   if (block_bytes == 0u || block_bytes % (8u * ELEM_SIZE) != 0u || block_bytes > MAX_BLOCK_BYTES) {
     return vec2<u32>(0u);
   }
-  let n = params.pixels;
   let block_elems = block_bytes / ELEM_SIZE;
-  let full = n / block_elems;
-  let last = (n % block_elems) & ~7u;
-  let count = full + select(0u, 1u, last > 0u);
+  let blocks = frame_blocks(block_elems);
+  let full = blocks.x;
+  let last = blocks.y;
+  let count = blocks.z;
   if (b >= count) {
     return vec2<u32>(0u);
   }
