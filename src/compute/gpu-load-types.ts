@@ -46,8 +46,9 @@ export interface GpuLoadOptions {
   /**
    * Which pass counts the audit histogram's bins 1..255: 'transpose' (the decode counts bins 0 and 256; the
    * default where the GPU gives the transpose the 17 KiB of workgroup memory it then needs) or 'decode' (the
-   * decode counts every bin; the default elsewhere). Same numbers; on the H200 'transpose' takes 0.5 ms less GPU time a
-   * scan and the decode 4.1 ms less (docs/performance.md, twentieth session).
+   * decode counts every bin; the default elsewhere). Same numbers and the same GPU time a scan on the H200 (127.0
+   * ms); with 'transpose' the decode takes 4.1 ms less and the transpose as much more (docs/performance.md,
+   * twentieth session).
    */
   histogramIn?: 'decode' | 'transpose';
   /**

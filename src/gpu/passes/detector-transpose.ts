@@ -142,8 +142,8 @@ export function createDetectorTransposePass(
     /**
      * Count the audit histogram's bins 1..255 here (detector-transpose-histogram.wgsl: 17 KiB of workgroup
      * memory, so only where maxComputeWorkgroupStorageSize allows), for a decode made with `auditBins: false`:
-     * the load's, whose decode spends 4.1 ms of 97.4 on them otherwise, against 3.6 ms here (H200,
-     * docs/performance.md, twentieth session).
+     * the load's. They cost ~4.1 ms a scan on the H200 in either pass (the decode then meets 200 GB/s; the load's
+     * GPU work is the same either way: docs/performance.md, twentieth session).
      */
     histogram?: boolean;
   },
