@@ -279,9 +279,12 @@ export async function createState(
     const firstSlotMs = performance.now() - t;
     t = performance.now();
     // One decode pass for the slots; its scratch (plan.decodeScratchBytes) is allocated here, in the scope.
+    // The record's sums and audit come from tans-stats; of the decode's audit only the frame verdicts are read,
+    // so its histogram's bins 1..255 (a workgroup atomic a value) are left out.
     decode = createBslz4DecodePass(device, {
       elemSize: (bits / 8) as 1 | 2 | 4,
       variant: plan.decodeVariant,
+      auditBins: false,
     });
     decode.reserve(frames, { pixels: params.geometry.pixels });
     const decodeSetupMs = performance.now() - t;
