@@ -268,14 +268,17 @@ export async function profileLoadPasses(
       device.queue.writeBuffer(dpSums, 0, new Uint32Array(pixels * 2));
       const poisonWords = new Uint32Array(segmentBytes / 4).fill(0xa5a5a5a5);
       for (const p of samples) {
-        const { buffer, wordOffset } = locatePixel(plan.resident, p);
+        // The batch's frames from 0 lie in the row's first tile (the plan tiles rows by batches).
+        const { buffer, runs } = locatePixel(plan.resident, p);
+        const wordOffset = runs[0].wordOffset;
         for (const plane of [parts.lo, parts.hi ?? []])
           if (plane[buffer]) device.queue.writeBuffer(plane[buffer], wordOffset * 4, poisonWords);
       }
       await time(run, 1);
       const h = createHash('sha256').update(await readBuffer(device, dpSums, 0, pixels * 8));
       for (const p of samples) {
-        const { buffer, wordOffset } = locatePixel(plan.resident, p);
+        const { buffer, runs } = locatePixel(plan.resident, p);
+        const wordOffset = runs[0].wordOffset;
         for (const plane of [parts.lo, parts.hi ?? []])
           if (plane[buffer]) h.update(await readBuffer(device, plane[buffer], wordOffset * 4, segmentBytes));
       }

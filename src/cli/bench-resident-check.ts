@@ -31,13 +31,19 @@ export async function checkResidentRows(
   ];
   const rowBytes = layout.wordsPerPixel * 4;
   for (const p of sample) {
-    const { buffer, wordOffset } = locatePixel(layout, p);
-    // This pixel's rows as a one-pixel resident set (rows at word 0), with its own hot bitmap words.
-    const one = { ...layout, pixels: 1, pixelsPerBuffer: 1, rowBuffers: 1 };
-    const rows = [await readBuffer(ctx.device, load.resident[buffer], wordOffset * 4, rowBytes)];
+    const { buffer, runs } = locatePixel(layout, p);
+    // This pixel's rows as a one-pixel resident set (one untiled row at word 0), with its own hot bitmap words.
+    const one = { ...layout, pixels: 1, pixelsPerBuffer: 1, rowBuffers: 1, tileWords: layout.wordsPerPixel };
+    const readRow = async (from: GPUBuffer) => {
+      const row = new Uint8Array(rowBytes);
+      for (const r of runs)
+        row.set(await readBuffer(ctx.device, from, r.wordOffset * 4, r.words * 4), r.rowWord * 4);
+      return row;
+    };
+    const rows: Uint8Array[] = [await readRow(load.resident[buffer])];
     const high = load.resident[layout.rowBuffers + buffer];
     const bits = load.hotBitmap?.subarray(p * layout.hotWordsPerPixel, (p + 1) * layout.hotWordsPerPixel);
-    if (layout.high === 'full') rows.push(await readBuffer(ctx.device, high, wordOffset * 4, rowBytes));
+    if (layout.high === 'full') rows.push(await readRow(high));
     // A slotted high plane: the pixel's slots, in segment order, with its own slot table (1, 2, ...).
     let table: Uint32Array | null = null;
     if (layout.high === 'slots') {

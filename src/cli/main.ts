@@ -26,7 +26,7 @@ Usage:
       Checks every archive file's SHA-256, then decodes every saved count and compares it with the source
       files; prints compared values, mismatches per block and SHA-256s. Exit status 1 on any mismatch.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
-                    [--variants wg128,wg64-stage8,...] [--transpose-variants base,batched,vec4,vec4-t8,...] [--transpose-loads scalar|batched|vec4] [--transpose-tiles 1,2,4] [--pool] [--segment 4096] [--high slots|full] [--pool-share 0.0625] [--compact] [--slices 16] [--decode VARIANT] [--parse-ahead on|off] [--histogram transpose|decode] [--row-pixels N]
+                    [--variants wg128,wg64-stage8,...] [--transpose-variants base,batched,vec4,vec4-t8,...] [--transpose-loads scalar|batched|vec4] [--transpose-tiles 1,2,4] [--pool] [--segment 4096] [--high slots|full] [--pool-share 0.0625] [--compact] [--slices 16] [--decode VARIANT] [--parse-ahead on|off] [--histogram transpose|decode] [--row-pixels N] [--row-tiles batch|untiled]
                     [--vi-workgroup 256] [--sustain 200]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
@@ -239,6 +239,7 @@ export async function main(argv: string[]): Promise<number> {
           'parse-ahead': { type: 'string' },
           histogram: { type: 'string' },
           'row-pixels': { type: 'string' },
+          'row-tiles': { type: 'string' },
           slices: { type: 'string' },
           'vi-workgroup': { type: 'string' },
           sustain: { type: 'string' },
@@ -337,6 +338,7 @@ export async function main(argv: string[]): Promise<number> {
         parseAhead: parseOnOff(values['parse-ahead'], '--parse-ahead'),
         histogramIn: histogramIn(values.histogram),
         rowPixels: int(values['row-pixels']),
+        rowTiles: parseRowTiles(values['row-tiles']),
         slices: int(values.slices),
         workgroupSize: int(values['vi-workgroup']),
         sustain: int(values.sustain),
@@ -383,6 +385,11 @@ function parseOnOff(v: string | undefined, flag: string): boolean | undefined {
 function histogramIn(v: string | undefined): 'decode' | 'transpose' | undefined {
   if (v === undefined || v === 'decode' || v === 'transpose') return v;
   throw new TypeError(`--histogram takes transpose or decode, not ${v}`);
+}
+
+function parseRowTiles(v: string | undefined): 'batch' | 'untiled' | undefined {
+  if (v === undefined || v === 'batch' || v === 'untiled') return v;
+  throw new TypeError(`--row-tiles takes batch or untiled, not ${v}`);
 }
 
 function sourcesMode(v: string | undefined): 'alongside' | 'before' | 'none' | undefined {

@@ -28,6 +28,8 @@ export interface GpuLoadOptions {
   pixelsPerBufferLimit?: number;
   /** uint16: scan positions per hot-bitmap segment (resident-layout.ts; default 4,096). */
   segmentFrames?: number;
+  /** Resident rows in tiles of the batch ('batch', default) or whole ('untiled'); load-plan.ts. */
+  rowTiles?: 'batch' | 'untiled';
   /**
    * uint16: after the load, copy the high byte plane's hot segments into compact buffers and free the full
    * plane (gpu/resident-compact.ts): resident memory ~halves; `plan.resident` is then the compact layout.

@@ -72,6 +72,7 @@ export async function loadToGpu(
     poolShare: options.poolShare,
     decodeVariant: options.decodeVariant,
     parseAhead: options.parseAhead,
+    rowTiles: options.rowTiles,
   });
   options.onPlan?.(plan, describePlan(plan));
   await checkBlockSize(source, elemSize, signal);

@@ -14,6 +14,7 @@ import {
 } from './passes/bslz4-decode-variants.ts';
 import {
   batchHotWordsPerPixel,
+  DEFAULT_SEGMENT_FRAMES,
   type ElemSize,
   highScratchWordsPerPixel,
   maxPoolSlots,
@@ -59,6 +60,12 @@ export interface LoadPlanRequest {
    * buffers). Default: on for list variants, unless only the plan without it fits the budget.
    */
   parseAhead?: boolean;
+  /**
+   * The resident rows' tiles (resident-layout.ts): 'batch' (default) tiles each row by the batch (the least
+   * common multiple of batchFrames and, uint16, the hot segment), so each batch's transpose writes one contiguous
+   * region of every row buffer; 'untiled' keeps each pixel's whole scan image contiguous.
+   */
+  rowTiles?: 'batch' | 'untiled';
 }
 
 export interface LoadPlan {
@@ -153,6 +160,13 @@ function planWith(req: LoadPlanRequest, parseAheadWanted: boolean): LoadPlan {
       `Frames per batch must be a positive multiple of 64, not ${batchFrames}.`,
     );
   }
+  const segmentFrames = req.segmentFrames ?? DEFAULT_SEGMENT_FRAMES;
+  const tileFrames =
+    (req.rowTiles ?? 'batch') === 'untiled'
+      ? undefined
+      : elemSize === 2
+        ? lcm(batchFrames, segmentFrames)
+        : batchFrames;
   const fullResident = planResidentLayout({
     frames,
     pixels,
@@ -161,6 +175,7 @@ function planWith(req: LoadPlanRequest, parseAheadWanted: boolean): LoadPlan {
     maxBufferBytes: limits.maxBufferSize,
     pixelsPerBufferLimit: req.pixelsPerBufferLimit,
     segmentFrames: req.segmentFrames,
+    tileFrames,
   });
   const slotted = fullResident.form === 'planes' && (req.highPlane ?? 'slots') === 'slots';
   const poolShare = req.poolShare ?? DEFAULT_POOL_SHARE;
@@ -313,4 +328,11 @@ export function formatBytes(n: number): string {
 
 function roundUp(n: number, m: number): number {
   return Math.ceil(n / m) * m;
+}
+
+function lcm(a: number, b: number): number {
+  let x = a;
+  let y = b;
+  while (y !== 0) [x, y] = [y, x % y];
+  return (a / x) * b;
 }

@@ -9,7 +9,12 @@
  * peak is the resident set plus one compact buffer.
  */
 import { StemflowError } from '../errors.ts';
-import { compactResidentLayout, type ResidentLayout, residentParts } from './resident-layout.ts';
+import {
+  compactResidentLayout,
+  type ResidentLayout,
+  residentParts,
+  residentWordIndex,
+} from './resident-layout.ts';
 
 export interface CompactedResident {
   layout: ResidentLayout;
@@ -35,6 +40,7 @@ export async function compactHighPlane(
   const { layout: compact, slotTable } = compactResidentLayout(layout, hotBitmap);
   const S = layout.segmentFrames;
   const rowBytes = layout.wordsPerPixel * 4;
+  const tileSegments = layout.tileFrames / S;
   const created: GPUBuffer[] = [];
   const create = async (label: string, size: number) => {
     device.pushErrorScope('out-of-memory');
@@ -69,13 +75,16 @@ export async function compactHighPlane(
             g++;
             continue;
           }
+          // A run of hot segments within one row tile (tiles are whole segments): contiguous in the row buffer.
+          const tile = Math.floor(g / tileSegments);
           let g1 = g + 1;
-          while (g1 < layout.segments && isHot(g1)) g1++;
+          while (g1 < layout.segments && isHot(g1) && Math.floor(g1 / tileSegments) === tile) g1++;
           const from = g * S;
           const bytes = Math.min(rowBytes, g1 * S) - from;
           // A pixel's hot segments have consecutive slots (compactResidentLayout).
           const to = (slotTable[p * layout.segments + g] - 1) * compact.slotFrames;
-          encoder.copyBufferToBuffer(parts.hi[b], (p - first) * rowBytes + from, target, to, bytes);
+          const at = residentWordIndex(layout, p, from / 4).index * 4;
+          encoder.copyBufferToBuffer(parts.hi[b], at, target, to, bytes);
           copies++;
           g = g1;
         }

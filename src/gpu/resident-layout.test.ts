@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
 import { isStemflowError } from '../errors.ts';
-import { bufferPixelRange, groupPixelsByBuffer, locatePixel, planResidentLayout } from './resident-layout.ts';
+import {
+  bufferPixelRange,
+  bufferRows,
+  groupPixelsByBuffer,
+  locatePixel,
+  planResidentLayout,
+  residentWordIndex,
+  tiledIndex,
+} from './resident-layout.ts';
 
 const GiB = 2 ** 30;
 
@@ -151,10 +159,11 @@ describe('locatePixel, bufferPixelRange, groupPixelsByBuffer', () => {
   });
 
   it('locates rows', () => {
-    expect(locatePixel(l, 0)).toEqual({ buffer: 0, wordOffset: 0 });
-    expect(locatePixel(l, 99)).toEqual({ buffer: 0, wordOffset: 99 * 4 });
-    expect(locatePixel(l, 100)).toEqual({ buffer: 1, wordOffset: 0 });
-    expect(locatePixel(l, 1154)).toEqual({ buffer: 11, wordOffset: 54 * 4 });
+    const run = (wordOffset: number) => [{ rowWord: 0, wordOffset, words: 4 }];
+    expect(locatePixel(l, 0)).toEqual({ buffer: 0, runs: run(0) });
+    expect(locatePixel(l, 99)).toEqual({ buffer: 0, runs: run(99 * 4) });
+    expect(locatePixel(l, 100)).toEqual({ buffer: 1, runs: run(0) });
+    expect(locatePixel(l, 1154)).toEqual({ buffer: 11, runs: run(54 * 4) });
     expect(() => locatePixel(l, 1155)).toThrow(/outside/);
     expect(bufferPixelRange(l, 11)).toEqual({ first: 1100, end: 1155 });
   });
@@ -169,5 +178,71 @@ describe('locatePixel, bufferPixelRange, groupPixelsByBuffer', () => {
     ]);
     expect(() => groupPixelsByBuffer(l, [5, 5])).toThrow(/strictly increasing/);
     expect(() => groupPixelsByBuffer(l, [1155])).toThrow();
+  });
+});
+
+describe('row tiles', () => {
+  it('validates and clamps the tile', () => {
+    const base = { frames: 1000, pixels: 10, maxBindingBytes: GiB } as const;
+    // uint16 byte planes: 16 positions a group, and whole hot segments when tiled.
+    expect(planResidentLayout({ ...base, elemSize: 2, segmentFrames: 256, tileFrames: 512 })).toMatchObject({
+      framesPadded: 1008,
+      wordsPerPixel: 252,
+      tileFrames: 512,
+      tileWords: 128,
+    });
+    expect(() => planResidentLayout({ ...base, elemSize: 2, segmentFrames: 256, tileFrames: 384 })).toThrow(
+      /not a whole number of hot segments/,
+    );
+    expect(() => planResidentLayout({ ...base, elemSize: 2, tileFrames: 24 })).toThrow(/multiple of 16/);
+    expect(() => planResidentLayout({ ...base, elemSize: 4, tileFrames: 0 })).toThrow(/multiple of 4/);
+    // A tile at least the padded row is the untiled layout (and needs no whole segments).
+    expect(planResidentLayout({ ...base, elemSize: 2, tileFrames: 8192 })).toMatchObject({
+      tileFrames: 1008,
+      tileWords: 252,
+    });
+    // uint32: one value a word.
+    expect(planResidentLayout({ ...base, elemSize: 4, tileFrames: 100 })).toMatchObject({
+      framesPadded: 1000,
+      tileFrames: 100,
+      tileWords: 100,
+    });
+  });
+
+  it('places every word of every row exactly once, tile by tile', () => {
+    const l = planResidentLayout({
+      frames: 1000,
+      pixels: 23,
+      elemSize: 2,
+      maxBindingBytes: GiB,
+      pixelsPerBufferLimit: 8,
+      segmentFrames: 256,
+      tileFrames: 256,
+    });
+    expect(l.rowBuffers).toBe(3);
+    expect(l.tileWords).toBe(64);
+    for (let b = 0; b < l.rowBuffers; b++) {
+      const rows = bufferRows(l, b);
+      expect(rows).toBe(b < 2 ? 8 : 7);
+      const seen = new Uint8Array(rows * l.wordsPerPixel);
+      for (let r = 0; r < rows; r++) {
+        const p = b * l.pixelsPerBuffer + r;
+        for (let w = 0; w < l.wordsPerPixel; w++) {
+          const at = residentWordIndex(l, p, w);
+          expect(at.buffer).toBe(b);
+          seen[at.index]++;
+        }
+      }
+      expect(seen.every((n) => n === 1)).toBe(true);
+    }
+    // Row 5 of buffer 2 (7 rows): whole tiles of 64 words, then the last tile of 252 - 192 = 60 words.
+    expect(locatePixel(l, 21).runs).toEqual([
+      { rowWord: 0, wordOffset: 5 * 64, words: 64 },
+      { rowWord: 64, wordOffset: 64 * 7 + 5 * 64, words: 64 },
+      { rowWord: 128, wordOffset: 128 * 7 + 5 * 64, words: 64 },
+      { rowWord: 192, wordOffset: 192 * 7 + 5 * 60, words: 60 },
+    ]);
+    // Untiled is the plain row-major layout.
+    expect(tiledIndex(3, 17, 8, 252, 252)).toBe(3 * 252 + 17);
   });
 });

@@ -12,6 +12,15 @@
  *   hot bitmap has one bit per (pixel, segment of `segmentFrames` positions), set iff a value of that segment
  *   is above 255. High-plane words of cold segments are zero and never need to be read: counts above 255 are
  *   rare outside the bright-field disk, so a virtual image reads about half the bytes of the packed form.
+ * Row tiles (`tileFrames`): a row buffer holds its rows' positions [0, tileFrames) first, row after row, then
+ * positions [tileFrames, 2 tileFrames), and so on (the last tile may be shorter): word w of row r of a buffer of
+ * R rows is at t0 x R + r x min(tileWords, wordsPerPixel - t0) + (w - t0), t0 = w - w mod tileWords
+ * (`residentWordIndex`; WGSL `resident_index` in shaders/common/resident-tile.wgsl). Each pixel's scan image is
+ * then contiguous per tile (tileFrames consecutive positions) instead of over the whole scan. The load tiles
+ * its rows by its batch (src/gpu/load-plan.ts), so a batch writes one contiguous region of each row buffer
+ * (tileFrames x R bytes a plane) instead of a short run in every row 256 KiB apart: the transpose's stores
+ * are bound by how much address range they spread over (docs/performance.md). tileFrames >= framesPadded
+ * is the untiled layout (one tile: tileWords = wordsPerPixel).
  * The buffers of a resident set, in order (`bufferBytes`): the low (or only) plane's row buffers, then for
  * 'planes' the high plane's buffers and the hot bitmap, and for a slotted high plane its slot table
  * (`residentParts` splits them).
@@ -49,6 +58,11 @@ export interface ResidentLayoutRequest {
   pixelsPerBufferLimit?: number;
   /** uint16: scan positions per hot segment (a multiple of 128; default 4,096). */
   segmentFrames?: number;
+  /**
+   * Scan positions per row tile (above): a multiple of 16 (uint8, uint16; 4 for uint32) and, for uint16, of
+   * segmentFrames. Default (or any value >= the padded row): untiled.
+   */
+  tileFrames?: number;
 }
 
 export interface ResidentLayout {
@@ -63,6 +77,9 @@ export interface ResidentLayout {
   framesPadded: number;
   /** u32 words per pixel row (per plane) = framesPadded / valuesPerWord (a multiple of 4). */
   wordsPerPixel: number;
+  /** Scan positions per row tile, and its row words (a multiple of 4); wordsPerPixel when untiled. */
+  tileFrames: number;
+  tileWords: number;
   /** A multiple of the decoded slot's values per word (so a buffer's first pixel starts a slot word). */
   pixelsPerBuffer: number;
   /** Row buffers per plane: ceil(pixels / pixelsPerBuffer). */
@@ -155,6 +172,20 @@ export function planResidentLayout(req: ResidentLayoutRequest): ResidentLayout {
     segments = Math.ceil(frames / segmentFrames);
     hotWordsPerPixel = Math.ceil(segments / 32);
   }
+  let tileFrames = req.tileFrames ?? framesPadded;
+  if (!Number.isSafeInteger(tileFrames) || tileFrames <= 0 || tileFrames % framesPerGroup !== 0) {
+    throw new StemflowError(
+      'invalid',
+      `A row tile must be a positive multiple of ${framesPerGroup} scan positions, not ${req.tileFrames}.`,
+    );
+  }
+  tileFrames = Math.min(tileFrames, framesPadded);
+  if (form === 'planes' && tileFrames < framesPadded && tileFrames % segmentFrames !== 0) {
+    throw new StemflowError(
+      'invalid',
+      `A row tile of ${tileFrames} positions is not a whole number of hot segments (${segmentFrames} positions).`,
+    );
+  }
   const hotBytes = pixels * hotWordsPerPixel * 4;
   if (hotBytes > limitBytes) {
     throw new StemflowError(
@@ -171,6 +202,8 @@ export function planResidentLayout(req: ResidentLayoutRequest): ResidentLayout {
     valuesPerWord,
     framesPadded,
     wordsPerPixel,
+    tileFrames,
+    tileWords: tileFrames / valuesPerWord,
     pixelsPerBuffer,
     rowBuffers,
     rowBufferBytes,
@@ -297,13 +330,64 @@ export function compactResidentLayout(
   return { layout: slottedResidentLayout(layout, hotSlots), slotTable };
 }
 
-/** The row buffer holding pixel `p` (in each plane) and the word where its row starts. */
-export function locatePixel(layout: ResidentLayout, p: number): { buffer: number; wordOffset: number } {
+/**
+ * Index of word `w` of row `row` in a buffer of `rows` rows of `rowWords` words stored in tiles of `tileWords`
+ * (the header; WGSL `resident_index`). Any unit (words, vec4) where all four are in it.
+ */
+export function tiledIndex(
+  row: number,
+  w: number,
+  rows: number,
+  rowWords: number,
+  tileWords: number,
+): number {
+  const t0 = w - (w % tileWords);
+  return t0 * rows + row * Math.min(tileWords, rowWords - t0) + (w - t0);
+}
+
+/** Rows (pixels) of row buffer `b`. */
+export function bufferRows(layout: ResidentLayout, b: number): number {
+  const { first, end } = bufferPixelRange(layout, b);
+  return end - first;
+}
+
+/** Word `w` of pixel `p`'s row (in each plane): its row buffer and the word's index there. */
+export function residentWordIndex(
+  layout: ResidentLayout,
+  p: number,
+  w: number,
+): { buffer: number; index: number } {
+  const buffer = Math.floor(p / layout.pixelsPerBuffer);
+  const row = p - buffer * layout.pixelsPerBuffer;
+  return {
+    buffer,
+    index: tiledIndex(row, w, bufferRows(layout, buffer), layout.wordsPerPixel, layout.tileWords),
+  };
+}
+
+/**
+ * The row buffer holding pixel `p` (in each plane) and its row's runs: one per row tile, each `words` row words
+ * from row word `rowWord` at buffer word `wordOffset` (a single run when untiled).
+ */
+export function locatePixel(
+  layout: ResidentLayout,
+  p: number,
+): { buffer: number; runs: { rowWord: number; wordOffset: number; words: number }[] } {
   if (!Number.isInteger(p) || p < 0 || p >= layout.pixels) {
     throw new StemflowError('invalid', `Pixel ${p} is outside the detector's ${layout.pixels} pixels.`);
   }
-  const buffer = Math.floor(p / layout.pixelsPerBuffer);
-  return { buffer, wordOffset: (p - buffer * layout.pixelsPerBuffer) * layout.wordsPerPixel };
+  const runs: { rowWord: number; wordOffset: number; words: number }[] = [];
+  let buffer = 0;
+  for (let w = 0; w < layout.wordsPerPixel; w += layout.tileWords) {
+    const at = residentWordIndex(layout, p, w);
+    buffer = at.buffer;
+    runs.push({
+      rowWord: w,
+      wordOffset: at.index,
+      words: Math.min(layout.tileWords, layout.wordsPerPixel - w),
+    });
+  }
+  return { buffer, runs };
 }
 
 /** Global pixels [first, end) held by row buffer `b`. */

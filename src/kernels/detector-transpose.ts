@@ -8,7 +8,15 @@
  * (pixel, segment).
  */
 import { StemflowError } from '../errors.ts';
-import { compactResidentLayout, type ResidentLayout, residentParts } from '../gpu/resident-layout.ts';
+import {
+  bufferRows,
+  compactResidentLayout,
+  locatePixel,
+  type ResidentLayout,
+  residentParts,
+  residentWordIndex,
+  tiledIndex,
+} from '../gpu/resident-layout.ts';
 import { checkHighScratch } from './high-pool-place.ts';
 
 export type PackedValues = Uint8Array | Uint16Array | Uint32Array;
@@ -119,7 +127,9 @@ export function detectorTranspose(
   for (let p = 0; p < pixels; p++) {
     const binned = counts !== null && histogram!.flags[p] === 0 ? counts : null;
     const buffer = Math.floor(p / pixelsPerBuffer);
-    const row = (p - buffer * pixelsPerBuffer) * wordsPerPixel + firstWord;
+    const rows = bufferRows(layout, buffer);
+    const at = (w: number) =>
+      tiledIndex(p - buffer * pixelsPerBuffer, firstWord + w, rows, wordsPerPixel, layout.tileWords);
     let sum = 0;
     let exact = 0n;
     for (let w = 0; w < outWords; w++) {
@@ -137,7 +147,7 @@ export function detectorTranspose(
           high = (high | ((v >>> 8) << (k * bits))) >>> 0;
         }
       }
-      lo[buffer][row + w] = word;
+      lo[buffer][at(w)] = word;
       if (planes && high !== 0) {
         const segment = Math.floor((firstFrame + w * vpw) / layout.segmentFrames);
         hot![p * layout.hotWordsPerPixel + (segment >>> 5)] |= 1 << (segment & 31);
@@ -145,7 +155,7 @@ export function detectorTranspose(
           scratch.buffers[buffer][(p - buffer * pixelsPerBuffer) * scratch.wordsPerPixel + w] = high;
           const rel = segment - Math.floor(firstFrame / layout.segmentFrames);
           scratch.batchHot[p * scratch.batchHotWords + (rel >>> 5)] |= 1 << (rel & 31);
-        } else hi![buffer][row + w] = high;
+        } else hi![buffer][at(w)] = high;
       }
       if (sum >= 2 ** 52) {
         exact += BigInt(sum);
@@ -163,13 +173,12 @@ export function detectorTranspose(
  * bytes into their planes and the hot bit of every (pixel, segment) holding a value above 255.
  */
 export function residentFromScan(layout: ResidentLayout, values: PackedValues): Uint32Array[] {
-  const { frames, pixels, elemSize, wordsPerPixel, pixelsPerBuffer, bufferBytes } = layout;
+  const { frames, pixels, elemSize, valuesPerWord: vpw, bufferBytes } = layout;
   if (values.length !== frames * pixels || values.BYTES_PER_ELEMENT !== elemSize) {
     throw new StemflowError('invalid', `Expected ${frames} x ${pixels} values of ${elemSize} bytes.`);
   }
   const buffers = bufferBytes.map((b) => new Uint32Array(b / 4));
   const { lo, hi, hot } = residentParts(layout, buffers);
-  const elemsPerPixel = (wordsPerPixel * 4) / (layout.form === 'planes' ? 1 : elemSize);
   const Type = (layout.form === 'planes' ? Uint8Array : values.constructor) as new (
     buffer: ArrayBuffer,
   ) => PackedValues;
@@ -177,8 +186,8 @@ export function residentFromScan(layout: ResidentLayout, values: PackedValues): 
   const hiViews = hi?.map((b) => new Uint8Array(b.buffer));
   for (let f = 0; f < frames; f++) {
     for (let p = 0; p < pixels; p++) {
-      const buffer = Math.floor(p / pixelsPerBuffer);
-      const at = (p - buffer * pixelsPerBuffer) * elemsPerPixel + f;
+      const { buffer, index } = residentWordIndex(layout, p, Math.floor(f / vpw));
+      const at = index * vpw + (f % vpw);
       const v = values[f * pixels + p];
       if (!hiViews) {
         loViews[buffer][at] = v;
@@ -206,8 +215,7 @@ export function residentValueAt(
   p: number,
   s: number,
 ): number {
-  const b = Math.floor(p / layout.pixelsPerBuffer);
-  const word = (p - b * layout.pixelsPerBuffer) * layout.wordsPerPixel + Math.floor(s / layout.valuesPerWord);
+  const { buffer: b, index: word } = residentWordIndex(layout, p, Math.floor(s / layout.valuesPerWord));
   const v = resident[b][word];
   if (layout.elemSize === 4) return v;
   const shift = (s % 4) * 8;
@@ -257,16 +265,13 @@ export function compactResident(
     .map((n) => new Uint32Array(n / 4));
   const segWords = layout.segmentFrames / 4;
   for (let p = 0; p < layout.pixels; p++) {
-    const b = Math.floor(p / layout.pixelsPerBuffer);
-    const row = (p - b * layout.pixelsPerBuffer) * layout.wordsPerPixel;
     for (let g = 0; g < layout.segments; g++) {
       const entry = slotTable[p * layout.segments + g];
       if (entry === 0) continue;
-      const end = Math.min(layout.wordsPerPixel, (g + 1) * segWords);
-      high[b].set(
-        parts.hi[b].subarray(row + g * segWords, row + end),
-        ((entry - 1) * compact.slotFrames) / 4,
-      );
+      // A segment lies in one row tile (tiles are whole segments).
+      const { buffer: b, index } = residentWordIndex(layout, p, g * segWords);
+      const words = Math.min(layout.wordsPerPixel, (g + 1) * segWords) - g * segWords;
+      high[b].set(parts.hi[b].subarray(index, index + words), ((entry - 1) * compact.slotFrames) / 4);
     }
   }
   return { layout: compact, resident: [...parts.lo, ...high, parts.hot, slotTable] };
@@ -298,9 +303,9 @@ export function decodedSlot(
 
 /**
  * Pixel p's row (its scan image, `layout.frames` values) in the words of each resident buffer it touches, for
- * writing a synthetic resident set from the host: `rows` per buffer index (`bufferBytes` order, word offset)
- * and the hot bits to OR into the bitmap ('planes'; high-plane words only where nonzero are needed, but the
- * whole row is given). Rows are zero-padded to wordsPerPixel.
+ * writing a synthetic resident set from the host: runs of words per buffer index (`bufferBytes` order, word
+ * offset; one run per row tile and plane) and the hot bits to OR into the bitmap ('planes'; high-plane words
+ * only where nonzero are needed, but the whole row is given). Rows are zero-padded to wordsPerPixel.
  */
 export function residentRow(
   layout: ResidentLayout,
@@ -311,12 +316,17 @@ export function residentRow(
   if (values.length !== layout.frames || values.BYTES_PER_ELEMENT !== layout.elemSize) {
     throw new StemflowError('invalid', `A row holds ${layout.frames} values of ${layout.elemSize} bytes.`);
   }
-  const b = Math.floor(p / layout.pixelsPerBuffer);
-  const wordOffset = (p - b * layout.pixelsPerBuffer) * layout.wordsPerPixel;
+  const { buffer: b, runs } = locatePixel(layout, p);
   const lo = new Uint32Array(layout.wordsPerPixel);
+  const split = (buffer: number, row: Uint32Array) =>
+    runs.map((r) => ({
+      buffer,
+      wordOffset: r.wordOffset,
+      words: row.subarray(r.rowWord, r.rowWord + r.words),
+    }));
   if (layout.form === 'packed') {
     new (values.constructor as new (b: ArrayBuffer) => PackedValues)(lo.buffer).set(values);
-    return [{ buffer: b, wordOffset, words: lo }];
+    return split(b, lo);
   }
   if (!hotBitmap) throw new StemflowError('invalid', 'A uint16 row needs the hot bitmap.');
   const hi = new Uint32Array(layout.wordsPerPixel);
@@ -330,8 +340,5 @@ export function residentRow(
       hotBitmap[p * layout.hotWordsPerPixel + (segment >>> 5)] |= 1 << (segment & 31);
     }
   }
-  return [
-    { buffer: b, wordOffset, words: lo },
-    { buffer: layout.rowBuffers + b, wordOffset, words: hi },
-  ];
+  return [...split(b, lo), ...split(layout.rowBuffers + b, hi)];
 }

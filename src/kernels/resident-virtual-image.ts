@@ -6,7 +6,13 @@
  * and returns a BigUint64Array (exact beyond 2^53; wraps mod 2^64 like the GPU).
  */
 import { StemflowError } from '../errors.ts';
-import { groupPixelsByBuffer, type ResidentLayout, residentParts } from '../gpu/resident-layout.ts';
+import {
+  bufferRows,
+  groupPixelsByBuffer,
+  type ResidentLayout,
+  residentParts,
+  tiledIndex,
+} from '../gpu/resident-layout.ts';
 import { highSegmentWord } from './detector-transpose.ts';
 
 /** Sums held in doubles stay exact below 2^53: move them to bigints before they can get there. */
@@ -38,13 +44,16 @@ export function residentVirtualImage(
   const { segmentFrames, hotWordsPerPixel } = layout;
   for (const { buffer, start, count } of groups) {
     const words = lo[buffer];
+    const bufferRowCount = bufferRows(layout, buffer);
     for (let i = start; i < start + count; i++) {
-      const base = (sortedPixels[i] - buffer * layout.pixelsPerBuffer) * wordsPerPixel;
+      const row = sortedPixels[i] - buffer * layout.pixelsPerBuffer;
+      // Index of row word w (row tiles: resident-layout.ts), as the GPU computes it.
+      const wordAt = (w: number) => tiledIndex(row, w, bufferRowCount, wordsPerPixel, layout.tileWords);
       if (elemSize === 4) {
-        for (let s = 0; s < frames; s++) acc[s] += words[base + s];
+        for (let s = 0; s < frames; s++) acc[s] += words[wordAt(s)];
       } else {
         for (let s = 0; s < frames; s++)
-          acc[s] += (words[base + Math.floor(s / vpw)] >>> ((s % vpw) * 8)) & 0xff;
+          acc[s] += (words[wordAt(Math.floor(s / vpw))] >>> ((s % vpw) * 8)) & 0xff;
       }
       if (hi && hot) {
         const high = hi[buffer];
@@ -54,8 +63,9 @@ export function residentVirtualImage(
           if (!((hot[bits + (g >>> 5)] >>> (g & 31)) & 1)) continue;
           const first = g * segmentFrames;
           const end = Math.min(frames, first + segmentFrames);
-          // Word of position `first`: in the full high row, or in the pair's slot of its row buffer's pool.
-          const at = slotTable ? highSegmentWord(layout, slotTable, p, g) : base + first / vpw;
+          // Word of position `first`: in the full high row (tiled like the low plane; a segment lies in one
+          // tile), or in the pair's slot of its row buffer's pool.
+          const at = slotTable ? highSegmentWord(layout, slotTable, p, g) : wordAt(first / vpw);
           for (let s = first; s < end; s++)
             acc[s] += 256 * ((high[at + Math.floor((s - first) / vpw)] >>> ((s % vpw) * 8)) & 0xff);
         }

@@ -31,8 +31,11 @@ struct Params {
   list_start: u32,
   list_count: u32,
   row_first_pixel: u32,
-  // words_per_pixel / 4.
+  // words_per_pixel / 4, the bound buffer's rows, and vec4 per row tile (tile_words / 4; vec4_per_pixel when
+  // untiled: common/resident-tile.wgsl).
   vec4_per_pixel: u32,
+  buffer_rows: u32,
+  tile_vec4: u32,
   // Scan positions: image entries past it are not written.
   frames: u32,
   // vec4 columns [column_first, column_end) of this dispatch.
@@ -131,11 +134,21 @@ fn flush() {
   hi_odd = vec4<u32>(0u);
 }
 
-// Where a thread's column lies: its segment, and that segment's bitmap word and bit.
+// Where a thread's column lies: its segment, and that segment's bitmap word and bit; and its place in the row
+// tiles: row r's vec4 of the column is at base + r x stride (resident_index with the tile fixed by the column).
 struct Segment {
   index: u32,
   word: u32,
   bit: u32,
+  base: u32,
+  stride: u32,
+}
+
+// #include "common/resident-tile.wgsl"
+
+// Vec4 index of the column's vec4 in pixel p's row.
+fn row_at(p: u32, seg: Segment) -> u32 {
+  return seg.base + (p - params.row_first_pixel) * seg.stride;
 }
 
 // Planes: the high-plane vec4 index of pixel p's row vec4 `at` (column `column`), whose segment is hot
@@ -163,10 +176,10 @@ fn rows4(i: u32, column: u32, seg: Segment) {
   let p1 = pixels[i + 1u];
   let p2 = pixels[i + 2u];
   let p3 = pixels[i + 3u];
-  let r0 = (p0 - params.row_first_pixel) * params.vec4_per_pixel + column;
-  let r1 = (p1 - params.row_first_pixel) * params.vec4_per_pixel + column;
-  let r2 = (p2 - params.row_first_pixel) * params.vec4_per_pixel + column;
-  let r3 = (p3 - params.row_first_pixel) * params.vec4_per_pixel + column;
+  let r0 = row_at(p0, seg);
+  let r1 = row_at(p1, seg);
+  let r2 = row_at(p2, seg);
+  let r3 = row_at(p3, seg);
   let v0 = resident[r0];
   let v1 = resident[r1];
   let v2 = resident[r2];
@@ -197,7 +210,7 @@ fn rows4(i: u32, column: u32, seg: Segment) {
 // Adds row entry i.
 fn row1(i: u32, column: u32, seg: Segment) {
   let p = pixels[i];
-  let at = (p - params.row_first_pixel) * params.vec4_per_pixel + column;
+  let at = row_at(p, seg);
   accumulate(resident[at]);
   if (ELEM_BYTES == 2u) {
     let bits = hot[p * params.hot_words_per_pixel + seg.word];
@@ -248,7 +261,9 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
   }
   // Planes: the column's 16 positions lie in one hot segment.
   let segment = column * 16u / max(params.segment_frames, 1u);
-  let seg = Segment(segment, segment / 32u, segment % 32u);
+  let base = resident_index(0u, column, params.buffer_rows, params.vec4_per_pixel, params.tile_vec4);
+  let stride = resident_index(1u, column, params.buffer_rows, params.vec4_per_pixel, params.tile_vec4) - base;
+  let seg = Segment(segment, segment / 32u, segment % 32u, base, stride);
   while (i < end) {
     let stop = select(end, i + flush_rows, end - i > flush_rows);
     while (i + 4u <= stop) {

@@ -17,6 +17,9 @@ struct Params {
   list_start: u32,
   row_first_pixel: u32,
   words_per_pixel: u32,
+  // Rows of the bound resident buffer, row words per row tile (common/resident-tile.wgsl).
+  buffer_rows: u32,
+  tile_words: u32,
   scan_rows: u32,
   scan_cols: u32,
   rows: u32,
@@ -47,6 +50,8 @@ struct Params {
 @group(0) @binding(7) var<storage, read> hot: array<u32>;
 @group(0) @binding(8) var<storage, read> slot_table: array<u32>;
 
+// #include "common/resident-tile.wgsl"
+
 @compute @workgroup_size(WORKGROUP_SIZE)
 fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) lid: u32) {
   let t = params.thread_first + wid.x * WORKGROUP_SIZE + lid;
@@ -64,7 +69,7 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
     // Positions per row word: 4 (uint8, and uint16's byte planes) or 1.
     let vpw = select(4u, 1u, ELEM_BYTES == 4u);
     let pixel = pixels[image];
-    let at = (pixel - params.row_first_pixel) * params.words_per_pixel + s / vpw;
+    let at = resident_index(pixel - params.row_first_pixel, s / vpw, params.buffer_rows, params.words_per_pixel, params.tile_words);
     let word = resident[at];
     var count = word;
     if (vpw == 4u) {

@@ -15,6 +15,7 @@ import { StemflowError } from '../../errors.ts';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
 import {
   bufferPixelRange,
+  bufferRows,
   type ElemSize,
   type PixelGroup,
   type ResidentLayout,
@@ -153,6 +154,8 @@ export function createResidentVirtualImagePass(
             list_count: count,
             row_first_pixel: bufferPixelRange(plan, b).first,
             vec4_per_pixel: plan.wordsPerPixel / 4,
+            buffer_rows: bufferRows(plan, b),
+            tile_vec4: plan.tileWords / 4,
             frames: plan.frames,
             column_first: c,
             column_end: end,

@@ -3,8 +3,8 @@
 // src/kernels/detector-transpose.ts; layout: src/gpu/resident-layout.ts.
 //
 // Decoded slot: values packed little-endian, VPW = 4 / ELEM_BYTES per u32 word (frame f of the batch at word
-// f * words_per_frame, pixel p at element p). Resident rows (pixel p's row at word
-// (p - row_first_pixel) * words_per_pixel, global frame s at element s): uint8 and uint32 packed like the
+// f * words_per_frame, pixel p at element p). Resident rows (row p - row_first_pixel, global frame s at element s
+// of the row, its words in row tiles: lo_index, common/resident-tile.wgsl): uint8 and uint32 packed like the
 // slot; uint16 ('planes') as two byte planes of 4 frames per word: `resident` gets the low bytes (every word),
 // `resident_hi` the high bytes (only nonzero words: the buffers start zeroed; a slotted high plane: into the
 // batch's high scratch, Params.hi_*), and `hot` one bit per (pixel,
@@ -130,11 +130,10 @@ fn main(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_index) 
             s += v;
           }
         }
-        let at = (pixel - params.row_first_pixel) * params.words_per_pixel + params.out_word + fb / ovpw;
-        resident[at] = word;
+        let rw = params.out_word + fb / ovpw;
+        resident[lo_index(pixel - params.row_first_pixel, rw)] = word;
         if (planes && high != 0u) {
-          let hi_at = (pixel - params.row_first_pixel) * params.hi_words_per_pixel + params.out_word + fb / ovpw;
-          resident_hi[hi_at - params.hi_word_base] = high;
+          resident_hi[hi_index(pixel - params.row_first_pixel, rw)] = high;
           hot_mask[r] |= 1u << ((params.first_frame + fb) / params.segment_frames - seg0);
         }
         let l = lo[r] + s;

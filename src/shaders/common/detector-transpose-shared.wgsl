@@ -23,9 +23,12 @@ struct Params {
   // Frame spans (tiles_per_group tiles each) of a pixel block: workgroup w takes block w / spans (TILE_P pixels
   // from pixel_first) and span w % spans, so consecutive workgroups share a block (span-fastest).
   spans: u32,
-  // Global pixel of row 0 of the bound resident buffer.
+  // Global pixel of row 0 of the bound resident buffer, its rows, and row words per row tile
+  // (common/resident-tile.wgsl; words_per_pixel when untiled).
   row_first_pixel: u32,
+  buffer_rows: u32,
   words_per_pixel: u32,
+  tile_words: u32,
   words_per_frame: u32,
   // Batch-local frames [frame_first, frame_end) of this dispatch; frame_first is a multiple of TILE_F.
   frame_first: u32,
@@ -43,6 +46,9 @@ struct Params {
   // the slots.
   hi_words_per_pixel: u32,
   hi_word_base: u32,
+  // Row words per tile of the high words' rows: tile_words for a full high plane, hi_words_per_pixel (untiled)
+  // for a batch's high scratch.
+  hi_tile_words: u32,
   // A slotted high plane: the batch's own hot bits (`batch_hot`, batch_hot_words a pixel; bit g - batch_seg_first
   // for segment g), which tell high-pool-place which pairs have words in this batch; 0 words otherwise.
   batch_seg_first: u32,
@@ -60,6 +66,18 @@ struct Params {
 @group(0) @binding(6) var<storage, read_write> batch_hot: array<atomic<u32>>;
 
 var<workgroup> tile: array<u32, TILE_WORDS>;
+
+// resident_index: where a row word lives in a tiled row buffer.
+// #include "resident-tile.wgsl"
+
+// Index (u32 words) of row word `w` of row `row` in the bound resident buffer, and of high word `w` (a global
+// row word) in the high plane's row buffer or the batch's high scratch.
+fn lo_index(row: u32, w: u32) -> u32 {
+  return resident_index(row, w, params.buffer_rows, params.words_per_pixel, params.tile_words);
+}
+fn hi_index(row: u32, w: u32) -> u32 {
+  return resident_index(row, w - params.hi_word_base, params.buffer_rows, params.hi_words_per_pixel, params.hi_tile_words);
+}
 
 // Adds a pixel's 64-bit sum (lo, hi) of this workgroup's frames to dp_sums: 2 atomics, the carry into the high word.
 fn add_dp_sum(pixel: u32, lo: u32, hi: u32) {

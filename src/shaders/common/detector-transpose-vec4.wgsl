@@ -160,7 +160,9 @@ fn vec4_slot(
   s = vec4_add(s, gc + 3u * OVPW, w3, lead, g_stop, batch_frame0, seg0);
   let words = vec4<u32>(w0.x, w1.x, w2.x, w3.x);
   let full = gc >= lead && gc + 3u * OVPW < g_stop;
-  let at = ((pixel - params.row_first_pixel) * params.words_per_pixel + word0 + gc / OVPW) / 4u;
+  let row = pixel - params.row_first_pixel;
+  let rw = word0 + gc / OVPW;
+  let at = lo_index(row, rw) / 4u;
   if (full) {
     resident4[at] = words;
   } else {
@@ -174,8 +176,7 @@ fn vec4_slot(
   let highs = vec4<u32>(w0.y, w1.y, w2.y, w3.y);
   if (ELEM_BYTES == 2u && any(highs != vec4<u32>(0u))) {
     // The full high row, or the batch's high scratch (Params.hi_*).
-    let hi_at =
-      ((pixel - params.row_first_pixel) * params.hi_words_per_pixel + word0 + gc / OVPW - params.hi_word_base) / 4u;
+    let hi_at = hi_index(row, rw) / 4u;
     if (full && all(highs != vec4<u32>(0u))) {
       resident_hi4[hi_at] = highs;
     } else {

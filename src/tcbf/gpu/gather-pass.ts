@@ -30,6 +30,9 @@ export interface GatherRun {
   };
   rowFirstPixel: number;
   wordsPerPixel: number;
+  /** Rows of the bound resident buffer, and row words per row tile (resident-layout.ts). */
+  bufferRows: number;
+  tileWords: number;
   /** Images [listStart, listStart + count) of the bright-field list. */
   listStart: number;
   count: number;
@@ -88,6 +91,8 @@ export function createGatherPass(device: GPUDevice, elemSize: ElemSize) {
           list_start: run.listStart,
           row_first_pixel: run.rowFirstPixel,
           words_per_pixel: run.wordsPerPixel,
+          buffer_rows: run.bufferRows,
+          tile_words: run.tileWords,
           scan_rows: shared.scanRows,
           scan_cols: shared.scanCols,
           rows: shared.rows,

@@ -4,7 +4,7 @@
  */
 
 import { readBuffer } from '../../compute/readback.ts';
-import { type ResidentLayout, residentParts } from '../../gpu/resident-layout.ts';
+import { bufferRows, type ResidentLayout, residentParts } from '../../gpu/resident-layout.ts';
 import type { TcbfBackend } from '../backend.ts';
 import type { TcbfGrid } from '../grid.ts';
 import { createFftPass } from './fft-pass.ts';
@@ -161,6 +161,8 @@ export function createGpuBackend(input: GpuBackendInput): GpuBackend {
                   : undefined,
               rowFirstPixel: rb * layout.pixelsPerBuffer,
               wordsPerPixel: layout.wordsPerPixel,
+              bufferRows: bufferRows(layout, rb),
+              tileWords: layout.tileWords,
               listStart: start,
               count: end - start,
               out: spectra[sb],

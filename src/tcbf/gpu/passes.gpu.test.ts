@@ -3,7 +3,7 @@
  * tolerances stated per test), and bit-identical repeats on the GPU.
  */
 import { describe, expect } from 'vitest';
-import { planResidentLayout, residentParts } from '../../gpu/resident-layout.ts';
+import { bufferRows, planResidentLayout, residentParts } from '../../gpu/resident-layout.ts';
 import { rng, sparseCounts } from '../../gpu/test-data.ts';
 import { type GpuTestContext, withGpu } from '../../gpu/test-harness.ts';
 import { compactResident, residentFromScan } from '../../kernels/detector-transpose.ts';
@@ -86,130 +86,137 @@ describe('tcBF passes: GPU = CPU twin (src/tcbf/kernels/<pass>.ts)', () => {
     },
   );
 
-  withGpu(
-    'tcbf-gather = tcbfGather: images from several resident buffers into two spectra buffers, within 1e-6 relative',
-    async (ctx) => {
-      const scanRows = 12;
-      const scanCols = 20;
-      const det = 16;
-      const counts = sparseCounts(scanRows * scanCols, det, det, 5);
-      // uint16 byte planes in 2 segments: outliers above 255 in one segment of some pixels only.
-      for (const [s, p] of [
-        [3, 17],
-        [130, 38],
-        [239, 255],
-        [0, 120],
-      ])
-        counts[s * det * det + p] = 300 + 1000 * p;
-      const layout = planResidentLayout({
-        frames: scanRows * scanCols,
-        pixels: det * det,
-        elemSize: 2,
-        maxBindingBytes: ctx.device.limits.maxStorageBufferBindingSize,
-        pixelsPerBufferLimit: 40,
-        segmentFrames: 128,
-      });
-      const words = residentFromScan(layout, counts);
-      // The full high plane as the load writes it, and the compact one (hot segments only) after compaction.
-      const compact = compactResident(layout, words);
-      const pixels = Uint32Array.from([3, 17, 38, 39, 40, 41, 100, 119, 120, 200, 255]);
-      const invMean = Float32Array.from(pixels, (p) => 1 / (1 + (p % 7)));
-      const rows = 16;
-      const cols = 32;
-      const taperRow = edgeTaper(scanRows, rows, 3);
-      const taperCol = edgeTaper(scanCols, cols, 3);
-      const expected = tcbfGather({
-        layout,
-        resident: words,
-        pixels,
-        invMean,
-        scanRows,
-        scanCols,
-        rows,
-        cols,
-        taperRow,
-        taperCol,
-      });
-      const hw = rows * cols;
-      const split = 6;
-      // The second buffer starts dirty: the unpaired last image must zero its partner.
-      const outs = [
-        ctx.storage((split / 2) * hw * 8),
-        ctx.upload(new Float32Array(Math.ceil((pixels.length - split) / 2) * hw * 2).fill(7)),
-      ];
-      const shared = {
-        pixels: ctx.upload(pixels),
-        invMean: ctx.upload(invMean),
-        taper: ctx.upload(Float32Array.from([...taperRow, ...taperCol])),
-        scanRows,
-        scanCols,
-        rows,
-        cols,
-        total: pixels.length,
-      };
-      const gather = createGatherPass(ctx.device, 2);
-      for (const set of [
-        { layout, words },
-        { layout: compact.layout, words: compact.resident },
-      ]) {
-        const parts = residentParts(
-          set.layout,
-          set.words.map((w) => ctx.upload(w)),
-        );
-        for (const out of outs) ctx.device.queue.writeBuffer(out, 0, new Float32Array(out.size / 4).fill(7));
-        await run(ctx, (e) => {
-          const params: GPUBuffer[] = [];
-          let start = 0;
-          while (start < pixels.length) {
-            const rb = Math.floor(pixels[start] / layout.pixelsPerBuffer);
-            const sb = start < split ? 0 : 1;
-            let end = start + 1;
-            while (
-              end < pixels.length &&
-              Math.floor(pixels[end] / layout.pixelsPerBuffer) === rb &&
-              (end < split ? 0 : 1) === sb
-            )
-              end++;
-            params.push(
-              gather.encode(e, shared, {
-                resident: parts.lo[rb],
-                planes: {
-                  hi: parts.hi![rb],
-                  hot: parts.hot!,
-                  slotTable: parts.slotTable ?? undefined,
-                  hotWordsPerPixel: layout.hotWordsPerPixel,
-                  segmentFrames: layout.segmentFrames,
-                  slotFrames: set.layout.slotFrames,
-                  segments: layout.segments,
-                },
-                rowFirstPixel: rb * layout.pixelsPerBuffer,
-                wordsPerPixel: layout.wordsPerPixel,
-                listStart: start,
-                count: end - start,
-                out: outs[sb],
-                outFirst: sb === 0 ? 0 : split,
-              }),
-            );
-            start = end;
-          }
-          return params;
+  for (const tileFrames of [undefined, 128]) {
+    withGpu(
+      `tcbf-gather = tcbfGather: images from several resident buffers into two spectra buffers, within 1e-6 relative${tileFrames ? ', rows in tiles of 128 positions' : ''}`,
+      async (ctx) => {
+        const scanRows = 12;
+        const scanCols = 20;
+        const det = 16;
+        const counts = sparseCounts(scanRows * scanCols, det, det, 5);
+        // uint16 byte planes in 2 segments: outliers above 255 in one segment of some pixels only.
+        for (const [s, p] of [
+          [3, 17],
+          [130, 38],
+          [239, 255],
+          [0, 120],
+        ])
+          counts[s * det * det + p] = 300 + 1000 * p;
+        const layout = planResidentLayout({
+          frames: scanRows * scanCols,
+          pixels: det * det,
+          elemSize: 2,
+          maxBindingBytes: ctx.device.limits.maxStorageBufferBindingSize,
+          pixelsPerBufferLimit: 40,
+          segmentFrames: 128,
+          tileFrames,
         });
-        const got = new Float32Array(2 * Math.ceil(pixels.length / 2) * hw);
-        got.set(await ctx.readBack(outs[0], Float32Array), 0);
-        got.set(await ctx.readBack(outs[1], Float32Array), split * hw);
-        expect(got.length).toBe(expected.length);
-        for (let i = 0; i < got.length; i++) {
-          expect(Math.abs(got[i] - expected[i])).toBeLessThanOrEqual(
-            1e-6 * Math.max(1, Math.abs(expected[i])),
+        expect(layout.tileWords).toBe(tileFrames ? 32 : layout.wordsPerPixel);
+        const words = residentFromScan(layout, counts);
+        // The full high plane as the load writes it, and the compact one (hot segments only) after compaction.
+        const compact = compactResident(layout, words);
+        const pixels = Uint32Array.from([3, 17, 38, 39, 40, 41, 100, 119, 120, 200, 255]);
+        const invMean = Float32Array.from(pixels, (p) => 1 / (1 + (p % 7)));
+        const rows = 16;
+        const cols = 32;
+        const taperRow = edgeTaper(scanRows, rows, 3);
+        const taperCol = edgeTaper(scanCols, cols, 3);
+        const expected = tcbfGather({
+          layout,
+          resident: words,
+          pixels,
+          invMean,
+          scanRows,
+          scanCols,
+          rows,
+          cols,
+          taperRow,
+          taperCol,
+        });
+        const hw = rows * cols;
+        const split = 6;
+        // The second buffer starts dirty: the unpaired last image must zero its partner.
+        const outs = [
+          ctx.storage((split / 2) * hw * 8),
+          ctx.upload(new Float32Array(Math.ceil((pixels.length - split) / 2) * hw * 2).fill(7)),
+        ];
+        const shared = {
+          pixels: ctx.upload(pixels),
+          invMean: ctx.upload(invMean),
+          taper: ctx.upload(Float32Array.from([...taperRow, ...taperCol])),
+          scanRows,
+          scanCols,
+          rows,
+          cols,
+          total: pixels.length,
+        };
+        const gather = createGatherPass(ctx.device, 2);
+        for (const set of [
+          { layout, words },
+          { layout: compact.layout, words: compact.resident },
+        ]) {
+          const parts = residentParts(
+            set.layout,
+            set.words.map((w) => ctx.upload(w)),
           );
+          for (const out of outs)
+            ctx.device.queue.writeBuffer(out, 0, new Float32Array(out.size / 4).fill(7));
+          await run(ctx, (e) => {
+            const params: GPUBuffer[] = [];
+            let start = 0;
+            while (start < pixels.length) {
+              const rb = Math.floor(pixels[start] / layout.pixelsPerBuffer);
+              const sb = start < split ? 0 : 1;
+              let end = start + 1;
+              while (
+                end < pixels.length &&
+                Math.floor(pixels[end] / layout.pixelsPerBuffer) === rb &&
+                (end < split ? 0 : 1) === sb
+              )
+                end++;
+              params.push(
+                gather.encode(e, shared, {
+                  resident: parts.lo[rb],
+                  planes: {
+                    hi: parts.hi![rb],
+                    hot: parts.hot!,
+                    slotTable: parts.slotTable ?? undefined,
+                    hotWordsPerPixel: layout.hotWordsPerPixel,
+                    segmentFrames: layout.segmentFrames,
+                    slotFrames: set.layout.slotFrames,
+                    segments: layout.segments,
+                  },
+                  rowFirstPixel: rb * layout.pixelsPerBuffer,
+                  wordsPerPixel: layout.wordsPerPixel,
+                  bufferRows: bufferRows(layout, rb),
+                  tileWords: layout.tileWords,
+                  listStart: start,
+                  count: end - start,
+                  out: outs[sb],
+                  outFirst: sb === 0 ? 0 : split,
+                }),
+              );
+              start = end;
+            }
+            return params;
+          });
+          const got = new Float32Array(2 * Math.ceil(pixels.length / 2) * hw);
+          got.set(await ctx.readBack(outs[0], Float32Array), 0);
+          got.set(await ctx.readBack(outs[1], Float32Array), split * hw);
+          expect(got.length).toBe(expected.length);
+          for (let i = 0; i < got.length; i++) {
+            expect(Math.abs(got[i] - expected[i])).toBeLessThanOrEqual(
+              1e-6 * Math.max(1, Math.abs(expected[i])),
+            );
+          }
+          // The padding is exactly zero; real counts reached the images.
+          expect(got[2 * (scanCols + 1)]).toBe(0);
+          expect(maxAbs(got)).toBeGreaterThan(1);
         }
-        // The padding is exactly zero; real counts reached the images.
-        expect(got[2 * (scanCols + 1)]).toBe(0);
-        expect(maxAbs(got)).toBeGreaterThan(1);
-      }
-      expect(compact.layout.high).toBe('slots');
-    },
-  );
+        expect(compact.layout.high).toBe('slots');
+      },
+    );
+  }
 
   withGpu('tcbf-spectrum-product = tcbfSpectrumProduct: within 1e-6 relative', async (ctx) => {
     const hw = 48;
