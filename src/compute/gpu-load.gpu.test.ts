@@ -45,7 +45,14 @@ async function expectResidentFrames(
   step = 1,
 ) {
   const pixels = load.plan.pixels;
-  const frames = new Uint16Array((await source.readFrames(0, count)).buffer);
+  const raw = await source.readFrames(0, count);
+  const elem = load.plan.resident.elemSize;
+  const frames =
+    elem === 1
+      ? new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength)
+      : elem === 2
+        ? new Uint16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2)
+        : new Uint32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
   const value = await residentValues(device, load);
   for (let s = 0; s < count; s++)
     for (let p = 0; p < pixels; p += step)
@@ -196,6 +203,37 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
     }
   });
 
+  withGpu('rows in tiles of a batch hold the values of untiled rows (full high plane)', async (ctx) => {
+    const source = await openFixture('many_ext_u16_32.h5');
+    const options = {
+      batchFrames: 64,
+      slots: 2,
+      pixelsPerBufferLimit: 300,
+      segmentFrames: 128,
+      highPlane: 'full' as const,
+    };
+    const tiled = await loadToGpu(ctx, source, options);
+    try {
+      // lcm(batch 64, segment 128) positions a tile; 4 row buffers, the last of 124 rows.
+      expect(tiled.plan.resident.tileFrames).toBe(128);
+      expect(tiled.plan.resident.rowBuffers).toBe(4);
+      await expectResidentFrames(ctx.device, tiled, source, tiled.plan.frames);
+      const untiled = await loadToGpu(ctx, source, { ...options, rowTiles: 'untiled' });
+      try {
+        expect(untiled.plan.resident.tileWords).toBe(untiled.plan.resident.wordsPerPixel);
+        const [a, b] = [await residentValues(ctx.device, tiled), await residentValues(ctx.device, untiled)];
+        for (let p = 0; p < tiled.plan.pixels; p++)
+          for (let s = 0; s < tiled.plan.frames; s++)
+            if (a(p, s) !== b(p, s)) expect.unreachable(`pixel ${p} frame ${s}`);
+        expect(Array.from(untiled.hotBitmap!)).toEqual(Array.from(tiled.hotBitmap!));
+      } finally {
+        untiled.release();
+      }
+    } finally {
+      tiled.release();
+    }
+  });
+
   withGpu('slot pools that fill up grow while batches are in flight; every value exact', async (ctx) => {
     const source = await openFixture('many_ext_u16_32.h5');
     const tracked = trackBuffers(ctx.device);
@@ -259,6 +297,10 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
         expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
         expect(load.audit.maxValue).toBe(d.max);
         expect(Number(load.audit.countAbove255)).toBe(d.count_gt_255);
+        // Rows in tiles of one batch (no hot segments to align to): several tiles, the last one short.
+        expect(load.plan.resident.tileFrames).toBe(256);
+        expect(load.plan.resident.framesPadded).toBeGreaterThan(256);
+        await expectResidentFrames(ctx.device, load, source, load.plan.frames, 3);
       } finally {
         load.release();
       }
