@@ -58,7 +58,33 @@ const VARIANTS = [
   'scratch-keep-pat-listg-gf-fpd5-wg16-x2-stage16',
   'scratch-keep-pat-gf-wg16-x4-stage16-persist3',
   'multi-list-gf-wg32-x2-stage64-cap3',
+  'scratch-keep-pat-listg-gf-zp-wg32-x1-stage16',
+  'multi-list-gf-zp-wg7-x3-stage5-cap3',
 ];
+
+/**
+ * Frames of 192 x 192 (9 blocks of 4,096) whose blocks hold every combination of the 4 quads of bit planes of
+ * uint16 (bits 0-3, 4-7, 8-11, 12-15): block b's nonzero values use only the quads whose bit is set in a mask of
+ * the frame and block, so a `zp` decode skips each quad in some block and reads it in the next.
+ */
+function quadFrames(): Uint8Array[] {
+  const next = rng(23);
+  const chunks: Uint8Array[] = [];
+  for (let f = 0; f < 3; f++) {
+    const values = new Uint16Array(192 * 192);
+    for (let b = 0; b < 9; b++) {
+      const quads = (f * 9 + b) % 16;
+      for (let i = 0; i < 4096; i++) {
+        if (next() % 5 !== 0) continue;
+        let v = 0;
+        for (let q = 0; q < 4; q++) if (quads & (1 << q)) v |= (next() & 15) << (4 * q);
+        values[b * 4096 + i] = v;
+      }
+    }
+    chunks.push(bslz4Encode(new Uint8Array(values.buffer), 2));
+  }
+  return chunks;
+}
 
 /**
  * A 33 x 35 uint16 frame whose one LZ4 block is `payload` (literals and matches crafted to decode to 2,304 bytes),
@@ -108,6 +134,24 @@ describe('bslz4-decode pass: variants vs twin', () => {
       180_000,
     );
   }
+
+  withGpu(
+    'zp: blocks with every combination of zero quads of bit planes decode as the twin does',
+    async (ctx) => {
+      const chunks = quadFrames();
+      const batch = { ...pack(chunks), frameCount: chunks.length, pixels: 192 * 192, elemSize: 2 as const };
+      const flags = new Uint32Array(192 * 192);
+      flags[4100] = 1;
+      for (const variant of [
+        'scratch-keep-pat-listg-gf-zp-wg32-x1-stage16',
+        'scratch-keep-pat-listg-gf-zp-wg16-x2-stage16',
+      ]) {
+        const { twin } = await compare(ctx, { ...batch, flags }, { variant });
+        expect([...twin.errors]).toEqual([0, 0, 0]);
+      }
+    },
+    180_000,
+  );
 
   withGpu(
     'matches whose offsets are multiples of 4 * lanes, or at most 8 (read without a barrier)',
@@ -219,6 +263,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
       parseWords: 1,
       framesPerDispatch: undefined,
       frameGroups: false,
+      planeSkip: false,
     });
     expect(parseDecodeVariant('scratch-keep-pat-listg-gf-wg16-x2-stage16')).toMatchObject({
       frameGroups: true,
@@ -233,6 +278,10 @@ describe('bslz4-decode pass: variants vs twin', () => {
     expect(() => parseDecodeVariant('scratch-cap40')).toThrow(/needs 'list'/);
     expect(() => parseDecodeVariant('list-win')).toThrow(/does not combine/);
     expect(parseDecodeVariant('scratch-keep-pat-u4-x1-stage64').unshuffleWords).toBe(true);
+    expect(parseDecodeVariant('scratch-keep-pat-listg-gf-zp-wg32-x1-stage16').planeSkip).toBe(true);
+    expect(() => parseDecodeVariant('scratch-keep-pat-zp-wg32-x1')).toThrow(/'zp' needs 'gf'/);
+    expect(() => parseDecodeVariant('scratch-gf-zp-u4-x1')).toThrow(/'zp' needs 'gf'/);
+    expect(() => parseDecodeVariant('scratch-gf-zp-wg4-x9')).toThrow(/'zp' needs 'gf'/);
     expect(parseDecodeVariant('wg128').shader).toBe('fused');
     expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);
     expect(() => parseDecodeVariant('fast')).toThrow(/Unknown decode variant part/);

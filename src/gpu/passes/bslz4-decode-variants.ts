@@ -23,6 +23,9 @@
  *   `listx`: the parse pass runs but the shader walks every block from its tokens (the parse pass's cost).
  *   `pw<N>`: parse threads load N (1 or 4) slot words at once.
  * - `fpd<N>`: frames per dispatch unless the job says otherwise (default 4,096).
+ * - `zp`: before the unshuffle of a block the lanes read its planes 4 at a time (4 x elems / 8 bytes, whole words)
+ *   and the unshuffle skips the loads and bit transposes of every quad of planes that is all zero (`gf` only;
+ *   uint16 counts below 16 leave 3 of the 4 quads zero). The same words: a skipped quad contributes zeros.
  * - `gf`: each group of a workgroup decodes a frame of its own, one block a round (multi), instead of the groups
  *   decoding one frame's blocks together: no group idles in a frame's last round (9 blocks of 192x192 uint16
  *   over 2 groups: 9 rounds for two frames instead of 5 a frame). A workgroup takes `x<N>` frames at once.
@@ -32,6 +35,9 @@
 import { StemflowError } from '../../errors.ts';
 import type { ElemSize } from '../../kernels/bslz4-decode.ts';
 import { DEFAULT_LIST_CAP, listBlocks } from '../../kernels/bslz4-parse.ts';
+
+/** The most groups a `zp` variant may have (its workgroup array of quad masks: 2 a group). */
+const MAX_PLANE_SKIP_GROUPS = 8;
 
 /** The most sequences a list may hold (a block of 8 KiB has at most 2,048 sequences of 4 bytes). */
 const MAX_LIST_CAP = 2048;
@@ -151,6 +157,8 @@ export interface DecodeVariant {
   framesPerDispatch?: number;
   /** Each group decodes a frame of its own ('multi' only): a workgroup takes `groups` frames at once. */
   frameGroups: boolean;
+  /** The unshuffle skips the quads of bit planes that are all zero ('multi' with frameGroups only). */
+  planeSkip: boolean;
 }
 
 /** Frames a workgroup of the variant decodes at once (one, or one a group with `gf`). */
@@ -177,6 +185,7 @@ export function fusedDecodeVariant(lanes: number, stageWords: number): DecodeVar
     listRead: 'stage',
     parseWords: 1,
     frameGroups: false,
+    planeSkip: false,
   };
 }
 
@@ -199,6 +208,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let parseWords = 1;
   let framesPerDispatch: number | undefined;
   let frameGroups = false;
+  let planeSkip = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
     if (!Number.isInteger(v) || v < 1)
@@ -225,15 +235,22 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'pat') pattern = true;
     else if (part === 'u4') unshuffleWords = true;
     else if (part === 'gf') frameGroups = true;
+    else if (part === 'zp') planeSkip = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, zp, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
       );
   }
   if (list && win) {
     throw new StemflowError('invalid', `Decode variant '${name}': 'list' does not combine with 'win'.`);
+  }
+  if (planeSkip && (!frameGroups || unshuffleWords || (groups ?? 1) > MAX_PLANE_SKIP_GROUPS)) {
+    throw new StemflowError(
+      'invalid',
+      `Decode variant '${name}': 'zp' needs 'gf', at most ${MAX_PLANE_SKIP_GROUPS} groups and no 'u4'.`,
+    );
   }
   if ((listCap !== undefined && !list) || (listCap !== undefined && listCap > MAX_LIST_CAP)) {
     throw new StemflowError(
@@ -272,6 +289,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       parseWords,
       framesPerDispatch,
       frameGroups,
+      planeSkip,
     };
   }
   return {

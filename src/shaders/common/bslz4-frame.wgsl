@@ -66,7 +66,7 @@ fn decode_frame(f: u32, sub: u32, lane: u32, lid: u32) -> u32 {
     }
     epoch_barrier();
     if (busy) {
-      unshuffle_block(elems, b * block_elems, out_base, lane);
+      unshuffle_block(elems, b * block_elems, out_base, lane, 0xffffffffu);
     }
     if (header_err != 0u) {
       return header_err;

@@ -83,8 +83,12 @@ fn decode_group_frame(f: u32, live: bool, sub: u32, lane: u32, lid: u32) -> u32 
       busy = false;
     }
     epoch_barrier();
+    var live = 0xffffffffu;
+    if (PLANE_SKIP) {
+      live = plane_quads(busy, elems, sub, lane);
+    }
     if (busy) {
-      unshuffle_block(elems, b * block_elems, out_base, lane);
+      unshuffle_block(elems, b * block_elems, out_base, lane, live);
     }
   }
   if (live && err == 0u) {
