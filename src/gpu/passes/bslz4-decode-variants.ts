@@ -67,8 +67,11 @@ export const DEFAULT_DECODE_VARIANT = 'scratch-keep-pat-wg16-x2-stage16';
  * `wg16-x2` in the same rounds (four runs), 108.9-109.0 ms of decode in a full load against 110.0-110.6, and half
  * the block scratch (64 MiB). The same list with 16 lanes x 2 frames at once is slower (145 GB/s: the groups of
  * two frames walk in lockstep; docs/performance.md, sixteenth session).
+ * Twenty-first session (`zp`: the unshuffle skips the all-zero quads of bit planes): decode 89.7-89.8 ms a scan in
+ * the load against 93.5-93.7 for the same variant without it, one call on an H100 (the H200 not started; four
+ * loads each).
  */
-export const DEFAULT_LOAD_DECODE_VARIANT = 'scratch-keep-pat-listg-gf-wg32-x1-stage16';
+export const DEFAULT_LOAD_DECODE_VARIANT = 'scratch-keep-pat-listg-gf-zp-wg32-x1-stage16';
 
 /** Storage buffers per shader stage every WebGPU device offers (the limit's default). */
 export const DEFAULT_STORAGE_BUFFERS_PER_STAGE = 8;
