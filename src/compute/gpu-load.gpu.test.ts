@@ -8,6 +8,7 @@ import { createResidentPool } from '../gpu/resident-pool';
 import { createStagingPool } from '../gpu/staging-pool';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { residentValueAt } from '../kernels/detector-transpose';
+import { viewAs } from '../source/acquisition-source';
 import { openAcquisition } from '../source/hdf5-acquisition';
 import type { InputFile } from '../source/input-file';
 import { nodeInput } from '../source/node-input';
@@ -45,14 +46,7 @@ async function expectResidentFrames(
   step = 1,
 ) {
   const pixels = load.plan.pixels;
-  const raw = await source.readFrames(0, count);
-  const elem = load.plan.resident.elemSize;
-  const frames =
-    elem === 1
-      ? new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength)
-      : elem === 2
-        ? new Uint16Array(raw.buffer, raw.byteOffset, raw.byteLength / 2)
-        : new Uint32Array(raw.buffer, raw.byteOffset, raw.byteLength / 4);
+  const frames = viewAs(await source.readFrames(0, count), source.summary.dtype);
   const value = await residentValues(device, load);
   for (let s = 0; s < count; s++)
     for (let p = 0; p < pixels; p += step)
