@@ -1,6 +1,6 @@
 // The `zp` part of the multi decode (PLANE_SKIP, with FRAME_GROUPS): the quads of bit planes of a decoded block
 // that hold a nonzero byte, and the unshuffle of a group of 8 elements that reads only those. Included by
-// common/bslz4-multi-main.wgsl (a line naming this file, scripts/wgsl-include.mjs); it uses blk_word, block_byte,
+// common/bslz4-multi-main.wgsl (a line naming this file, scripts/wgsl-include.mjs); it uses blk_word, plane_bytes4,
 // transpose8, bytes4 and emit_group from there.
 
 // PLANE_SKIP: per group, two masks of the quads of planes that hold a nonzero byte (bit q: quad q), used by
@@ -21,12 +21,10 @@ fn unshuffle_group_live(g: u32, pb: u32, first: u32, out_base: u32, live: u32) {
     var upper = 0u;
     var lower = 0u;
     if ((quads & 2u) != 0u) {
-      upper = (block_byte(b + 7u * pb) << 24u) | (block_byte(b + 6u * pb) << 16u) |
-        (block_byte(b + 5u * pb) << 8u) | block_byte(b + 4u * pb);
+      upper = plane_bytes4(b + 4u * pb, pb);
     }
     if ((quads & 1u) != 0u) {
-      lower = (block_byte(b + 3u * pb) << 24u) | (block_byte(b + 2u * pb) << 16u) | (block_byte(b + pb) << 8u) |
-        block_byte(b);
+      lower = plane_bytes4(b, pb);
     }
     let p = transpose8(upper, lower);
     let shift = vec4<u32>(8u * j);

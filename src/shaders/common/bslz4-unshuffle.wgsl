@@ -52,6 +52,13 @@ fn emit_group(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
   }
 }
 
+// Block byte b of four bit planes pb bytes apart (b, b + pb, b + 2 pb, b + 3 pb), the last in the top byte: one
+// argument of transpose8.
+fn plane_bytes4(b: u32, pb: u32) -> u32 {
+  return (block_byte(b + 3u * pb) << 24u) | (block_byte(b + 2u * pb) << 16u) | (block_byte(b + pb) << 8u) |
+    block_byte(b);
+}
+
 // Group g (of pb = elements / 8) of a block whose first element is frame element `first`: its 8 elements share
 // one byte of each bit plane (planes pb bytes apart), read byte by byte.
 fn unshuffle_group(g: u32, pb: u32, first: u32, out_base: u32) {
@@ -59,12 +66,7 @@ fn unshuffle_group(g: u32, pb: u32, first: u32, out_base: u32) {
   var hi = vec4<u32>(0u);
   for (var j = 0u; j < ELEM_SIZE; j++) {
     let b = 8u * j * pb + g;
-    let p = transpose8(
-      (block_byte(b + 7u * pb) << 24u) | (block_byte(b + 6u * pb) << 16u) | (block_byte(b + 5u * pb) << 8u) |
-        block_byte(b + 4u * pb),
-      (block_byte(b + 3u * pb) << 24u) | (block_byte(b + 2u * pb) << 16u) | (block_byte(b + pb) << 8u) |
-        block_byte(b),
-    );
+    let p = transpose8(plane_bytes4(b + 4u * pb, pb), plane_bytes4(b, pb));
     let shift = vec4<u32>(8u * j);
     lo |= bytes4(p.x) << shift;
     hi |= bytes4(p.y) << shift;
