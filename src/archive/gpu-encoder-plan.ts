@@ -3,7 +3,8 @@
  * is allocated, and refused ('budget', with the numbers) when the device's limits cannot hold it.
  */
 import { StemflowError } from '../errors';
-import { DEFAULT_DECODE_VARIANT, decodeScratchBytes } from '../gpu/passes/bslz4-decode-variants';
+import { decodeScratchBytes } from '../gpu/passes/bslz4-decode-memory';
+import { DEFAULT_DECODE_VARIANT } from '../gpu/passes/bslz4-decode-variants';
 import { AUDIT_LAYOUT, type ElemSize } from '../kernels/bslz4-decode';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import { laneStride } from './gpu-tans-passes';

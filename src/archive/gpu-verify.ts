@@ -27,7 +27,7 @@
 
 import { StemflowError, throwIfAborted } from '../errors';
 import { createAuditBuffer, createBslz4DecodePass } from '../gpu/passes/bslz4-decode';
-import { decodeScratchBytes } from '../gpu/passes/bslz4-decode-variants';
+import { decodeScratchBytes } from '../gpu/passes/bslz4-decode-memory';
 import { createStagingPool } from '../gpu/staging-pool';
 import { chunkIndex } from '../kernels/bslz4-decode';
 import type { AcquisitionSource, StoredBatch } from '../source/acquisition-source';

@@ -5,10 +5,9 @@
  * here with the numbers.
  */
 import { StemflowError } from '../errors.ts';
+import { decodeListBytes, decodeScratchBytes } from './passes/bslz4-decode-memory.ts';
 import {
   checkDecodeStorageBuffers,
-  decodeListBytes,
-  decodeScratchBytes,
   loadDecodeVariant,
   parseDecodeVariant,
 } from './passes/bslz4-decode-variants.ts';

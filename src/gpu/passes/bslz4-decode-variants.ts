@@ -36,8 +36,7 @@
  * word); the others src/shaders/bslz4-decode-multi.wgsl.
  */
 import { StemflowError } from '../../errors.ts';
-import type { ElemSize } from '../../kernels/bslz4-decode.ts';
-import { DEFAULT_LIST_CAP, listBlocks } from '../../kernels/bslz4-parse.ts';
+import { DEFAULT_LIST_CAP } from '../../kernels/bslz4-parse.ts';
 
 /** The most groups a `zp` variant may have (its workgroup array of quad masks: 2 a group). */
 const MAX_PLANE_SKIP_GROUPS = 8;
@@ -319,101 +318,4 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     listCap: DEFAULT_LIST_CAP,
     framesPerDispatch,
   };
-}
-
-/**
- * Bytes the decode pass allocates for batches of up to `frames` frames: its global scratch (workgroups per
- * dispatch x blocks in flight per workgroup x 8 KiB; 4 for a multi variant without scratch, 0 for the fused
- * shader) with the multi shader's pixel flag bits (decodeFlagBytes), and a list variant's lists
- * (decodeListBytes). Memory plans count it before anything is allocated.
- */
-export function decodeScratchBytes(
-  variant: string | DecodeVariant,
-  frames: number,
-  options: DecodeScratchOptions & {
-    /** Pixels and bytes of an element: a list variant's lists depend on them (blocks of a frame). */
-    pixels?: number;
-    elemSize?: ElemSize;
-  } = {},
-): number {
-  const v = typeof variant === 'string' ? parseDecodeVariant(variant) : variant;
-  const perDispatch = framesPerDispatch(v, options.maxFramesPerDispatch);
-  return (
-    decodeBlockScratchBytes(v, frames, options) +
-    decodeFlagBytes(v, options.pixels) +
-    decodeListBytes(v, Math.min(frames, perDispatch), options.pixels, options.elemSize)
-  );
-}
-
-/**
- * Bytes of the multi shader's pixel flags as bits (a word per 32 pixels, after the blocks in its scratch: the
- * audit reads one word per 8 values instead of a flag per value); 0 for the fused shader.
- */
-export function decodeFlagBytes(v: DecodeVariant, pixels?: number): number {
-  if (v.shader !== 'multi') return 0;
-  if (pixels === undefined) {
-    throw new StemflowError(
-      'invalid',
-      `Decode variant '${v.name}' needs the frame's pixels to plan its flag bits.`,
-    );
-  }
-  return 4 * Math.ceil(pixels / 32);
-}
-
-export interface DecodeScratchOptions {
-  maxFramesPerDispatch?: number;
-  workgroupsPerDispatch?: number;
-  maxWorkgroups?: number;
-}
-
-/** Frames per dispatch: the job's, else the variant's, else DECODE_FRAMES_PER_DISPATCH. */
-export function framesPerDispatch(v: DecodeVariant, maxFramesPerDispatch?: number): number {
-  return Math.max(1, Math.floor(maxFramesPerDispatch ?? v.framesPerDispatch ?? DECODE_FRAMES_PER_DISPATCH));
-}
-
-/** The global scratch alone (decodeScratchBytes without the lists). */
-export function decodeBlockScratchBytes(
-  v: DecodeVariant,
-  frames: number,
-  { maxFramesPerDispatch, workgroupsPerDispatch, maxWorkgroups = Infinity }: DecodeScratchOptions = {},
-): number {
-  if (v.shader !== 'multi') return 0;
-  if (!v.scratch) return 4;
-  const perDispatch = framesPerDispatch(v, maxFramesPerDispatch);
-  const groups = Math.min(
-    Math.max(1, Math.floor(workgroupsPerDispatch ?? v.workgroups ?? perDispatch)),
-    maxWorkgroups,
-  );
-  const workgroups = Math.max(
-    1,
-    Math.min(dispatchWorkgroups(v, Math.min(Math.max(1, Math.floor(frames)), perDispatch)), groups),
-  );
-  return workgroups * v.groups * DECODE_SCRATCH_BLOCK_BYTES;
-}
-
-/** Workgroups that decode a dispatch of `frames` frames, one per frame or, with `gf`, one per `groups` frames. */
-export function dispatchWorkgroups(v: DecodeVariant, frames: number): number {
-  return Math.ceil(frames / framesPerWorkgroup(v));
-}
-
-/**
- * Bytes of a list variant's sequence lists and block verdicts for dispatches of `frames` frames (listBlocks
- * entries a frame, listCap sequences of 8 bytes and 8 bytes of verdict each); 0 for the other variants (the
- * multi shader's list bindings are given the index buffer there: declared, never read).
- */
-export function decodeListBytes(
-  v: DecodeVariant,
-  frames: number,
-  pixels?: number,
-  elemSize?: ElemSize,
-): number {
-  if (!v.list) return 0;
-  if (pixels === undefined || elemSize === undefined) {
-    throw new StemflowError(
-      'invalid',
-      `Decode variant '${v.name}' needs the frame's pixels and element size to plan its lists.`,
-    );
-  }
-  const entries = Math.max(1, Math.floor(frames) * listBlocks(pixels, elemSize));
-  return Math.max(16, entries * v.listCap * 8) + Math.max(16, entries * 8);
 }

@@ -24,6 +24,14 @@ import { structLayout } from '../uniform-layout.ts';
 import { checkAhead, checkDecodeJob, NO_PARSE_AHEAD } from './bslz4-decode-job.ts';
 import { createDecodeLists, type DecodeLists } from './bslz4-decode-lists.ts';
 import {
+  decodeBlockScratchBytes,
+  decodeFlagBytes,
+  decodeListBytes,
+  decodeScratchBytes,
+  dispatchWorkgroups,
+  framesPerDispatch,
+} from './bslz4-decode-memory.ts';
+import {
   BLOCK_WORDS,
   decodePipeline,
   PACK_FLAGS_WORKGROUP,
@@ -36,12 +44,6 @@ import {
   checkDecodeStorageBuffers,
   DEFAULT_DECODE_VARIANT,
   type DecodeVariant,
-  decodeBlockScratchBytes,
-  decodeFlagBytes,
-  decodeListBytes,
-  decodeScratchBytes,
-  dispatchWorkgroups,
-  framesPerDispatch,
   framesPerWorkgroup,
   fusedDecodeVariant,
   parseDecodeVariant,
@@ -115,7 +117,9 @@ export function createBslz4DecodePass(
       (v.scratch ? 4 : 4 * BLOCK_WORDS * v.groups) +
       (v.list && v.listRead === 'stage' ? 8 * v.listCap * v.groups : 8) +
       // `row`: the lists' output starts, the lanes' chunk sums, and whether a group walks.
-      (v.rowWindow > 0 ? 4 * v.listCap * v.groups + 4 * v.lanes * v.groups : 8) + 4 * v.groups + 4
+      (v.rowWindow > 0 ? 4 * v.listCap * v.groups + 4 * v.lanes * v.groups : 8) +
+      4 * v.groups +
+      4
     : FIXED_WORKGROUP_BYTES;
   const maxStage = Math.floor((device.limits.maxComputeWorkgroupStorageSize - fixedBytes) / 4 / v.groups);
   if (!Number.isInteger(v.stageWords) || v.stageWords < 1 || v.stageWords > maxStage) {
