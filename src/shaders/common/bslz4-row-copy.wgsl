@@ -45,14 +45,6 @@ fn row_seq(s: u32) -> Seq {
   return Seq(start, lit_end, lit_end + (e.x >> 16u), e.y & 0xffffu, row_in + (e.y >> 16u));
 }
 
-// j mod o (o > 0), without the division when j < o (a match that does not overlap its source).
-fn phase(j: u32, o: u32) -> u32 {
-  if (j < o) {
-    return j;
-  }
-  return j % o;
-}
-
 // The output starts of the group's list (when `rowed`): each lane sums a chunk of the entries, then adds the
 // chunks before its own. Call in uniform control flow.
 fn row_starts(rowed: bool, sub: u32, lane: u32) {
@@ -106,7 +98,7 @@ fn row_byte(q0: u32, hint: u32) -> u32 {
     if (q < t.lit_end) {
       return in_byte(t.src + (q - t.start));
     }
-    q = t.lit_end - t.offset + phase(q - t.lit_end, t.offset);
+    q = t.lit_end - t.offset + (q - t.lit_end) % t.offset;
   }
   return 0u;
 }
@@ -128,7 +120,7 @@ fn row_span(q0: u32, n: u32, hint: u32) -> u32 {
     if (q < t.lit_end || q + n > t.end) {
       break;
     }
-    let r = phase(q - t.lit_end, t.offset);
+    let r = (q - t.lit_end) % t.offset;
     if (r + n > t.offset) {
       break;
     }
@@ -150,7 +142,7 @@ fn row_word(a: u32, cur: u32) -> u32 {
   if (a >= t.lit_end && a + 4u <= t.end) {
     let o = t.offset;
     let m = t.lit_end;
-    let r = phase(a - m, o);
+    let r = (a - m) % o;
     if (r + 4u <= o) {
       return row_span(m - o + r, 4u, cur);
     }
