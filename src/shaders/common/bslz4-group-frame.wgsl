@@ -80,14 +80,11 @@ fn decode_group_frame(f: u32, live: bool, sub: u32, lane: u32, lid: u32) -> u32 
       storageBarrier();
     }
     workgroupBarrier();
-    // ROW_COPY: whether the group's block was copied row by row, and the quads of planes its lane wrote nonzero.
-    var rowed = false;
-    var row_quads = 0u;
     if (ROW_COPY) {
       // Blocks with a checked list are copied row by row; any other (no list, or a fault the parse found) is
       // walked by lz4_round, only when a group of the workgroup has one.
-      rowed = busy && list_done == 1u;
-      row_quads = row_copy(rowed, elems * ELEM_SIZE, my_start, sub, lane);
+      let rowed = busy && list_done == 1u;
+      row_copy(rowed, elems * ELEM_SIZE, my_start, sub, lane);
       own_verdict = 0u;
       if (lane == 0u) {
         row_walk[sub] = select(0u, 1u, busy && !rowed);
@@ -113,7 +110,7 @@ fn decode_group_frame(f: u32, live: bool, sub: u32, lane: u32, lid: u32) -> u32 
     epoch_barrier();
     var live = 0xffffffffu;
     if (PLANE_SKIP) {
-      live = plane_quads(busy, elems, sub, lane, rowed, row_quads);
+      live = plane_quads(busy, elems, sub, lane);
     }
     if (busy) {
       unshuffle_block(elems, b * block_elems, out_base, lane, live);

@@ -40,20 +40,15 @@ var<private> plane_round: u32;
 
 // PLANE_SKIP: the quads of planes of this group's decoded block (elems elements; when `busy`) that hold a nonzero
 // byte, as bits (quad 0 always set): every lane ORs the words of quads 1.. it strides over, the group's lanes
-// OR their bits together; a lane with `seen` (a `row` copy: the quads of the words it wrote, in `seen_bits`)
-// reads nothing. Call in uniform control flow, after the barrier that ends the block's walk.
-fn plane_quads(busy: bool, elems: u32, sub: u32, lane: u32, seen: bool, seen_bits: u32) -> u32 {
+// OR their bits together. Call in uniform control flow, after the barrier that ends the block's walk.
+fn plane_quads(busy: bool, elems: u32, sub: u32, lane: u32) -> u32 {
   let at = 2u * sub + (plane_round & 1u);
   // The other mask was last read before the barrier that began this block's round: clear it for the next block.
   if (lane == 0u) {
     atomicStore(&quads_live[2u * sub + ((plane_round + 1u) & 1u)], 0u);
   }
   plane_round += 1u;
-  if (busy && seen) {
-    if (seen_bits != 0u) {
-      atomicOr(&quads_live[at], seen_bits);
-    }
-  } else if (busy) {
+  if (busy) {
     let pb = elems / 8u;
     var bits = 0u;
     for (var q = 1u; q < 2u * ELEM_SIZE; q++) {

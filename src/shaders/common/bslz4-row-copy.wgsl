@@ -172,14 +172,10 @@ fn row_word(a: u32, cur: u32) -> u32 {
 }
 
 // The group's block (when `rowed`: its list staged and checked) copied row by row into block bytes
-// [0, out_end), `block_start` its first compressed slot byte. Returns, with PLANE_SKIP, the quads of bit planes
-// (common/bslz4-plane-skip.wgsl: quad q = words [q pb, (q + 1) pb), pb = out_end / 8 / ELEM_SIZE) in which this
-// lane wrote a nonzero word, quad 0 excepted. Call in uniform control flow; ends with a barrier.
-fn row_copy(rowed: bool, out_end: u32, block_start: u32, sub: u32, lane: u32) -> u32 {
+// [0, out_end), `block_start` its first compressed slot byte. Call in uniform control flow; ends with a barrier.
+fn row_copy(rowed: bool, out_end: u32, block_start: u32, sub: u32, lane: u32) {
   row_starts(rowed, sub, lane);
   row_in = block_start;
-  let pb = max(out_end / (8u * ELEM_SIZE), 1u);
-  var quads = 0u;
   var cur = 0u;
   let rows = (BLOCK_WORDS + LANES - 1u) / LANES;
   for (var r = 0u; r < rows; r++) {
@@ -189,15 +185,10 @@ fn row_copy(rowed: bool, out_end: u32, block_start: u32, sub: u32, lane: u32) ->
       while (cur + 1u < list_n && seq_start(cur + 1u) <= a) {
         cur++;
       }
-      let word = row_word(a, cur);
-      blk_set(a >> 2u, word);
-      if (PLANE_SKIP && word != 0u) {
-        quads |= 1u << ((a >> 2u) / pb);
-      }
+      blk_set(a >> 2u, row_word(a, cur));
     }
     if (r % ROW_WINDOW == ROW_WINDOW - 1u || r + 1u == rows) {
       epoch_barrier();
     }
   }
-  return quads & ~1u;
 }
