@@ -60,10 +60,6 @@ const VARIANTS = [
   'multi-list-gf-wg32-x2-stage64-cap3',
   'scratch-keep-pat-listg-gf-zp-wg32-x1-stage16',
   'multi-list-gf-zp-wg7-x3-stage5-cap3',
-  'scratch-keep-pat-list-gf-zp-row-wg32-x1-stage16',
-  'multi-list-gf-row-wg7-x3-stage5-cap3',
-  'scratch-list-gf-row-rw4-wg16-x2-stage3-cap40',
-  'multi-list-gf-zp-row-rw2-wg32-x2-stage64',
 ];
 
 /**
@@ -149,8 +145,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
       for (const variant of [
         'scratch-keep-pat-listg-gf-zp-wg32-x1-stage16',
         'scratch-keep-pat-listg-gf-zp-wg16-x2-stage16',
-        'scratch-keep-pat-list-gf-zp-row-wg32-x1-stage16',
-        'scratch-list-gf-zp-row-rw8-wg16-x2-stage16',
       ]) {
         const { twin } = await compare(ctx, { ...batch, flags }, { variant });
         expect([...twin.errors]).toEqual([0, 0, 0]);
@@ -183,8 +177,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'multi-win-wg5-x2-stage1',
         'scratch-keep-pat-wg16-x2-stage16-list',
         'scratch-list-wg32-x1-stage1-cap2',
-        'scratch-list-gf-row-wg32-x1-stage1',
-        'multi-list-gf-row-rw4-wg5-x2-stage1',
       ]);
     },
     180_000,
@@ -228,9 +220,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'scratch-keep-pat-u4-x1-stage64',
         'scratch-keep-pat-wg16-x2-stage16-list',
         'multi-list-wg7-x3-stage5-cap7',
-        'scratch-keep-pat-list-gf-row-wg32-x1-stage16',
-        'multi-list-gf-row-rw2-wg7-x3-stage5-cap7',
-        'scratch-list-gf-row-rw16-wg32-x1-stage3',
       ]);
     },
     180_000,
@@ -275,7 +264,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
       framesPerDispatch: undefined,
       frameGroups: false,
       planeSkip: false,
-      rowWindow: 0,
     });
     expect(parseDecodeVariant('scratch-keep-pat-listg-gf-wg16-x2-stage16')).toMatchObject({
       frameGroups: true,
@@ -294,11 +282,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
     expect(() => parseDecodeVariant('scratch-keep-pat-zp-wg32-x1')).toThrow(/'zp' needs 'gf'/);
     expect(() => parseDecodeVariant('scratch-gf-zp-u4-x1')).toThrow(/'zp' needs 'gf'/);
     expect(() => parseDecodeVariant('scratch-gf-zp-wg4-x9')).toThrow(/'zp' needs 'gf'/);
-    expect(parseDecodeVariant('scratch-list-gf-row-rw4-x1').rowWindow).toBe(4);
-    expect(parseDecodeVariant('scratch-list-gf-row-x1').rowWindow).toBe(1);
-    expect(() => parseDecodeVariant('scratch-listg-gf-row-x1')).toThrow(/'row' needs 'list'/);
-    expect(() => parseDecodeVariant('scratch-list-row-x1')).toThrow(/'row' needs 'list'/);
-    expect(() => parseDecodeVariant('scratch-list-gf-rw2-x1')).toThrow(/'rw<N>' needs 'row'/);
     expect(parseDecodeVariant('wg128').shader).toBe('fused');
     expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);
     expect(() => parseDecodeVariant('fast')).toThrow(/Unknown decode variant part/);

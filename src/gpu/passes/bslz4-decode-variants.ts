@@ -26,9 +26,6 @@
  * - `zp`: before the unshuffle of a block the lanes read its planes 4 at a time (4 x elems / 8 bytes, whole words)
  *   and the unshuffle skips the loads and bit transposes of every quad of planes that is all zero (`gf` only;
  *   uint16 counts below 16 leave 3 of the 4 quads zero). The same words: a skipped quad contributes zeros.
- * - `row`: a block with a checked list (`list`, staged in workgroup memory; `gf` only) is copied a row of words at a
- *   time, each lane resolving its own word through the list (common/bslz4-row-copy.wgsl) instead of the lanes
- *   taking one sequence at a time; `rw<N>`: rows between barriers (default 1).
  * - `gf`: each group of a workgroup decodes a frame of its own, one block a round (multi), instead of the groups
  *   decoding one frame's blocks together: no group idles in a frame's last round (9 blocks of 192x192 uint16
  *   over 2 groups: 9 rounds for two frames instead of 5 a frame). A workgroup takes `x<N>` frames at once.
@@ -164,8 +161,6 @@ export interface DecodeVariant {
   frameGroups: boolean;
   /** The unshuffle skips the quads of bit planes that are all zero ('multi' with frameGroups only). */
   planeSkip: boolean;
-  /** Listed blocks copied a row of words at a time, each lane resolving its word (0: off; else rows a barrier). */
-  rowWindow: number;
 }
 
 /** Frames a workgroup of the variant decodes at once (one, or one a group with `gf`). */
@@ -193,7 +188,6 @@ export function fusedDecodeVariant(lanes: number, stageWords: number): DecodeVar
     parseWords: 1,
     frameGroups: false,
     planeSkip: false,
-    rowWindow: 0,
   };
 }
 
@@ -217,8 +211,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let framesPerDispatch: number | undefined;
   let frameGroups = false;
   let planeSkip = false;
-  let row = false;
-  let rowWindow: number | undefined;
   const int = (part: string, text: string) => {
     const v = Number(text);
     if (!Number.isInteger(v) || v < 1)
@@ -226,7 +218,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     return v;
   };
   for (const part of parts) {
-    const m = /^(wg|stage|x|persist|ep|cap|pw|fpd|rw)(\d+)$/.exec(part);
+    const m = /^(wg|stage|x|persist|ep|cap|pw|fpd)(\d+)$/.exec(part);
     if (m?.[1] === 'wg') lanes = int(part, m[2]);
     else if (m?.[1] === 'stage') stageWords = int(part, m[2]);
     else if (m?.[1] === 'x') groups = int(part, m[2]);
@@ -235,7 +227,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (m?.[1] === 'cap') listCap = int(part, m[2]);
     else if (m?.[1] === 'pw' && (m[2] === '1' || m[2] === '4')) parseWords = Number(m[2]);
     else if (m?.[1] === 'fpd') framesPerDispatch = int(part, m[2]);
-    else if (m?.[1] === 'rw') rowWindow = int(part, m[2]);
     else if (part === 'list') list = true;
     else if (part === 'listg' || part === 'listx') {
       list = true;
@@ -247,12 +238,11 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'u4') unshuffleWords = true;
     else if (part === 'gf') frameGroups = true;
     else if (part === 'zp') planeSkip = true;
-    else if (part === 'row') row = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, zp, row, rw<N>, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, zp, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
       );
   }
   if (list && win) {
@@ -262,12 +252,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     throw new StemflowError(
       'invalid',
       `Decode variant '${name}': 'zp' needs 'gf', at most ${MAX_PLANE_SKIP_GROUPS} groups and no 'u4'.`,
-    );
-  }
-  if ((row || rowWindow !== undefined) && (!row || !list || listRead !== 'stage' || !frameGroups)) {
-    throw new StemflowError(
-      'invalid',
-      `Decode variant '${name}': 'row' needs 'list' (staged lists) and 'gf'; 'rw<N>' needs 'row'.`,
     );
   }
   if ((listCap !== undefined && !list) || (listCap !== undefined && listCap > MAX_LIST_CAP)) {
@@ -308,7 +292,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       framesPerDispatch,
       frameGroups,
       planeSkip,
-      rowWindow: row ? (rowWindow ?? 1) : 0,
     };
   }
   return {

@@ -115,11 +115,7 @@ export function createBslz4DecodePass(
       4 * v.groups +
       (v.frameGroups ? 4 * v.groups + 4 : 0) +
       (v.scratch ? 4 : 4 * BLOCK_WORDS * v.groups) +
-      (v.list && v.listRead === 'stage' ? 8 * v.listCap * v.groups : 8) +
-      // `row`: the lists' output starts, the lanes' chunk sums, and whether a group walks.
-      (v.rowWindow > 0 ? 4 * v.listCap * v.groups + 4 * v.lanes * v.groups : 8) +
-      4 * v.groups +
-      4
+      (v.list && v.listRead === 'stage' ? 8 * v.listCap * v.groups : 8)
     : FIXED_WORKGROUP_BYTES;
   const maxStage = Math.floor((device.limits.maxComputeWorkgroupStorageSize - fixedBytes) / 4 / v.groups);
   if (!Number.isInteger(v.stageWords) || v.stageWords < 1 || v.stageWords > maxStage) {

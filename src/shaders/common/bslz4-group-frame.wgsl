@@ -5,9 +5,6 @@
 // FRAME_GROUPS: blocks of each group's frame (0 when it failed its checks), and the most of them (the rounds).
 var<workgroup> group_blocks: array<u32, GROUPS>;
 var<workgroup> round_count: u32;
-// ROW_COPY: per group, whether its block of the round is walked from its tokens; whether any group's is.
-var<workgroup> row_walk: array<u32, GROUPS>;
-var<workgroup> row_any: u32;
 
 // FRAME_GROUPS: group `sub` decodes batch frame f (when `live`: inside the dispatch) into its output words, one
 // block a round, the groups' rounds together (as many as the longest frame has blocks). Returns 0 or the frame's
@@ -80,29 +77,7 @@ fn decode_group_frame(f: u32, live: bool, sub: u32, lane: u32, lid: u32) -> u32 
       storageBarrier();
     }
     workgroupBarrier();
-    if (ROW_COPY) {
-      // Blocks with a checked list are copied row by row; any other (no list, or a fault the parse found) is
-      // walked by lz4_round, only when a group of the workgroup has one.
-      let rowed = busy && list_done == 1u;
-      row_copy(rowed, elems * ELEM_SIZE, my_start, sub, lane);
-      own_verdict = 0u;
-      if (lane == 0u) {
-        row_walk[sub] = select(0u, 1u, busy && !rowed);
-      }
-      workgroupBarrier();
-      if (lid == 0u) {
-        var walks = 0u;
-        for (var s = 0u; s < GROUPS; s++) {
-          walks |= row_walk[s];
-        }
-        row_any = walks;
-      }
-      if (workgroupUniformLoad(&row_any) != 0u) {
-        _ = lz4_round(my_start, my_start + my_length, elems * ELEM_SIZE, busy && !rowed, sub, lane, lid);
-      }
-    } else {
-      _ = lz4_round(my_start, my_start + my_length, elems * ELEM_SIZE, busy, sub, lane, lid);
-    }
+    _ = lz4_round(my_start, my_start + my_length, elems * ELEM_SIZE, busy, sub, lane, lid);
     if (busy && own_verdict != 0u) {
       err = own_verdict;
       busy = false;

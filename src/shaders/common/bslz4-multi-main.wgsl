@@ -45,13 +45,6 @@ override FRAME_GROUPS: bool = false;
 // [q pb, (q + 1) pb), pb = elems / 8) and the unshuffle skips the loads and transposes of the quads that are all
 // zero (plane_quads). The words it writes are the same: a zero quad contributes zero bits.
 override PLANE_SKIP: bool = false;
-// LIST with LIST_STAGE and FRAME_GROUPS: a block with a checked list is copied a row of LANES words at a time,
-// every lane resolving its own word through the list (common/bslz4-row-copy.wgsl), a barrier every ROW_WINDOW
-// rows; ROW_WG = LIST_CAP * GROUPS and ROW_SUMS = LANES * GROUPS (else 1).
-override ROW_COPY: bool = false;
-override ROW_WINDOW: u32 = 1u;
-override ROW_WG: u32 = 1u;
-override ROW_SUMS: u32 = 1u;
 
 // #include "bslz4-bindings.wgsl"
 
@@ -293,9 +286,6 @@ fn finish_chunk(off: u32, size: u32, pos: u32, done_elems: u32, out_base: u32, f
 
 // decode_frame (the groups of a workgroup decode one frame's blocks together).
 // #include "bslz4-frame.wgsl"
-
-// row_copy (ROW_COPY).
-// #include "bslz4-row-copy.wgsl"
 
 // #include "bslz4-group-frame.wgsl"
 
