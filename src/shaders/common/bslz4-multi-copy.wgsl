@@ -182,3 +182,94 @@ fn copy_match(op: u32, offset: u32, count: u32, from_literals: bool, lit_src: u3
     put_bytes(a, n, word);
   }
 }
+
+// The word of pattern bytes at phase r of a repetition of period `offset` (1..3) whose bytes 0..7 from phase 0
+// are (lo, hi).
+fn pattern_word(lo: u32, hi: u32, r: u32) -> u32 {
+  return select((lo >> (8u * r)) | (hi << (32u - 8u * r)), lo, r == 0u);
+}
+
+// FUSE_SEQ: one sequence of a list in one pass over its words: literals (input bytes [lit_src, lit_src + lit) to
+// block bytes [op, op + lit)), then its match of `count` bytes `offset` back, each lane building a word from its
+// literal part and its match part, where copy_literals and copy_match take a pass each. The match's sources are
+// what copy_match reads (its own literals from the input, else bytes behind the barrier or in the lane's own
+// words): the caller has checked that it need not wait.
+fn copy_sequence(lit_src: u32, op: u32, lit: u32, offset: u32, count: u32, lane: u32) {
+  let mop = op + lit;
+  let end = mop + count;
+  let base = mop - offset;
+  let from_literals = base >= op;
+  let pat = PATTERN && offset < 4u;
+  var lo = 0u;
+  var hi = 0u;
+  if (pat) {
+    var p = 0u;
+    if (from_literals) {
+      p = in_bytes(lit_src + (base - op), offset);
+    } else {
+      p = block_bytes(base, offset);
+    }
+    lo = p * 0x01010101u;
+    hi = lo;
+    if (offset == 2u) {
+      lo = p | (p << 16u);
+      hi = lo;
+    } else if (offset == 3u) {
+      lo = p | (p << 24u);
+      hi = (p >> 8u) | (p << 16u);
+    }
+  }
+  for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
+    let a = max(w * 4u, op);
+    let n = min(w * 4u + 4u, end) - a;
+    var v = 0u;
+    var nl = 0u;
+    if (a < mop) {
+      nl = min(n, mop - a);
+      v = in_bytes(lit_src + (a - op), nl);
+    }
+    if (nl < n) {
+      let b = a + nl;
+      let nm = n - nl;
+      let j = b - mop;
+      var word = 0u;
+      if (pat) {
+        var r = 0u;
+        if (offset == 2u) {
+          r = j & 1u;
+        } else if (offset == 3u) {
+          r = j % 3u;
+        }
+        word = pattern_word(lo, hi, r);
+      } else {
+        var r = j;
+        if (j >= offset) {
+          r = j % offset;
+        }
+        if (r + nm <= offset) {
+          if (from_literals) {
+            word = in_bytes(lit_src + (base + r - op), nm);
+          } else {
+            word = block_bytes(base + r, nm);
+          }
+        } else {
+          for (var k = 0u; k < nm; k++) {
+            var byte: u32;
+            if (from_literals) {
+              byte = in_byte(lit_src + (base + r - op));
+            } else {
+              byte = block_byte(base + r);
+            }
+            word |= byte << (8u * k);
+            r += 1u;
+            if (r == offset) {
+              r = 0u;
+            }
+          }
+        }
+      }
+      v |= word << (8u * nl);
+    }
+    put_bytes(a, n, v);
+  }
+}
