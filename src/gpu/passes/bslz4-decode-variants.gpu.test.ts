@@ -60,10 +60,6 @@ const VARIANTS = [
   'multi-list-gf-wg32-x2-stage64-cap3',
   'scratch-keep-pat-listg-gf-zp-wg32-x1-stage16',
   'multi-list-gf-zp-wg7-x3-stage5-cap3',
-  'scratch-keep-pat-listg-gf-zp-fs-wg32-x1-stage16',
-  'multi-list-fs-wg7-x3-stage5-cap3',
-  'scratch-pat-listg-fs-wg16-x2-stage3',
-  'multi-keep-list-gf-fs-wg32-x2-stage64',
 ];
 
 /**
@@ -149,7 +145,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
       for (const variant of [
         'scratch-keep-pat-listg-gf-zp-wg32-x1-stage16',
         'scratch-keep-pat-listg-gf-zp-wg16-x2-stage16',
-        'scratch-keep-pat-listg-gf-zp-fs-wg32-x1-stage16',
       ]) {
         const { twin } = await compare(ctx, { ...batch, flags }, { variant });
         expect([...twin.errors]).toEqual([0, 0, 0]);
@@ -182,8 +177,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'multi-win-wg5-x2-stage1',
         'scratch-keep-pat-wg16-x2-stage16-list',
         'scratch-list-wg32-x1-stage1-cap2',
-        'scratch-keep-pat-listg-gf-fs-wg32-x1-stage1',
-        'multi-list-fs-wg5-x2-stage1',
       ]);
     },
     180_000,
@@ -227,10 +220,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'scratch-keep-pat-u4-x1-stage64',
         'scratch-keep-pat-wg16-x2-stage16-list',
         'multi-list-wg7-x3-stage5-cap7',
-        'scratch-keep-pat-listg-gf-zp-fs-wg32-x1-stage16',
-        'multi-list-fs-wg7-x3-stage5-cap7',
-        'scratch-listg-fs-wg32-x1-stage3',
-        'multi-keep-list-fs-wg16-x2-stage2',
       ]);
     },
     180_000,
@@ -275,7 +264,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
       framesPerDispatch: undefined,
       frameGroups: false,
       planeSkip: false,
-      fuseSequences: false,
     });
     expect(parseDecodeVariant('scratch-keep-pat-listg-gf-wg16-x2-stage16')).toMatchObject({
       frameGroups: true,
@@ -294,9 +282,6 @@ describe('bslz4-decode pass: variants vs twin', () => {
     expect(() => parseDecodeVariant('scratch-keep-pat-zp-wg32-x1')).toThrow(/'zp' needs 'gf'/);
     expect(() => parseDecodeVariant('scratch-gf-zp-u4-x1')).toThrow(/'zp' needs 'gf'/);
     expect(() => parseDecodeVariant('scratch-gf-zp-wg4-x9')).toThrow(/'zp' needs 'gf'/);
-    expect(parseDecodeVariant('scratch-keep-pat-listg-gf-zp-fs-wg32-x1').fuseSequences).toBe(true);
-    expect(() => parseDecodeVariant('scratch-keep-pat-fs-x1')).toThrow(/'fs' needs 'list'/);
-    expect(() => parseDecodeVariant('scratch-listx-fs-x1')).toThrow(/'fs' needs 'list'/);
     expect(parseDecodeVariant('wg128').shader).toBe('fused');
     expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);
     expect(() => parseDecodeVariant('fast')).toThrow(/Unknown decode variant part/);

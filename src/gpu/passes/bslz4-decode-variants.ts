@@ -26,8 +26,6 @@
  * - `zp`: before the unshuffle of a block the lanes read its planes 4 at a time (4 x elems / 8 bytes, whole words)
  *   and the unshuffle skips the loads and bit transposes of every quad of planes that is all zero (`gf` only;
  *   uint16 counts below 16 leave 3 of the 4 quads zero). The same words: a skipped quad contributes zeros.
- * - `fs`: a listed sequence whose match need not wait for a barrier has its literals and match copied in one pass
- *   over its words, each lane building its word from both parts (`list` only; two passes otherwise).
  * - `gf`: each group of a workgroup decodes a frame of its own, one block a round (multi), instead of the groups
  *   decoding one frame's blocks together: no group idles in a frame's last round (9 blocks of 192x192 uint16
  *   over 2 groups: 9 rounds for two frames instead of 5 a frame). A workgroup takes `x<N>` frames at once.
@@ -163,8 +161,6 @@ export interface DecodeVariant {
   frameGroups: boolean;
   /** The unshuffle skips the quads of bit planes that are all zero ('multi' with frameGroups only). */
   planeSkip: boolean;
-  /** A listed sequence's literals and match copied in one pass over its words ('multi' with list only). */
-  fuseSequences: boolean;
 }
 
 /** Frames a workgroup of the variant decodes at once (one, or one a group with `gf`). */
@@ -192,7 +188,6 @@ export function fusedDecodeVariant(lanes: number, stageWords: number): DecodeVar
     parseWords: 1,
     frameGroups: false,
     planeSkip: false,
-    fuseSequences: false,
   };
 }
 
@@ -216,7 +211,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let framesPerDispatch: number | undefined;
   let frameGroups = false;
   let planeSkip = false;
-  let fuseSequences = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
     if (!Number.isInteger(v) || v < 1)
@@ -244,12 +238,11 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'u4') unshuffleWords = true;
     else if (part === 'gf') frameGroups = true;
     else if (part === 'zp') planeSkip = true;
-    else if (part === 'fs') fuseSequences = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, zp, fs, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, zp, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
       );
   }
   if (list && win) {
@@ -260,9 +253,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       'invalid',
       `Decode variant '${name}': 'zp' needs 'gf', at most ${MAX_PLANE_SKIP_GROUPS} groups and no 'u4'.`,
     );
-  }
-  if (fuseSequences && (!list || listRead === 'none')) {
-    throw new StemflowError('invalid', `Decode variant '${name}': 'fs' needs 'list' or 'listg'.`);
   }
   if ((listCap !== undefined && !list) || (listCap !== undefined && listCap > MAX_LIST_CAP)) {
     throw new StemflowError(
@@ -302,7 +292,6 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       framesPerDispatch,
       frameGroups,
       planeSkip,
-      fuseSequences,
     };
   }
   return {

@@ -45,9 +45,6 @@ override FRAME_GROUPS: bool = false;
 // [q pb, (q + 1) pb), pb = elems / 8) and the unshuffle skips the loads and transposes of the quads that are all
 // zero (plane_quads). The words it writes are the same: a zero quad contributes zero bits.
 override PLANE_SKIP: bool = false;
-// LIST: a sequence whose match need not wait for a barrier is copied with its literals in one pass over its words
-// (copy_sequence, common/bslz4-multi-copy.wgsl) instead of a pass for each.
-override FUSE_SEQ: bool = false;
 
 // #include "bslz4-bindings.wgsl"
 

@@ -256,16 +256,6 @@ fn list_epoch(w0: Walk, start: u32, lane: u32) -> Walk {
     let offset = e.y & 0xffffu;
     let lit_src = start + (e.y >> 16u);
     let lit_out = w.op;
-    let src_lo = w.op + lit - offset;
-    let from_literals = src_lo >= lit_out;
-    let own_words = offset % (4u * LANES) == 0u;
-    let waits = count != 0u && !from_literals && !own_words && src_lo + min(offset, count) > w.visible;
-    if (FUSE_SEQ && count != 0u && !waits) {
-      // Literals and match in one pass.
-      copy_sequence(lit_src, w.op, lit, offset, count, lane);
-      w.op += lit + count;
-      continue;
-    }
     if (lit > 0u) {
       copy_literals(lit_src, w.op, lit, lane);
     }
@@ -273,7 +263,10 @@ fn list_epoch(w0: Walk, start: u32, lane: u32) -> Walk {
     if (count == 0u) {
       continue;
     }
-    if (waits) {
+    let src_lo = w.op - offset;
+    let from_literals = src_lo >= lit_out;
+    let own_words = offset % (4u * LANES) == 0u;
+    if (!from_literals && !own_words && src_lo + min(offset, count) > w.visible) {
       w.pending_offset = offset;
       w.pending_count = count;
       w.visible = w.op;
