@@ -63,25 +63,6 @@ export function parseTransposeVariant(name: string): { loads?: TransposeLoads; t
   return v;
 }
 
-/** A decode variant by name: `wg<lanes>` and `stage<words>` (bslz4-decode pass options), e.g. wg128-stage1. */
-export interface DecodeVariant {
-  name: string;
-  workgroupSize: number;
-  stageWords?: number;
-}
-
-export function parseDecodeVariant(name: string): DecodeVariant {
-  const v: DecodeVariant = { name, workgroupSize: 64 };
-  for (const part of name.split('-')) {
-    const wg = /^wg(\d+)$/.exec(part);
-    const stage = /^stage(\d+)$/.exec(part);
-    if (wg) v.workgroupSize = Number(wg[1]);
-    else if (stage) v.stageWords = Number(stage[1]);
-    else throw new TypeError(`Unknown decode variant part '${part}' in '${name}' (wg<N>, stage<N>)`);
-  }
-  return v;
-}
-
 /**
  * GPU time per pass, measured on the first batch of the real data: the batch is uploaded once, then each
  * pass runs `repeats` times in one submission and the wall time to completion is divided by `repeats`
@@ -247,17 +228,16 @@ export async function profileLoadPasses(
     const reference = await digest(runDecode);
     const variantResults: PassProfile['variants'] = [];
     for (const name of variants) {
-      const v = parseDecodeVariant(name);
-      const variantPass = createBslz4DecodePass(device, {
-        elemSize: 2,
-        workgroupSize: v.workgroupSize,
-        stageWords: v.stageWords,
-      });
+      // Any decode variant name (bslz4-decode-variants.ts), its batch's scratch and lists made first.
+      const variantPass = createBslz4DecodePass(device, { elemSize: 2, variant: name });
+      variantPass.reserve(count, { pixels, maxFramesPerDispatch: plan.batchFrames });
       const run = (e: GPUCommandEncoder) => [variantPass.encode(e, decodeJob)];
       await time(run, 1);
       const wall = await time(run, repeats);
       const decodeMs = lastGpu() ?? wall;
       variantResults.push({ name, decodeMs, identical: (await digest(run)) === reference });
+      await device.queue.onSubmittedWorkDone();
+      variantPass.destroy();
     }
     // DP sums of one transpose of the batch from cleared sums, and the batch's row segments of 64 pixels
     // spread over the detector (both planes), into poisoned rows: every variant must give the same.

@@ -32,7 +32,7 @@ export interface BenchOptions {
   keep?: boolean;
   /** Loads after the first reuse the resident buffers and the chunk staging of the previous one (resident-pool.ts, staging-pool.ts). */
   pool?: boolean;
-  /** Decode variants to profile (bench-profile.ts parseDecodeVariant). */
+  /** Decode variants to profile (any name of bslz4-decode-variants.ts parseDecodeVariant). */
   variants?: string[];
   /** Transpose variants to profile in interleaved rounds (bench-profile.ts parseTransposeVariant). */
   transposeVariants?: string[];
