@@ -69,6 +69,9 @@ export const DEFAULT_DECODE_VARIANT = 'scratch-keep-pat-wg16-x2-stage16';
  * Twenty-first session (`zp`: the unshuffle skips the all-zero quads of bit planes): decode 89.7-89.8 ms a scan in
  * the load against 93.5-93.7 for the same variant without it, one call on an H100 (the H200 not started; four
  * loads each).
+ * Twenty-second session (H100): two other copies of the listed blocks, both exact and dropped: a row of words a
+ * pass with each lane resolving its word through the list (13.8 ms a batch against 3.6), and a sequence's literals
+ * and match in one pass (27 % fewer passes, no faster); this variant's knobs (ep, stage, persist) flat within 1 %.
  */
 export const DEFAULT_LOAD_DECODE_VARIANT = 'scratch-keep-pat-listg-gf-zp-wg32-x1-stage16';
 
