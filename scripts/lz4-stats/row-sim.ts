@@ -2,7 +2,8 @@
 // list decode cost a warp of 32 lanes (docs/performance.md, twenty-second session):
 // - the sequence copy (common/bslz4-multi-walk.wgsl, list_epoch): every sequence's literals, then its match,
 //   spread over the lanes that own their words; a warp pass per 32 words of each, at least one per part;
-// - the `row` copy measured and dropped in the twenty-second session: a row of 32 words a pass, each lane
+// - the `row` copy measured and dropped in the twenty-second session (commit ddaaf6b, reverted in 65e34c9;
+//   common/bslz4-row-copy.wgsl there): a row of 32 words a pass, each lane
 //   resolving its own word through the list (a literal, behind the row's barrier, or the byte its match copies,
 //   one sequence further back each step); a row costs the warp its slowest lane's steps.
 // Run (from the project root):
@@ -96,7 +97,7 @@ for (let f = 0; f < 32; f++) {
         let steps = 1;
         let kind = 'literal';
         if (a + 4 <= litEnd) {
-          kind = 'literal';
+          // One look-up: the word's literals.
         } else if (a >= litEnd && a + 4 <= litEnd + count[s]) {
           const o = offset[s];
           const r = (a - litEnd) % o;
