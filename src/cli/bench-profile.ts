@@ -10,7 +10,8 @@ import {
   TRANSPOSE_LOADS,
   type TransposeLoads,
 } from '../gpu/passes/detector-transpose';
-import { locatePixel, residentParts } from '../gpu/resident-layout';
+import { locatePixel } from '../gpu/resident-index';
+import { residentParts } from '../gpu/resident-layout';
 import { chunkIndex } from '../kernels/bslz4-decode';
 import type { AcquisitionSource } from '../source/acquisition-source';
 

@@ -6,7 +6,8 @@ import type { generateSynthetic } from '../bench/synthetic';
 import type { GpuLoad } from '../compute/gpu-load';
 import { readBuffer } from '../compute/readback';
 import type { GpuContext } from '../gpu/device';
-import { locatePixel, residentParts } from '../gpu/resident-layout';
+import { locatePixel } from '../gpu/resident-index';
+import { residentParts } from '../gpu/resident-layout';
 import { residentValueAt } from '../kernels/detector-transpose';
 
 /**

@@ -10,12 +10,8 @@ import { StemflowError } from '../errors.ts';
 import type { LoadPlan } from '../gpu/load-plan.ts';
 import { formatBytes } from '../gpu/load-plan.ts';
 import { createHighPoolPlacePass, placeStateBytes } from '../gpu/passes/high-pool-place.ts';
-import {
-  batchHotWordsPerPixel,
-  bufferPixelRange,
-  type ResidentLayout,
-  slottedResidentLayout,
-} from '../gpu/resident-layout.ts';
+import { bufferPixelRange } from '../gpu/resident-index.ts';
+import { batchHotWordsPerPixel, type ResidentLayout, slottedResidentLayout } from '../gpu/resident-layout.ts';
 
 export interface HighSlotsBatch {
   firstFrame: number;

@@ -5,7 +5,7 @@
  */
 import type { GpuContext } from '../gpu/device.ts';
 import { createResidentVirtualImagePass } from '../gpu/passes/resident-virtual-image.ts';
-import { groupPixelsByBuffer } from '../gpu/resident-layout.ts';
+import { groupPixelsByBuffer } from '../gpu/resident-index.ts';
 import { annulus, type DetectorRegion, defaultGeometry, regionMask } from '../products/detector-geometry.ts';
 import { maskPixelList } from '../products/frame-stats.ts';
 import type { GpuLoad } from './gpu-load.ts';

@@ -10,7 +10,7 @@
 import { StemflowError } from '../errors.ts';
 import type { GpuTimer } from '../gpu/gpu-timer.ts';
 import type { ResidentVirtualImagePass } from '../gpu/passes/resident-virtual-image.ts';
-import { groupPixelsByBuffer, type PixelGroup } from '../gpu/resident-layout.ts';
+import { groupPixelsByBuffer, type PixelGroup } from '../gpu/resident-index.ts';
 import type { GpuLoad } from './gpu-load.ts';
 
 /** Where a step starts: a zero image, the frame totals over unflagged pixels, or the current image. */

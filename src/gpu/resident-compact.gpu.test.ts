@@ -5,7 +5,8 @@ import { virtualDetectorSums } from '../kernels/virtual-detector.ts';
 import { createDetectorTransposePass, createResidentBuffers } from './passes/detector-transpose.ts';
 import { createResidentVirtualImagePass } from './passes/resident-virtual-image.ts';
 import { compactHighPlane } from './resident-compact.ts';
-import { groupPixelsByBuffer, planResidentLayout, residentParts } from './resident-layout.ts';
+import { groupPixelsByBuffer } from './resident-index.ts';
+import { planResidentLayout, residentParts } from './resident-layout.ts';
 import { rng } from './test-data.ts';
 import { trackBuffers, withGpu } from './test-harness.ts';
 

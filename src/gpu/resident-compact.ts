@@ -9,12 +9,8 @@
  * peak is the resident set plus one compact buffer.
  */
 import { StemflowError } from '../errors.ts';
-import {
-  compactResidentLayout,
-  type ResidentLayout,
-  residentParts,
-  residentWordIndex,
-} from './resident-layout.ts';
+import { residentWordIndex } from './resident-index.ts';
+import { compactResidentLayout, type ResidentLayout, residentParts } from './resident-layout.ts';
 
 export interface CompactedResident {
   layout: ResidentLayout;

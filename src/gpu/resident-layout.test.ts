@@ -5,10 +5,10 @@ import {
   bufferRows,
   groupPixelsByBuffer,
   locatePixel,
-  planResidentLayout,
   residentWordIndex,
   tiledIndex,
-} from './resident-layout.ts';
+} from './resident-index.ts';
+import { planResidentLayout } from './resident-layout.ts';
 
 const GiB = 2 ** 30;
 

@@ -15,7 +15,7 @@
  * Row tiles (`tileFrames`): a row buffer holds its rows' positions [0, tileFrames) first, row after row, then
  * positions [tileFrames, 2 tileFrames), and so on (the last tile may be shorter): word w of row r of a buffer of
  * R rows is at t0 x R + r x min(tileWords, wordsPerPixel - t0) + (w - t0), t0 = w - w mod tileWords
- * (`residentWordIndex`; WGSL `resident_index` in shaders/common/resident-tile.wgsl). Each pixel's scan image is
+ * (`residentWordIndex` in src/gpu/resident-index.ts; WGSL `resident_index` in shaders/common/resident-tile.wgsl). Each pixel's scan image is
  * then contiguous per tile (tileFrames consecutive positions) instead of over the whole scan. The load tiles
  * its rows by its batch (src/gpu/load-plan.ts), so a batch writes one contiguous region of each row buffer
  * (tileFrames x R bytes a plane) instead of a short run in every row 256 KiB apart: the transpose's stores
@@ -32,6 +32,7 @@
  * (`compactResidentLayout`). Slots are in no particular order.
  */
 import { StemflowError } from '../errors.ts';
+import { bufferPixelRange } from './resident-index.ts';
 
 export type ElemSize = 1 | 2 | 4;
 export type ResidentForm = 'packed' | 'planes';
@@ -328,101 +329,4 @@ export function compactResidentLayout(
     }
   }
   return { layout: slottedResidentLayout(layout, hotSlots), slotTable };
-}
-
-/**
- * Index of word `w` of row `row` in a buffer of `rows` rows of `rowWords` words stored in tiles of `tileWords`
- * (the header; WGSL `resident_index`). Any unit (words, vec4) where all four are in it.
- */
-export function tiledIndex(
-  row: number,
-  w: number,
-  rows: number,
-  rowWords: number,
-  tileWords: number,
-): number {
-  const t0 = w - (w % tileWords);
-  return t0 * rows + row * Math.min(tileWords, rowWords - t0) + (w - t0);
-}
-
-/** Rows (pixels) of row buffer `b`. */
-export function bufferRows(layout: ResidentLayout, b: number): number {
-  const { first, end } = bufferPixelRange(layout, b);
-  return end - first;
-}
-
-/** Word `w` of pixel `p`'s row (in each plane): its row buffer and the word's index there. */
-export function residentWordIndex(
-  layout: ResidentLayout,
-  p: number,
-  w: number,
-): { buffer: number; index: number } {
-  const buffer = Math.floor(p / layout.pixelsPerBuffer);
-  const row = p - buffer * layout.pixelsPerBuffer;
-  return {
-    buffer,
-    index: tiledIndex(row, w, bufferRows(layout, buffer), layout.wordsPerPixel, layout.tileWords),
-  };
-}
-
-/**
- * The row buffer holding pixel `p` (in each plane) and its row's runs: one per row tile, each `words` row words
- * from row word `rowWord` at buffer word `wordOffset` (a single run when untiled).
- */
-export function locatePixel(
-  layout: ResidentLayout,
-  p: number,
-): { buffer: number; runs: { rowWord: number; wordOffset: number; words: number }[] } {
-  if (!Number.isInteger(p) || p < 0 || p >= layout.pixels) {
-    throw new StemflowError('invalid', `Pixel ${p} is outside the detector's ${layout.pixels} pixels.`);
-  }
-  const runs: { rowWord: number; wordOffset: number; words: number }[] = [];
-  let buffer = 0;
-  for (let w = 0; w < layout.wordsPerPixel; w += layout.tileWords) {
-    const at = residentWordIndex(layout, p, w);
-    buffer = at.buffer;
-    runs.push({
-      rowWord: w,
-      wordOffset: at.index,
-      words: Math.min(layout.tileWords, layout.wordsPerPixel - w),
-    });
-  }
-  return { buffer, runs };
-}
-
-/** Global pixels [first, end) held by row buffer `b`. */
-export function bufferPixelRange(layout: ResidentLayout, b: number): { first: number; end: number } {
-  const first = b * layout.pixelsPerBuffer;
-  return { first, end: Math.min(layout.pixels, first + layout.pixelsPerBuffer) };
-}
-
-/** A run of a sorted pixel list that lies in one row buffer: list entries [start, start + count). */
-export interface PixelGroup {
-  buffer: number;
-  start: number;
-  count: number;
-}
-
-/**
- * Splits a strictly increasing list of pixel indices into one group per row buffer that it touches
- * (buffers without pixels are left out).
- */
-export function groupPixelsByBuffer(layout: ResidentLayout, sortedPixels: ArrayLike<number>): PixelGroup[] {
-  const groups: PixelGroup[] = [];
-  let previous = -1;
-  for (let i = 0; i < sortedPixels.length; i++) {
-    const p = sortedPixels[i];
-    if (!Number.isInteger(p) || p <= previous || p >= layout.pixels) {
-      throw new StemflowError(
-        'invalid',
-        `Mask pixel list entry ${i} (${p}) is not strictly increasing within the ${layout.pixels} pixels.`,
-      );
-    }
-    previous = p;
-    const buffer = Math.floor(p / layout.pixelsPerBuffer);
-    const last = groups[groups.length - 1];
-    if (last?.buffer === buffer) last.count++;
-    else groups.push({ buffer, start: i, count: 1 });
-  }
-  return groups;
 }

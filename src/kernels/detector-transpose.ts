@@ -8,15 +8,8 @@
  * (pixel, segment).
  */
 import { StemflowError } from '../errors.ts';
-import {
-  bufferRows,
-  compactResidentLayout,
-  locatePixel,
-  type ResidentLayout,
-  residentParts,
-  residentWordIndex,
-  tiledIndex,
-} from '../gpu/resident-layout.ts';
+import { bufferRows, locatePixel, residentWordIndex, tiledIndex } from '../gpu/resident-index.ts';
+import { compactResidentLayout, type ResidentLayout, residentParts } from '../gpu/resident-layout.ts';
 import { checkHighScratch } from './high-pool-place.ts';
 
 export type PackedValues = Uint8Array | Uint16Array | Uint32Array;

@@ -9,7 +9,8 @@
  * fixed order; values, the table's filled entries, used and failed counts are the same.
  */
 import { StemflowError } from '../errors.ts';
-import { bufferPixelRange, type ResidentLayout } from '../gpu/resident-layout.ts';
+import { bufferPixelRange } from '../gpu/resident-index.ts';
+import type { ResidentLayout } from '../gpu/resident-layout.ts';
 
 export interface HighPoolPlaceJob {
   layout: ResidentLayout;

@@ -6,13 +6,8 @@
  * and returns a BigUint64Array (exact beyond 2^53; wraps mod 2^64 like the GPU).
  */
 import { StemflowError } from '../errors.ts';
-import {
-  bufferRows,
-  groupPixelsByBuffer,
-  type ResidentLayout,
-  residentParts,
-  tiledIndex,
-} from '../gpu/resident-layout.ts';
+import { bufferRows, groupPixelsByBuffer, tiledIndex } from '../gpu/resident-index.ts';
+import { type ResidentLayout, residentParts } from '../gpu/resident-layout.ts';
 import { highSegmentWord } from './detector-transpose.ts';
 
 /** Sums held in doubles stay exact below 2^53: move them to bigints before they can get there. */

@@ -15,7 +15,8 @@ import { AUDIT_LAYOUT } from '../../kernels/bslz4-decode.ts';
 import { checkTransposeBatch } from '../../kernels/detector-transpose.ts';
 import { checkHighScratch } from '../../kernels/high-pool-place.ts';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
-import { bufferPixelRange, type ElemSize, type ResidentLayout, residentParts } from '../resident-layout.ts';
+import { bufferPixelRange } from '../resident-index.ts';
+import { type ElemSize, type ResidentLayout, residentParts } from '../resident-layout.ts';
 import { shaderSource } from '../shader-source.ts';
 import { structLayout } from '../uniform-layout.ts';
 

@@ -1,9 +1,9 @@
 import { describe, expect } from 'vitest';
 import { decodedSlot, detectorTranspose, residentValueAt } from '../../kernels/detector-transpose.ts';
 import { highPoolPlace } from '../../kernels/high-pool-place.ts';
+import { bufferPixelRange } from '../resident-index.ts';
 import {
   batchHotWordsPerPixel,
-  bufferPixelRange,
   highScratchWordsPerPixel,
   maxPoolSlots,
   planResidentLayout,

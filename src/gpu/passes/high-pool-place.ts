@@ -14,7 +14,8 @@
 import { StemflowError } from '../../errors.ts';
 import { checkHighScratch, placeGeometry } from '../../kernels/high-pool-place.ts';
 import { checkBindable } from '../chunked-dispatch.ts';
-import { bufferPixelRange, type ResidentLayout, residentParts } from '../resident-layout.ts';
+import { bufferPixelRange } from '../resident-index.ts';
+import { type ResidentLayout, residentParts } from '../resident-layout.ts';
 import { shaderSource } from '../shader-source.ts';
 import { packStruct, structLayout } from '../uniform-layout.ts';
 

@@ -2,12 +2,8 @@ import { describe, expect } from 'vitest';
 import { decodedSlot, type PackedValues, residentFromScan } from '../../kernels/detector-transpose.ts';
 import { residentVirtualImage } from '../../kernels/resident-virtual-image.ts';
 import { virtualDetectorSums } from '../../kernels/virtual-detector.ts';
-import {
-  type ElemSize,
-  groupPixelsByBuffer,
-  planResidentLayout,
-  type ResidentLayout,
-} from '../resident-layout.ts';
+import { groupPixelsByBuffer } from '../resident-index.ts';
+import { type ElemSize, planResidentLayout, type ResidentLayout } from '../resident-layout.ts';
 import { fullRange, rng, sparseCounts } from '../test-data.ts';
 import { type GpuTestContext, withGpu } from '../test-harness.ts';
 import { createDetectorTransposePass, createResidentBuffers } from './detector-transpose.ts';

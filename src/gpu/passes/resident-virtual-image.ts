@@ -13,15 +13,8 @@
 
 import { StemflowError } from '../../errors.ts';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
-import {
-  bufferPixelRange,
-  bufferRows,
-  type ElemSize,
-  type PixelGroup,
-  type ResidentLayout,
-  residentParts,
-  slotTableBytes,
-} from '../resident-layout.ts';
+import { bufferPixelRange, bufferRows, type PixelGroup } from '../resident-index.ts';
+import { type ElemSize, type ResidentLayout, residentParts, slotTableBytes } from '../resident-layout.ts';
 import { shaderSource } from '../shader-source.ts';
 import { structLayout } from '../uniform-layout.ts';
 

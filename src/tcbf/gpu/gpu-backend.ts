@@ -4,7 +4,8 @@
  */
 
 import { readBuffer } from '../../compute/readback.ts';
-import { bufferRows, type ResidentLayout, residentParts } from '../../gpu/resident-layout.ts';
+import { bufferRows } from '../../gpu/resident-index.ts';
+import { type ResidentLayout, residentParts } from '../../gpu/resident-layout.ts';
 import type { TcbfBackend } from '../backend.ts';
 import type { TcbfGrid } from '../grid.ts';
 import { createFftPass } from './fft-pass.ts';

@@ -3,7 +3,8 @@
  * tolerances stated per test), and bit-identical repeats on the GPU.
  */
 import { describe, expect } from 'vitest';
-import { bufferRows, planResidentLayout, residentParts } from '../../gpu/resident-layout.ts';
+import { bufferRows } from '../../gpu/resident-index.ts';
+import { planResidentLayout, residentParts } from '../../gpu/resident-layout.ts';
 import { rng, sparseCounts } from '../../gpu/test-data.ts';
 import { type GpuTestContext, withGpu } from '../../gpu/test-harness.ts';
 import { compactResident, residentFromScan } from '../../kernels/detector-transpose.ts';
