@@ -60,6 +60,8 @@ const VARIANTS = [
   'multi-list-gf-wg32-x2-stage64-cap3',
   'scratch-keep-pat-listg-gf-zp-wg32-x1-stage16',
   'multi-list-gf-zp-wg7-x3-stage5-cap3',
+  'scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16',
+  'multi-list-gf-zp-ba-wg7-x3-stage5-cap3',
 ];
 
 /**
@@ -141,13 +143,17 @@ describe('bslz4-decode pass: variants vs twin', () => {
       const chunks = quadFrames();
       const batch = { ...pack(chunks), frameCount: chunks.length, pixels: 192 * 192, elemSize: 2 as const };
       const flags = new Uint32Array(192 * 192);
-      flags[4100] = 1;
+      for (const p of [0, 31, 4100, 4127, 8192 + 33, 192 * 192 - 1]) flags[p] = 1;
       for (const variant of [
         'scratch-keep-pat-listg-gf-zp-wg32-x1-stage16',
         'scratch-keep-pat-listg-gf-zp-wg16-x2-stage16',
+        'scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16',
+        'scratch-keep-pat-listg-gf-zp-ba-wg16-x2-stage16',
       ]) {
-        const { twin } = await compare(ctx, { ...batch, flags }, { variant });
-        expect([...twin.errors]).toEqual([0, 0, 0]);
+        for (const auditBins of [true, false]) {
+          const { twin } = await compare(ctx, { ...batch, flags }, { variant, auditBins });
+          expect([...twin.errors]).toEqual([0, 0, 0]);
+        }
       }
     },
     180_000,
@@ -264,6 +270,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
       framesPerDispatch: undefined,
       frameGroups: false,
       planeSkip: false,
+      bitAudit: false,
     });
     expect(parseDecodeVariant('scratch-keep-pat-listg-gf-wg16-x2-stage16')).toMatchObject({
       frameGroups: true,
@@ -282,6 +289,10 @@ describe('bslz4-decode pass: variants vs twin', () => {
     expect(() => parseDecodeVariant('scratch-keep-pat-zp-wg32-x1')).toThrow(/'zp' needs 'gf'/);
     expect(() => parseDecodeVariant('scratch-gf-zp-u4-x1')).toThrow(/'zp' needs 'gf'/);
     expect(() => parseDecodeVariant('scratch-gf-zp-wg4-x9')).toThrow(/'zp' needs 'gf'/);
+    expect(parseDecodeVariant('scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16').bitAudit).toBe(true);
+    expect(() => parseDecodeVariant('scratch-keep-pat-listg-gf-ba-wg32-x1-stage16')).toThrow(
+      /'ba' needs 'zp'/,
+    );
     expect(parseDecodeVariant('wg128').shader).toBe('fused');
     expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);
     expect(() => parseDecodeVariant('fast')).toThrow(/Unknown decode variant part/);

@@ -26,6 +26,9 @@
  * - `zp`: before the unshuffle of a block the lanes read its planes 4 at a time (4 x elems / 8 bytes, whole words)
  *   and the unshuffle skips the loads and bit transposes of every quad of planes that is all zero (`gf` only;
  *   uint16 counts below 16 leave 3 of the 4 quads zero). The same words: a skipped quad contributes zeros.
+ * - `ba`: with `zp`, a block whose values are all below 256 (its planes from 8 on zero) is unshuffled a plane word
+ *   at a time and audited on its bit planes: zeros, sum and maximum of 32 values from popcounts of their 8 plane
+ *   words, instead of per value (the histogram's bins still per value where the pass counts them).
  * - `gf`: each group of a workgroup decodes a frame of its own, one block a round (multi), instead of the groups
  *   decoding one frame's blocks together: no group idles in a frame's last round (9 blocks of 192x192 uint16
  *   over 2 groups: 9 rounds for two frames instead of 5 a frame). A workgroup takes `x<N>` frames at once.
@@ -164,6 +167,8 @@ export interface DecodeVariant {
   frameGroups: boolean;
   /** The unshuffle skips the quads of bit planes that are all zero ('multi' with frameGroups only). */
   planeSkip: boolean;
+  /** With planeSkip: blocks below 256 audited on their bit planes, a plane word at a time (`ba`). */
+  bitAudit: boolean;
 }
 
 /** Frames a workgroup of the variant decodes at once (one, or one a group with `gf`). */
@@ -191,6 +196,7 @@ export function fusedDecodeVariant(lanes: number, stageWords: number): DecodeVar
     parseWords: 1,
     frameGroups: false,
     planeSkip: false,
+    bitAudit: false,
   };
 }
 
@@ -214,6 +220,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let framesPerDispatch: number | undefined;
   let frameGroups = false;
   let planeSkip = false;
+  let bitAudit = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
     if (!Number.isInteger(v) || v < 1)
@@ -241,11 +248,12 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'u4') unshuffleWords = true;
     else if (part === 'gf') frameGroups = true;
     else if (part === 'zp') planeSkip = true;
+    else if (part === 'ba') bitAudit = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, zp, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, zp, ba, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
       );
   }
   if (list && win) {
@@ -256,6 +264,9 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       'invalid',
       `Decode variant '${name}': 'zp' needs 'gf', at most ${MAX_PLANE_SKIP_GROUPS} groups and no 'u4'.`,
     );
+  }
+  if (bitAudit && !planeSkip) {
+    throw new StemflowError('invalid', `Decode variant '${name}': 'ba' needs 'zp'.`);
   }
   if ((listCap !== undefined && !list) || (listCap !== undefined && listCap > MAX_LIST_CAP)) {
     throw new StemflowError(
@@ -295,6 +306,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       framesPerDispatch,
       frameGroups,
       planeSkip,
+      bitAudit,
     };
   }
   return {

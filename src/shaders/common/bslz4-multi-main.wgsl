@@ -45,6 +45,11 @@ override FRAME_GROUPS: bool = false;
 // [q pb, (q + 1) pb), pb = elems / 8) and the unshuffle skips the loads and transposes of the quads that are all
 // zero (plane_quads). The words it writes are the same: a zero quad contributes zero bits.
 override PLANE_SKIP: bool = false;
+// PLANE_SKIP: a block whose values are all below 256 (every quad of planes from 2 on zero) and whose elements are
+// whole words of its planes (32 elements a word, from a multiple of 32) is unshuffled a plane word at a time
+// and audited on the bit planes themselves (unshuffle_low_words): zeros, sum and maximum of 32 values from
+// popcounts of their 8 plane words, instead of per value.
+override BIT_AUDIT: bool = false;
 
 // #include "bslz4-bindings.wgsl"
 
@@ -109,6 +114,13 @@ fn pick(w0: u32, w1: u32, w2: u32, w3: u32, k: u32) -> u32 {
 fn unshuffle_block(elems: u32, first: u32, out_base: u32, lane: u32, live: u32) {
   let pb = elems / 8u;
   if (PLANE_SKIP) {
+    if (BIT_AUDIT && (live >> 2u) == 0u && elems % 32u == 0u && first % 32u == 0u) {
+      let pw = pb / 4u;
+      for (var k = lane; k < pw; k += LANES) {
+        unshuffle_low_words(k, pw, first, out_base, live);
+      }
+      return;
+    }
     for (var g = lane; g < pb; g += LANES) {
       unshuffle_group_live(g, pb, first, out_base, live);
     }

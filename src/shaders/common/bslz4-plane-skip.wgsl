@@ -1,7 +1,8 @@
 // The `zp` part of the multi decode (PLANE_SKIP, with FRAME_GROUPS): the quads of bit planes of a decoded block
 // that hold a nonzero byte, and the unshuffle of a group of 8 elements that reads only those. Included by
 // common/bslz4-multi-main.wgsl (a line naming this file, scripts/wgsl-include.mjs); it uses blk_word, plane_bytes4,
-// transpose8, bytes4 and emit_group from there.
+// transpose8, bytes4, pick, emit_group and emit_words from there. With BIT_AUDIT also the unshuffle and audit of a
+// block below 256 a plane word at a time (unshuffle_low_words).
 
 // PLANE_SKIP: per group, two masks of the quads of planes that hold a nonzero byte (bit q: quad q), used by
 // alternate blocks (plane_round) so that one is cleared while the other is read.
@@ -64,4 +65,88 @@ fn plane_quads(busy: bool, elems: u32, sub: u32, lane: u32) -> u32 {
   }
   workgroupBarrier();
   return atomicLoad(&quads_live[at]) | 1u;
+}
+
+// BIT_AUDIT: the highest bit b of the maximum of the elements in `m` whose bit b is set in plane word w: (m', bit)
+// with m' the elements that have it (m when none has).
+fn max_step(m: u32, w: u32, bit: u32) -> vec2<u32> {
+  let t = m & w;
+  let has = t != 0u;
+  return vec2<u32>(select(m, t, has), select(0u, bit, has));
+}
+
+// BIT_AUDIT with AUDIT_BINS: counts value v (below 256) in its bin 1..255 when `counted` and nonzero.
+fn bin_low(v: u32, counted: bool) {
+  if (counted & (v != 0u)) {
+    atomicAdd(&frame_hist[audit_set * BINS + v], 1u);
+  }
+}
+
+// BIT_AUDIT with AUDIT_BINS: bin_low of the 8 values (lo: elements 0-3, hi: 4-7) by their bits of `counted`.
+fn bin_low_group(lo: vec4<u32>, hi: vec4<u32>, counted: u32) {
+  bin_low(lo.x, (counted & 1u) != 0u);
+  bin_low(lo.y, (counted & 2u) != 0u);
+  bin_low(lo.z, (counted & 4u) != 0u);
+  bin_low(lo.w, (counted & 8u) != 0u);
+  bin_low(hi.x, (counted & 16u) != 0u);
+  bin_low(hi.y, (counted & 32u) != 0u);
+  bin_low(hi.z, (counted & 64u) != 0u);
+  bin_low(hi.w, (counted & 128u) != 0u);
+}
+
+// BIT_AUDIT: the 32 elements from block element 32 k (frame element first + 32 k; first a multiple of 32) of a
+// block of pw words a plane whose values are below 256 (only planes 0-7 hold bits; 4-7 only when quad 1 is
+// live): word k of each of the 8 planes holds one bit of each (bit 8 b + i: element 32 k + 8 b + i, as the pixel
+// flag bits of the 32 pixels are laid out). The audit of the unflagged ones from popcounts (zeros, sum, maximum
+// by refinement from plane 7 down; none is above 255), then 4 bit transposes of 8 elements, written as
+// emit_group writes them.
+fn unshuffle_low_words(k: u32, pw: u32, first: u32, out_base: u32, live: u32) {
+  let w0 = blk_word(k);
+  let w1 = blk_word(pw + k);
+  let w2 = blk_word(2u * pw + k);
+  let w3 = blk_word(3u * pw + k);
+  var w4 = 0u;
+  var w5 = 0u;
+  var w6 = 0u;
+  var w7 = 0u;
+  if ((live & 2u) != 0u) {
+    w4 = blk_word(4u * pw + k);
+    w5 = blk_word(5u * pw + k);
+    w6 = blk_word(6u * pw + k);
+    w7 = blk_word(7u * pw + k);
+  }
+  let e = first + 32u * k;
+  let counted = ~scratch[params.flag_base + (e >> 5u)];
+  let nonzero = w0 | w1 | w2 | w3 | w4 | w5 | w6 | w7;
+  lane_zero += countOneBits(counted & ~nonzero);
+  let sum = countOneBits(w0 & counted) + (countOneBits(w1 & counted) << 1u) + (countOneBits(w2 & counted) << 2u) +
+    (countOneBits(w3 & counted) << 3u) + (countOneBits(w4 & counted) << 4u) + (countOneBits(w5 & counted) << 5u) +
+    (countOneBits(w6 & counted) << 6u) + (countOneBits(w7 & counted) << 7u);
+  lane_sum = add64(lane_sum, sum);
+  var r = max_step(counted & nonzero, w7, 128u);
+  var top = r.y;
+  r = max_step(r.x, w6, 64u);
+  top |= r.y;
+  r = max_step(r.x, w5, 32u);
+  top |= r.y;
+  r = max_step(r.x, w4, 16u);
+  top |= r.y;
+  r = max_step(r.x, w3, 8u);
+  top |= r.y;
+  r = max_step(r.x, w2, 4u);
+  top |= r.y;
+  r = max_step(r.x, w1, 2u);
+  top |= r.y;
+  r = max_step(r.x, w0, 1u);
+  top |= r.y;
+  lane_max = max(lane_max, top);
+  for (var b = 0u; b < 4u; b++) {
+    let p = transpose8(pick(w4, w5, w6, w7, b), pick(w0, w1, w2, w3, b));
+    let lo = bytes4(p.x);
+    let hi = bytes4(p.y);
+    if (AUDIT_BINS) {
+      bin_low_group(lo, hi, counted >> (8u * b));
+    }
+    emit_words(e + 8u * b, lo, hi, out_base);
+  }
 }

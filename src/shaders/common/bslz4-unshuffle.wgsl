@@ -4,8 +4,8 @@
 // #include "bit-transpose.wgsl"
 
 // Writes the 8 elements from frame element `e` (their bytes gathered in lo: elements 0-3, hi: 4-7) as packed
-// words and audits them.
-fn emit_group(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
+// words.
+fn emit_words(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
   if (ELEM_SIZE == 1u) {
     let w = out_base + e / 4u;
     decoded[w] = lo.x | (lo.y << 8u) | (lo.z << 16u) | (lo.w << 24u);
@@ -27,6 +27,11 @@ fn emit_group(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
     decoded[w + 6u] = hi.z;
     decoded[w + 7u] = hi.w;
   }
+}
+
+// Writes the 8 elements from frame element `e` as emit_words does and audits them.
+fn emit_group(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
+  emit_words(e, lo, hi, out_base);
   let flagged = group_flags(e);
   let a = vec4<u32>(
     audit_counted(lo.x, (flagged & 1u) == 0u),
