@@ -75,31 +75,26 @@ fn max_step(m: u32, w: u32, bit: u32) -> vec2<u32> {
   return vec2<u32>(select(m, t, has), select(0u, bit, has));
 }
 
-// BIT_AUDIT with AUDIT_BINS: counts value v (below 256) in its bin 1..255 when `counted` and nonzero.
-fn bin_low(v: u32, counted: bool) {
-  if (counted & (v != 0u)) {
-    atomicAdd(&frame_hist[audit_set * BINS + v], 1u);
+// BIT_AUDIT with AUDIT_BINS: counts the elements of `m` (bits of 32 elements whose values, below 256, are bit
+// sliced in plane words w0..w7) in their bins 1..255: one atomic a set bit, none for the others.
+fn bin_low_word(m0: u32, w0: u32, w1: u32, w2: u32, w3: u32, w4: u32, w5: u32, w6: u32, w7: u32) {
+  let h = audit_set * BINS;
+  var m = m0;
+  while (m != 0u) {
+    let i = firstTrailingBit(m);
+    m &= m - 1u;
+    let v = ((w0 >> i) & 1u) | (((w1 >> i) & 1u) << 1u) | (((w2 >> i) & 1u) << 2u) | (((w3 >> i) & 1u) << 3u) |
+      (((w4 >> i) & 1u) << 4u) | (((w5 >> i) & 1u) << 5u) | (((w6 >> i) & 1u) << 6u) | (((w7 >> i) & 1u) << 7u);
+    atomicAdd(&frame_hist[h + v], 1u);
   }
-}
-
-// BIT_AUDIT with AUDIT_BINS: bin_low of the 8 values (lo: elements 0-3, hi: 4-7) by their bits of `counted`.
-fn bin_low_group(lo: vec4<u32>, hi: vec4<u32>, counted: u32) {
-  bin_low(lo.x, (counted & 1u) != 0u);
-  bin_low(lo.y, (counted & 2u) != 0u);
-  bin_low(lo.z, (counted & 4u) != 0u);
-  bin_low(lo.w, (counted & 8u) != 0u);
-  bin_low(hi.x, (counted & 16u) != 0u);
-  bin_low(hi.y, (counted & 32u) != 0u);
-  bin_low(hi.z, (counted & 64u) != 0u);
-  bin_low(hi.w, (counted & 128u) != 0u);
 }
 
 // BIT_AUDIT: the 32 elements from block element 32 k (frame element first + 32 k; first a multiple of 32) of a
 // block of pw words a plane whose values are below 256 (only planes 0-7 hold bits; 4-7 only when quad 1 is
 // live): word k of each of the 8 planes holds one bit of each (bit 8 b + i: element 32 k + 8 b + i, as the pixel
 // flag bits of the 32 pixels are laid out). The audit of the unflagged ones from popcounts (zeros, sum, maximum
-// by refinement from plane 7 down; none is above 255), then 4 bit transposes of 8 elements, written as
-// emit_group writes them.
+// by refinement from plane 7 down; none is above 255; with AUDIT_BINS the bins of the nonzero ones), then 4 bit
+// transposes of 8 elements, written as emit_group writes them.
 fn unshuffle_low_words(k: u32, pw: u32, first: u32, out_base: u32, live: u32) {
   let w0 = blk_word(k);
   let w1 = blk_word(pw + k);
@@ -140,13 +135,11 @@ fn unshuffle_low_words(k: u32, pw: u32, first: u32, out_base: u32, live: u32) {
   r = max_step(r.x, w0, 1u);
   top |= r.y;
   lane_max = max(lane_max, top);
+  if (AUDIT_BINS) {
+    bin_low_word(counted & nonzero, w0, w1, w2, w3, w4, w5, w6, w7);
+  }
   for (var b = 0u; b < 4u; b++) {
     let p = transpose8(pick(w4, w5, w6, w7, b), pick(w0, w1, w2, w3, b));
-    let lo = bytes4(p.x);
-    let hi = bytes4(p.y);
-    if (AUDIT_BINS) {
-      bin_low_group(lo, hi, counted >> (8u * b));
-    }
-    emit_words(e + 8u * b, lo, hi, out_base);
+    emit_words(e + 8u * b, bytes4(p.x), bytes4(p.y), out_base);
   }
 }
