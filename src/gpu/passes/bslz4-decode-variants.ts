@@ -75,8 +75,11 @@ export const DEFAULT_DECODE_VARIANT = 'scratch-keep-pat-wg16-x2-stage16';
  * Twenty-second session (H100): two other copies of the listed blocks, both exact and dropped: a row of words a
  * pass with each lane resolving its word through the list (13.8 ms a batch against 3.6), and a sequence's literals
  * and match in one pass (27 % fewer passes, no faster); this variant's knobs (ep, stage, persist) flat within 1 %.
+ * Twenty-third session (`ba`: a block below 256 unshuffled a plane word at a time and audited on its bit planes),
+ * H200, one call, two processes each (4 loads): decode 85.8-85.9 ms a scan in the load against 88.9-89.1 without
+ * it, GPU work 113.9 ms against 117.0-117.1.
  */
-export const DEFAULT_LOAD_DECODE_VARIANT = 'scratch-keep-pat-listg-gf-zp-wg32-x1-stage16';
+export const DEFAULT_LOAD_DECODE_VARIANT = 'scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16';
 
 /** Storage buffers per shader stage every WebGPU device offers (the limit's default). */
 export const DEFAULT_STORAGE_BUFFERS_PER_STAGE = 8;
