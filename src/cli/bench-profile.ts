@@ -297,56 +297,6 @@ export async function profileLoadPasses(
         });
       });
     }
-    if (process.env.STEMFLOW_PROXY_U8) {
-      // THROWAWAY PROXY (never committed): the uint8 transpose over the decoded batch read as uint8 frames of
-      // `pixels` bytes: the cost of a transpose that reads only a low plane. Values are meaningless.
-      const plan8 = planGpuLoad({
-        frames: source.frameCount,
-        detector: [rows, cols],
-        elemSize: 1,
-        chunkSizes: source.storedSizes(),
-        limits: {
-          maxBufferSize: ctx.limits.maxBufferSize,
-          maxStorageBufferBindingSize: ctx.limits.maxStorageBufferBindingSize,
-          maxStorageBuffersPerShaderStage: ctx.limits.maxStorageBuffersPerShaderStage,
-        },
-        batchFrames,
-        slots: 1,
-      });
-      for (let r = 0; r < 3; r++) {
-        const w16 = await time(runTranspose, repeats);
-        console.log(`PROXY before u8 buffers: u16 ${lastGpu()?.toFixed(3)} ms (wall ${w16.toFixed(3)})`);
-      }
-      const d0 = await time(runDecode, repeats);
-      console.log(`PROXY decode ${lastGpu()?.toFixed(3)} ms (wall ${d0.toFixed(3)})`);
-      for (let r = 0; r < 2; r++) {
-        const w16 = await time(runTranspose, repeats);
-        console.log(`PROXY after a decode: u16 ${lastGpu()?.toFixed(3)} ms (wall ${w16.toFixed(3)})`);
-      }
-      const resident8 = createResidentBuffers(device, plan8.resident);
-      buffers.push(...resident8);
-      const t8 = createDetectorTransposePass(device, { elemSize: 1 });
-      const job8 = {
-        layout: plan8.resident,
-        decoded,
-        wordsPerFrame: plan8.wordsPerFrame,
-        firstFrame: 0,
-        frames: count,
-        resident: resident8,
-        dpSums,
-      };
-      const run8 = (e: GPUCommandEncoder) => t8.encode(e, job8);
-      await time(run8, 1);
-      for (let r = 0; r < 3; r++) {
-        const w8 = await time(run8, repeats);
-        const g8 = lastGpu();
-        const w16 = await time(runTranspose, repeats);
-        const g16 = lastGpu();
-        console.log(
-          `PROXY u8 transpose ${g8?.toFixed(3)} ms (wall ${w8.toFixed(3)}), u16 ${g16?.toFixed(3)} ms (wall ${w16.toFixed(3)}) per batch of ${count}`,
-        );
-      }
-    }
     timer?.destroy();
     const errorWords = new Uint32Array((await readBuffer(device, errors, 0, count * 4)).buffer);
     if (errorWords.some((e) => e !== 0)) throw new Error('profile batch failed to decode');
