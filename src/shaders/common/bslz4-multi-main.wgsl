@@ -83,10 +83,16 @@ var<private> list_n: u32;
 var<private> list_done: u32;
 
 // #include "bslz4-bytes.wgsl"
+// The flags of the 32 pixels from 32 floor(e / 32) as bits (bit i: pixel 32 floor(e / 32) + i), as pack_flags
+// wrote them.
+fn flag_word(e: u32) -> u32 {
+  return scratch[params.flag_base + (e >> 5u)];
+}
+
 // The flags of pixels e..e + 7 (e a multiple of 8) as bits, from the words pack_flags wrote (one load for 8
 // values, where reading each pixel's flag cost 4 % of the pass on the H200).
 fn group_flags(e: u32) -> u32 {
-  return (scratch[params.flag_base + (e >> 5u)] >> (e & 31u)) & 0xffu;
+  return (flag_word(e) >> (e & 31u)) & 0xffu;
 }
 
 // #include "bslz4-unshuffle.wgsl"

@@ -67,12 +67,13 @@ fn plane_quads(busy: bool, elems: u32, sub: u32, lane: u32) -> u32 {
   return atomicLoad(&quads_live[at]) | 1u;
 }
 
-// BIT_AUDIT: the highest bit b of the maximum of the elements in `m` whose bit b is set in plane word w: (m', bit)
-// with m' the elements that have it (m when none has).
-fn max_step(m: u32, w: u32, bit: u32) -> vec2<u32> {
-  let t = m & w;
+// BIT_AUDIT: one step of the maximum's refinement, from plane 7 down. r = (elements still candidates, bits of the
+// maximum so far); when a candidate has `bit` set in plane word w, the maximum has it and the candidates are those
+// that have it.
+fn max_step(r: vec2<u32>, w: u32, bit: u32) -> vec2<u32> {
+  let t = r.x & w;
   let has = t != 0u;
-  return vec2<u32>(select(m, t, has), select(0u, bit, has));
+  return vec2<u32>(select(r.x, t, has), r.y | select(0u, bit, has));
 }
 
 // BIT_AUDIT with AUDIT_BINS: counts the elements of `m` (bits of 32 elements whose values, below 256, are bit
@@ -111,30 +112,22 @@ fn unshuffle_low_words(k: u32, pw: u32, first: u32, out_base: u32, live: u32) {
     w7 = blk_word(7u * pw + k);
   }
   let e = first + 32u * k;
-  let counted = ~scratch[params.flag_base + (e >> 5u)];
+  let counted = ~flag_word(e);
   let nonzero = w0 | w1 | w2 | w3 | w4 | w5 | w6 | w7;
   lane_zero += countOneBits(counted & ~nonzero);
   let sum = countOneBits(w0 & counted) + (countOneBits(w1 & counted) << 1u) + (countOneBits(w2 & counted) << 2u) +
     (countOneBits(w3 & counted) << 3u) + (countOneBits(w4 & counted) << 4u) + (countOneBits(w5 & counted) << 5u) +
     (countOneBits(w6 & counted) << 6u) + (countOneBits(w7 & counted) << 7u);
   lane_sum = add64(lane_sum, sum);
-  var r = max_step(counted & nonzero, w7, 128u);
-  var top = r.y;
-  r = max_step(r.x, w6, 64u);
-  top |= r.y;
-  r = max_step(r.x, w5, 32u);
-  top |= r.y;
-  r = max_step(r.x, w4, 16u);
-  top |= r.y;
-  r = max_step(r.x, w3, 8u);
-  top |= r.y;
-  r = max_step(r.x, w2, 4u);
-  top |= r.y;
-  r = max_step(r.x, w1, 2u);
-  top |= r.y;
-  r = max_step(r.x, w0, 1u);
-  top |= r.y;
-  lane_max = max(lane_max, top);
+  var r = max_step(vec2<u32>(counted & nonzero, 0u), w7, 128u);
+  r = max_step(r, w6, 64u);
+  r = max_step(r, w5, 32u);
+  r = max_step(r, w4, 16u);
+  r = max_step(r, w3, 8u);
+  r = max_step(r, w2, 4u);
+  r = max_step(r, w1, 2u);
+  r = max_step(r, w0, 1u);
+  lane_max = max(lane_max, r.y);
   if (AUDIT_BINS) {
     bin_low_word(counted & nonzero, w0, w1, w2, w3, w4, w5, w6, w7);
   }
