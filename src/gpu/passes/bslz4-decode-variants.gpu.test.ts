@@ -62,6 +62,8 @@ const VARIANTS = [
   'multi-list-gf-zp-wg7-x3-stage5-cap3',
   'scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16',
   'multi-list-gf-zp-ba-wg7-x3-stage5-cap3',
+  'scratch-keep-pat-listg-gf-zp-zt-ba-wg32-x1-stage16',
+  'multi-list-gf-zp-zt-wg7-x3-stage5-cap3',
 ];
 
 /**
@@ -149,6 +151,9 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'scratch-keep-pat-listg-gf-zp-wg16-x2-stage16',
         'scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16',
         'scratch-keep-pat-listg-gf-zp-ba-wg16-x2-stage16',
+        'scratch-keep-pat-listg-gf-zp-zt-ba-wg32-x1-stage16',
+        'scratch-keep-pat-listg-gf-zp-zt-wg16-x2-stage16',
+        'multi-gf-zp-zt-wg7-x3-stage5',
       ]) {
         for (const auditBins of [true, false]) {
           const { twin } = await compare(ctx, { ...batch, flags }, { variant, auditBins });
@@ -226,6 +231,8 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'scratch-keep-pat-u4-x1-stage64',
         'scratch-keep-pat-wg16-x2-stage16-list',
         'multi-list-wg7-x3-stage5-cap7',
+        'scratch-keep-pat-listg-gf-zp-zt-wg32-x1-stage16',
+        'multi-list-gf-zp-zt-wg7-x3-stage5-cap7',
       ]);
     },
     180_000,
@@ -271,6 +278,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
       frameGroups: false,
       planeSkip: false,
       bitAudit: false,
+      zeroTrack: false,
     });
     expect(parseDecodeVariant('scratch-keep-pat-listg-gf-wg16-x2-stage16')).toMatchObject({
       frameGroups: true,
@@ -292,6 +300,10 @@ describe('bslz4-decode pass: variants vs twin', () => {
     expect(parseDecodeVariant('scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16').bitAudit).toBe(true);
     expect(() => parseDecodeVariant('scratch-keep-pat-listg-gf-ba-wg32-x1-stage16')).toThrow(
       /'ba' needs 'zp'/,
+    );
+    expect(parseDecodeVariant('scratch-keep-pat-listg-gf-zp-zt-ba-wg32-x1-stage16').zeroTrack).toBe(true);
+    expect(() => parseDecodeVariant('scratch-keep-pat-listg-gf-zt-wg32-x1-stage16')).toThrow(
+      /'zt' needs 'zp'/,
     );
     expect(parseDecodeVariant('wg128').shader).toBe('fused');
     expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);

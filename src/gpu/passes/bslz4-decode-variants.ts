@@ -29,6 +29,9 @@
  * - `ba`: with `zp`, a block whose values are all below 256 (its planes from 8 on zero) is unshuffled a plane word
  *   at a time and audited on its bit planes: zeros, sum and maximum of 32 values from popcounts of their 8 plane
  *   words, instead of per value (the histogram's bins still per value where the pass counts them).
+ * - `zt`: with `zp`, the quads of planes that hold a nonzero word are noted while the lanes write the block (each
+ *   lane ORs the quads of the nonzero words it stores; a pattern match its range unless its pattern is zero)
+ *   instead of read from the block again (3/4 of its words) before the unshuffle. The same words.
  * - `gf`: each group of a workgroup decodes a frame of its own, one block a round (multi), instead of the groups
  *   decoding one frame's blocks together: no group idles in a frame's last round (9 blocks of 192x192 uint16
  *   over 2 groups: 9 rounds for two frames instead of 5 a frame). A workgroup takes `x<N>` frames at once.
@@ -172,6 +175,8 @@ export interface DecodeVariant {
   planeSkip: boolean;
   /** With planeSkip: blocks below 256 audited on their bit planes, a plane word at a time (`ba`). */
   bitAudit: boolean;
+  /** With planeSkip: the nonzero quads of planes noted as the block is written, not read again (`zt`). */
+  zeroTrack: boolean;
 }
 
 /** Frames a workgroup of the variant decodes at once (one, or one a group with `gf`). */
@@ -200,6 +205,7 @@ export function fusedDecodeVariant(lanes: number, stageWords: number): DecodeVar
     frameGroups: false,
     planeSkip: false,
     bitAudit: false,
+    zeroTrack: false,
   };
 }
 
@@ -224,6 +230,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let frameGroups = false;
   let planeSkip = false;
   let bitAudit = false;
+  let zeroTrack = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
     if (!Number.isInteger(v) || v < 1)
@@ -252,11 +259,12 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'gf') frameGroups = true;
     else if (part === 'zp') planeSkip = true;
     else if (part === 'ba') bitAudit = true;
+    else if (part === 'zt') zeroTrack = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, zp, ba, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, zp, ba, zt, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
       );
   }
   if (list && win) {
@@ -270,6 +278,9 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   }
   if (bitAudit && !planeSkip) {
     throw new StemflowError('invalid', `Decode variant '${name}': 'ba' needs 'zp'.`);
+  }
+  if (zeroTrack && !planeSkip) {
+    throw new StemflowError('invalid', `Decode variant '${name}': 'zt' needs 'zp'.`);
   }
   if ((listCap !== undefined && !list) || (listCap !== undefined && listCap > MAX_LIST_CAP)) {
     throw new StemflowError(
@@ -310,6 +321,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       frameGroups,
       planeSkip,
       bitAudit,
+      zeroTrack,
     };
   }
   return {

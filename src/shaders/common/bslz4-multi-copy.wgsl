@@ -65,10 +65,31 @@ fn block_bytes(a: u32, count: u32) -> u32 {
   return v;
 }
 
+// ZERO_TRACK: the quad of planes that block word w lies in (0 .. 2 ELEM_SIZE - 1).
+fn quad_of(w: u32) -> u32 {
+  var q = 0u;
+  for (var j = 1u; j < 2u * ELEM_SIZE; j++) {
+    q += select(0u, 1u, w >= j * quad_words);
+  }
+  return q;
+}
+
+// ZERO_TRACK: notes the quads of block bytes [a, end) (end > a) as holding a nonzero word.
+fn note_range(a: u32, end: u32) {
+  let q0 = quad_of(a >> 2u);
+  let q1 = quad_of((end - 1u) >> 2u);
+  lane_quads |= ((2u << q1) - 1u) & ~((1u << q0) - 1u);
+}
+
 // Writes `count` (1..4) bytes `value` at block byte `a` (inside word w = a / 4, owned by the calling lane): a
 // whole word is stored; part of a word is merged under a mask (its other bytes belong to neighbouring
 // sequences, written by the same lane before or after). Other lanes read only bytes written before a barrier.
+// ZERO_TRACK: notes the word's quad when the word is nonzero, unless `noted` (its caller noted the range).
 fn put_bytes(a: u32, count: u32, value: u32) {
+  put_bytes_noted(a, count, value, false);
+}
+
+fn put_bytes_noted(a: u32, count: u32, value: u32, noted: bool) {
   let w = a >> 2u;
   var v = value;
   if (count != 4u) {
@@ -83,6 +104,9 @@ fn put_bytes(a: u32, count: u32, value: u32) {
     v = (old & ~mask) | ((value << sh) & mask);
   }
   blk_set(w, v);
+  if (ZERO_TRACK && !noted) {
+    lane_quads |= select(0u, 1u << quad_of(w), v != 0u);
+  }
   if (KEEP) {
     kept_w = w;
     kept_v = v;
@@ -116,6 +140,9 @@ fn copy_pattern(op: u32, offset: u32, end: u32, p: u32, lane: u32) {
     lo = p | (p << 24u);
     hi = (p >> 8u) | (p << 16u);
   }
+  if (ZERO_TRACK && p != 0u) {
+    note_range(op, end);
+  }
   for (var w = owned_word(op >> 2u, lane); w * 4u < end; w += LANES) {
     let a = max(w * 4u, op);
     let n = min(w * 4u + 4u, end) - a;
@@ -127,7 +154,7 @@ fn copy_pattern(op: u32, offset: u32, end: u32, p: u32, lane: u32) {
       r = j % 3u;
     }
     let word = select((lo >> (8u * r)) | (hi << (32u - 8u * r)), lo, r == 0u);
-    put_bytes(a, n, word);
+    put_bytes_noted(a, n, word, true);
   }
 }
 

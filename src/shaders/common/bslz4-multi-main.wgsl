@@ -50,6 +50,11 @@ override PLANE_SKIP: bool = false;
 // and audited on the bit planes themselves (unshuffle_low_words): zeros, sum and maximum of 32 values from
 // popcounts of their 8 plane words, instead of per value.
 override BIT_AUDIT: bool = false;
+// PLANE_SKIP: the quads of planes that hold a nonzero word are noted while the block is written (each lane ORs the
+// quads of the nonzero words it stores; a pattern match of offset 1-3 its whole range unless its pattern is zero)
+// instead of read from the block again before the unshuffle (plane_quads). A noted quad may still be zero (a
+// partial word of a pattern); never the reverse, as every block byte is stored by put_bytes.
+override ZERO_TRACK: bool = false;
 
 // #include "bslz4-bindings.wgsl"
 
@@ -75,6 +80,10 @@ var<private> blk_base: u32;
 // KEEP: the last word this lane wrote in its block (index; 0xffffffff: none yet) and its value.
 var<private> kept_w: u32;
 var<private> kept_v: u32;
+// ZERO_TRACK: the quads of planes of the current block this lane stored a nonzero word in (bit q: quad q), and
+// words a quad (elems / 8).
+var<private> lane_quads: u32;
+var<private> quad_words: u32;
 // LIST: this group's list (from lists[list_base]), its sequences, and its block's verdict + 1 (0: no list).
 var<private> list_base: u32;
 // LIST without LIST_STAGE: the group's list from list_seq(list_at).
@@ -189,6 +198,8 @@ fn epoch_barrier() {
 // workgroup); own_verdict is the lane's group's. Every EPOCHS_PER_ROUND epochs the workgroup checks uniformly whether every group is done.
 fn lz4_round(start: u32, end: u32, out_end: u32, busy: bool, sub: u32, lane: u32, lid: u32) -> u32 {
   kept_w = 0xffffffffu;
+  lane_quads = 0u;
+  quad_words = out_end / (8u * ELEM_SIZE);
   var w = Walk(start, 0u, 0u, 0u, 0u, select(1u, 0u, busy), vec2<u32>(0u), 0u);
   let listed = LIST && busy && list_done != 0u;
   if (listed) {

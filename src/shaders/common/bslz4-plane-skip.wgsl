@@ -49,7 +49,11 @@ fn plane_quads(busy: bool, elems: u32, sub: u32, lane: u32) -> u32 {
     atomicStore(&quads_live[2u * sub + ((plane_round + 1u) & 1u)], 0u);
   }
   plane_round += 1u;
-  if (busy) {
+  if (ZERO_TRACK) {
+    if (busy && (lane_quads & ~1u) != 0u) {
+      atomicOr(&quads_live[at], lane_quads & ~1u);
+    }
+  } else if (busy) {
     let pb = elems / 8u;
     var bits = 0u;
     for (var q = 1u; q < 2u * ELEM_SIZE; q++) {
