@@ -33,11 +33,7 @@ export function transposeCanCountHistogram(device: GPUDevice): boolean {
 /** Pixels per workgroup block, and output words per pixel row per tile (shader constants). */
 export const TRANSPOSE_TILE_PIXELS = 64;
 export const TRANSPOSE_TILE_WORDS = 32;
-/**
- * Frame tiles a workgroup loops over, at most. The histogram's per-thread counters of values 1..3 hold 1,023 each
- * (common/detector-transpose-bins.wgsl: MAX_TILES, the same bound, checked there by a const_assert).
- */
-export const MAX_TILES_PER_WORKGROUP = 16;
+const MAX_TILES_PER_WORKGROUP = 16;
 /**
  * Default workgroups a dispatch aims at before it lengthens each workgroup's span of frames. With the
  * span-fastest order, 2,048 (4 tiles a workgroup at 8,190 pixels x 8,192 frames, two waves on the H200) writes a
