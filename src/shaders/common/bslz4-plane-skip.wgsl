@@ -40,8 +40,9 @@ fn unshuffle_group_live(g: u32, pb: u32, first: u32, out_base: u32, live: u32) {
 var<private> plane_round: u32;
 
 // PLANE_SKIP: the quads of planes of this group's decoded block (elems elements; when `busy`) that hold a nonzero
-// byte, as bits (quad 0 always set): every lane ORs the words of quads 1.. it strides over, the group's lanes
-// OR their bits together. Call in uniform control flow, after the barrier that ends the block's walk.
+// byte, as bits (quad 0 always set): every lane ORs the words of quads 1.. it strides over (ZERO_TRACK: takes the
+// quads it noted while it stored the block instead), the group's lanes OR their bits together. Call in uniform
+// control flow, after the barrier that ends the block's walk.
 fn plane_quads(busy: bool, elems: u32, sub: u32, lane: u32) -> u32 {
   let at = 2u * sub + (plane_round & 1u);
   // The other mask was last read before the barrier that began this block's round: clear it for the next block.
