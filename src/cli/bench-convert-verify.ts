@@ -11,7 +11,7 @@ import {
   verifyAcquisitionGpu,
 } from '../archive/gpu-verify';
 import type { ArchiveAcquisition } from '../archive/reader';
-import { loadDecodeVariant } from '../gpu/passes/bslz4-decode-variants';
+import { DEFAULT_DECODE_VARIANT, loadDecodeVariant } from '../gpu/passes/bslz4-decode-variants';
 import { createStagingPool } from '../gpu/staging-pool';
 import type { AcquisitionSource } from '../source/acquisition-source';
 import { gbps, ms } from './bench-load-report';
@@ -49,10 +49,14 @@ export async function benchVerify(
   };
   await run(); // warm-up (pipelines)
   const verify = await run();
-  // This run's decode against the load's (the list decode, where the device has it), cold, in alternating rounds
-  // (hosts vary run to run).
+  // This run's decode against the default's and the load's (the list decode, where the device has it), cold, in
+  // alternating rounds (hosts vary run to run).
   const variants = [
-    ...new Set([verify.decodeVariant, loadDecodeVariant(device.limits.maxStorageBuffersPerShaderStage)]),
+    ...new Set([
+      verify.decodeVariant,
+      DEFAULT_DECODE_VARIANT,
+      loadDecodeVariant(device.limits.maxStorageBuffersPerShaderStage),
+    ]),
   ];
   const decodeRounds: Record<string, number[]> = Object.fromEntries(variants.map((v) => [v, []]));
   let decodeRoundsExact = true;
