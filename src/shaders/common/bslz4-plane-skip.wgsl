@@ -81,11 +81,18 @@ fn max_step(r: vec2<u32>, w: u32, bit: u32) -> vec2<u32> {
   return vec2<u32>(select(r.x, t, has), r.y | select(0u, bit, has));
 }
 
-// BIT_AUDIT with AUDIT_BINS: counts the elements of `m` (bits of 32 elements whose values, below 256, are bit
-// sliced in plane words w0..w7) in their bins 1..255: one atomic a set bit, none for the others.
-fn bin_low_word(m0: u32, w0: u32, w1: u32, w2: u32, w3: u32, w4: u32, w5: u32, w6: u32, w7: u32) {
+// BIT_AUDIT with AUDIT_BINS: counts the elements of `counted` (bits of 32 elements whose values, below 256, are bit
+// sliced in plane words w0..w7) in their bins 1..255: values 1, 2 and 3 by popcounts into lane_small, the others
+// (a plane from 2 on set) one atomic a set bit.
+fn bin_low_word(counted: u32, w0: u32, w1: u32, w2: u32, w3: u32, w4: u32, w5: u32, w6: u32, w7: u32) {
   let h = audit_set * BINS;
-  var m = m0;
+  let low = counted & ~(w2 | w3 | w4 | w5 | w6 | w7);
+  lane_small += vec3<u32>(
+    countOneBits(low & w0 & ~w1),
+    countOneBits(low & ~w0 & w1),
+    countOneBits(low & w0 & w1),
+  );
+  var m = counted & (w2 | w3 | w4 | w5 | w6 | w7);
   while (m != 0u) {
     let i = firstTrailingBit(m);
     m &= m - 1u;
@@ -134,7 +141,7 @@ fn unshuffle_low_words(k: u32, pw: u32, first: u32, out_base: u32, live: u32) {
   r = max_step(r, w0, 1u);
   lane_max = max(lane_max, r.y);
   if (AUDIT_BINS) {
-    bin_low_word(counted & nonzero, w0, w1, w2, w3, w4, w5, w6, w7);
+    bin_low_word(counted, w0, w1, w2, w3, w4, w5, w6, w7);
   }
   for (var b = 0u; b < 4u; b++) {
     let p = transpose8(pick(w4, w5, w6, w7, b), pick(w0, w1, w2, w3, b));
