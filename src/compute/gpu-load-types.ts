@@ -46,11 +46,12 @@ export interface GpuLoadOptions {
   /** How the transpose moves its tiles: scalar, batched, vec4 (detector-transpose.ts; default 'vec4'). */
   transposeLoads?: TransposeLoads;
   /**
-   * Which pass counts the audit histogram's bins 1..255: 'transpose' (the decode counts bins 0 and 256; the
-   * default where the GPU gives the transpose the 17 KiB of workgroup memory it then needs) or 'decode' (the
-   * decode counts every bin; the default elsewhere). Same numbers and the same GPU time a scan on the H200 (127.0
-   * ms); with 'transpose' the decode takes 4.1 ms less and the transpose as much more (docs/performance.md,
-   * twentieth session).
+   * Which pass counts the audit histogram's bins 1..255: 'decode' (the default: the decode counts every bin, values
+   * 1..3 without atomics, by popcounts of the bit planes in its `ba` path) or 'transpose' (the decode counts bins 0
+   * and 256; it needs a GPU that gives the transpose 17 KiB of workgroup memory). The same numbers. Twenty-fifth
+   * session, one call on an H100: decode + transpose 107.0 ms a scan with 'decode' (92.6 + 14.4) against 107.3-107.5
+   * with 'transpose' (86.7-86.9 + 20.5-20.6); the decode's bins cost 16.5 ms on the H200 before they were counted
+   * that way (docs/performance.md, twenty-fifth and twenty-third sessions).
    */
   histogramIn?: 'decode' | 'transpose';
   /**

@@ -172,6 +172,34 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
     }
   });
 
+  withGpu(
+    'the histogram counted in the decode (default) and in the transpose: the same bins, the source values counted',
+    async (ctx) => {
+      const source = await open([arina.master, ...arina.shards].map(fixture));
+      const frames = new Uint16Array((await source.readFrames(0, source.frameCount)).buffer);
+      const mask = source.pixelMask!;
+      const pixels = mask.length;
+      const expected = new Array<bigint>(257).fill(0n);
+      frames.forEach((v, i) => {
+        if (mask[i % pixels] === 0) expected[Math.min(v, 256)]++;
+      });
+      // Values 1..3 (counted without atomics in the decode), larger ones, and 6 above 255.
+      expect(expected.slice(1, 4).every((c) => c > 0n) && expected.slice(4, 256).some((c) => c > 0n)).toBe(
+        true,
+      );
+      expect(expected[256]).toBe(BigInt(arina.unflagged.count_gt_255));
+      for (const histogramIn of [undefined, 'transpose'] as const) {
+        const load = await loadToGpu(ctx, source, { batchFrames: 64, slots: 2, histogramIn });
+        try {
+          expect(load.audit.maxValue).toBe(arina.unflagged.max);
+          expect(Array.from(load.audit.histogram)).toEqual(expected);
+        } finally {
+          load.release();
+        }
+      }
+    },
+  );
+
   withGpu('192x192 frames (9 blocks each) match the CPU decode', async (ctx) => {
     const source = await openFixture('latest_fixed_u16_192.h5');
     const load = await loadToGpu(ctx, source, { batchFrames: 64, slots: 2 });

@@ -18,6 +18,7 @@ import {
   createResidentBuffers,
   DEFAULT_TRANSPOSE_LOADS,
   type DetectorTransposePass,
+  HISTOGRAM_WORKGROUP_BYTES,
   type TransposeLoads,
   transposeCanCountHistogram,
 } from '../gpu/passes/detector-transpose.ts';
@@ -48,6 +49,11 @@ export async function loadToGpu(
   const { device } = ctx;
   const { signal } = options;
   if (!source.storedCodec.gpu) throw new StemflowError('unsupported', source.storedCodec.reason);
+  if (options.histogramIn === 'transpose' && !transposeCanCountHistogram(device))
+    throw new StemflowError(
+      'budget',
+      `the transpose cannot count the histogram on this GPU: it needs ${HISTOGRAM_WORKGROUP_BYTES} B of workgroup memory, the device gives ${device.limits.maxComputeWorkgroupStorageSize} B (load with the histogram in the decode)`,
+    );
   const { summary } = source;
   const elemSize = DTYPE_BYTES[summary.dtype] as ElemSize;
   const pixels = summary.detector[0] * summary.detector[1];
@@ -136,8 +142,7 @@ export async function loadToGpu(
     const batchBuffers = [compressed, index, decoded];
     const slots = Array.from({ length: plan.slots }, () => ({ done: null as Promise<void> | null }));
     // The decode pass of this load and its global scratch (plan.decodeScratchBytes), freed with the scratch.
-    const histogramInTranspose =
-      (options.histogramIn ?? (transposeCanCountHistogram(device) ? 'transpose' : 'decode')) === 'transpose';
+    const histogramInTranspose = options.histogramIn === 'transpose';
     decode = createBslz4DecodePass(device, {
       elemSize,
       variant: plan.decodeVariant,
@@ -375,7 +380,7 @@ export function loadPasses(
   device: GPUDevice,
   elemSize: ElemSize,
   loads: TransposeLoads = DEFAULT_TRANSPOSE_LOADS,
-  histogram = transposeCanCountHistogram(device),
+  histogram = false,
 ) {
   let byKey = passCache.get(device);
   if (!byKey) {

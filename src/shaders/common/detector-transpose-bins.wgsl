@@ -1,8 +1,8 @@
 // The histogram part of detector-transpose-histogram.wgsl, included there before the body
 // (common/detector-transpose-main.wgsl), whose entry points call binned, bin_value and flush_bins (stubs in
 // detector-transpose.wgsl). The audit histogram's bins 1..255 of the dispatch's unflagged values, which the
-// load's decode leaves to this pass (AUDIT_BINS in common/bslz4-audit.wgsl): counted per workgroup in `bins`,
-// then added to the decode's audit buffer (u64 bins from word AUDIT_HISTOGRAM, the decode's layout) with at most
+// decode leaves to this pass in a load with GpuLoadOptions.histogramIn 'transpose' (AUDIT_BINS false in
+// common/bslz4-audit.wgsl; the load's default counts them in the decode): counted per workgroup in `bins`, then added to the decode's audit buffer (u64 bins from word AUDIT_HISTOGRAM, the decode's layout) with at most
 // 2 global atomics a bin. Values outside the dispatch's frames and pixels read as zero, so they count in no bin.
 // `bins` takes the workgroup past the 16 KiB of workgroup memory every device offers (17 KiB with the tile).
 override AUDIT_HISTOGRAM: u32 = 4u;
