@@ -81,6 +81,8 @@ export const DEFAULT_DECODE_VARIANT = 'scratch-keep-pat-wg16-x2-stage16';
  * Twenty-third session (`ba`: a block below 256 unshuffled a plane word at a time and audited on its bit planes),
  * H200, one call, two processes each (4 loads): decode 85.8-85.9 ms a scan in the load against 88.9-89.1 without
  * it, GPU work 113.9 ms against 117.0-117.1.
+ * Twenty-fifth session (H100, one call): `zt` 88.1-88.2 ms of decode a scan in the load against 86.5-86.6 without it;
+ * outside the load (`bench decode`, own parse pass) this variant 3.995 ms a batch, `wg16-x2` 3.782.
  */
 export const DEFAULT_LOAD_DECODE_VARIANT = 'scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16';
 
