@@ -49,9 +49,10 @@ export interface GpuLoadOptions {
    * Which pass counts the audit histogram's bins 1..255: 'decode' (the default: the decode counts every bin, values
    * 1..3 without atomics, by popcounts of the bit planes in its `ba` path) or 'transpose' (the decode counts bins 0
    * and 256; it needs a GPU that gives the transpose 17 KiB of workgroup memory). The same numbers. Twenty-fifth
-   * session, one call on an H100: decode + transpose 107.0 ms a scan with 'decode' (92.6 + 14.4) against 107.3-107.5
-   * with 'transpose' (86.7-86.9 + 20.5-20.6); the decode's bins cost 16.5 ms on the H200 before they were counted
-   * that way (docs/performance.md, twenty-fifth and twenty-third sessions).
+   * session, two calls on an H100: decode + transpose 106.9-107.1 ms a scan with 'decode' (92.5-92.7 + 14.4) against
+   * 107.0-107.5 with 'transpose' (86.4-86.9 + 20.5-20.6): the same time, and with 'decode' the transpose stays in
+   * the 16 KiB of workgroup memory every device offers. The decode's bins cost 16.5 ms on the H200 before values
+   * 1..3 were counted without atomics (docs/performance.md, twenty-fifth and twenty-third sessions).
    */
   histogramIn?: 'decode' | 'transpose';
   /**
