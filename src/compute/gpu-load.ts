@@ -14,13 +14,12 @@ import {
   readDecodeResults,
 } from '../gpu/passes/bslz4-decode.ts';
 import {
+  checkTransposeHistogram,
   createDetectorTransposePass,
   createResidentBuffers,
   DEFAULT_TRANSPOSE_LOADS,
   type DetectorTransposePass,
-  HISTOGRAM_WORKGROUP_BYTES,
   type TransposeLoads,
-  transposeCanCountHistogram,
 } from '../gpu/passes/detector-transpose.ts';
 import { compactHighPlane } from '../gpu/resident-compact.ts';
 import { type ElemSize, residentParts } from '../gpu/resident-layout.ts';
@@ -49,11 +48,8 @@ export async function loadToGpu(
   const { device } = ctx;
   const { signal } = options;
   if (!source.storedCodec.gpu) throw new StemflowError('unsupported', source.storedCodec.reason);
-  if (options.histogramIn === 'transpose' && !transposeCanCountHistogram(device))
-    throw new StemflowError(
-      'budget',
-      `the transpose cannot count the histogram on this GPU: it needs ${HISTOGRAM_WORKGROUP_BYTES} B of workgroup memory, the device gives ${device.limits.maxComputeWorkgroupStorageSize} B (load with the histogram in the decode)`,
-    );
+  // Before anything is allocated (the transpose pass itself is made after the batch buffers).
+  if (options.histogramIn === 'transpose') checkTransposeHistogram(device);
   const { summary } = source;
   const elemSize = DTYPE_BYTES[summary.dtype] as ElemSize;
   const pixels = summary.detector[0] * summary.detector[1];

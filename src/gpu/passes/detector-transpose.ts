@@ -30,6 +30,16 @@ export function transposeCanCountHistogram(device: GPUDevice): boolean {
   return device.limits.maxComputeWorkgroupStorageSize >= HISTOGRAM_WORKGROUP_BYTES;
 }
 
+/** Refuses ('unsupported') a transpose that counts the histogram on a device without the workgroup memory for it. */
+export function checkTransposeHistogram(device: GPUDevice): void {
+  if (!transposeCanCountHistogram(device)) {
+    throw new StemflowError(
+      'unsupported',
+      `The transpose's histogram needs ${HISTOGRAM_WORKGROUP_BYTES} bytes of workgroup memory; this GPU offers ${device.limits.maxComputeWorkgroupStorageSize} (count the histogram in the decode).`,
+    );
+  }
+}
+
 /** Pixels per workgroup block, and output words per pixel row per tile (shader constants). */
 export const TRANSPOSE_TILE_PIXELS = 64;
 export const TRANSPOSE_TILE_WORDS = 32;
@@ -143,19 +153,14 @@ export function createDetectorTransposePass(
     /**
      * Count the audit histogram's bins 1..255 here (detector-transpose-histogram.wgsl: 17 KiB of workgroup
      * memory, so only where maxComputeWorkgroupStorageSize allows), for a decode made with `auditBins: false`:
-     * the load's. They cost ~4.1 ms a scan on the H200 in either pass (the decode then meets 200 GB/s; the load's
-     * GPU work is the same either way: docs/performance.md, twentieth session).
+     * a load with histogramIn 'transpose'. The load's GPU work is the same with the bins in either pass
+     * (docs/performance.md, twentieth and twenty-fifth sessions).
      */
     histogram?: boolean;
   },
 ): DetectorTransposePass {
   const name = histogram ? 'detector-transpose-histogram' : 'detector-transpose';
-  if (histogram && device.limits.maxComputeWorkgroupStorageSize < HISTOGRAM_WORKGROUP_BYTES) {
-    throw new StemflowError(
-      'unsupported',
-      `The transpose's histogram needs ${HISTOGRAM_WORKGROUP_BYTES} bytes of workgroup memory; this GPU offers ${device.limits.maxComputeWorkgroupStorageSize}.`,
-    );
-  }
+  if (histogram) checkTransposeHistogram(device);
   const makePipeline = (vec4: boolean) =>
     device.createComputePipeline({
       label: `detector-transpose x${elemSize} ${vec4 ? 'vec4' : loads === 'vec4' ? 'scalar' : loads}`,

@@ -30,7 +30,8 @@ var<private> audit_set: u32;
 // a load with histogramIn 'transpose' counts them in its transpose (detector-transpose.wgsl, HISTOGRAM). The
 // load's default counts them here: with values 1..3 in lane_small (popcounts in the `ba` path), the load's decode
 // + transpose take the same time as with the bins in the transpose (106.9-107.1 ms a scan against 107.0-107.5, two
-// calls on an H100, docs/performance.md, twenty-fifth session). A failed frame's values are zero in the decoded slot, so the transpose counts none of them.
+// calls on an H100, docs/performance.md, twenty-fifth session). A failed frame's values are zero in the decoded
+// slot, so the transpose counts none of them.
 override AUDIT_BINS: bool = true;
 
 fn add64(a: vec2<u32>, b: u32) -> vec2<u32> {

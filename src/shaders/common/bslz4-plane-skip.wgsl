@@ -86,13 +86,14 @@ fn max_step(r: vec2<u32>, w: u32, bit: u32) -> vec2<u32> {
 // (a plane from 2 on set) one atomic a set bit.
 fn bin_low_word(counted: u32, w0: u32, w1: u32, w2: u32, w3: u32, w4: u32, w5: u32, w6: u32, w7: u32) {
   let h = audit_set * BINS;
-  let low = counted & ~(w2 | w3 | w4 | w5 | w6 | w7);
+  let above3 = w2 | w3 | w4 | w5 | w6 | w7;
+  let low = counted & ~above3;
   lane_small += vec3<u32>(
     countOneBits(low & w0 & ~w1),
     countOneBits(low & ~w0 & w1),
     countOneBits(low & w0 & w1),
   );
-  var m = counted & (w2 | w3 | w4 | w5 | w6 | w7);
+  var m = counted & above3;
   while (m != 0u) {
     let i = firstTrailingBit(m);
     m &= m - 1u;

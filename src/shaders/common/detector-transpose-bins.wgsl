@@ -2,8 +2,9 @@
 // (common/detector-transpose-main.wgsl), whose entry points call binned, bin_value and flush_bins (stubs in
 // detector-transpose.wgsl). The audit histogram's bins 1..255 of the dispatch's unflagged values, which the
 // decode leaves to this pass in a load with GpuLoadOptions.histogramIn 'transpose' (AUDIT_BINS false in
-// common/bslz4-audit.wgsl; the load's default counts them in the decode): counted per workgroup in `bins`, then added to the decode's audit buffer (u64 bins from word AUDIT_HISTOGRAM, the decode's layout) with at most
-// 2 global atomics a bin. Values outside the dispatch's frames and pixels read as zero, so they count in no bin.
+// common/bslz4-audit.wgsl; the load's default counts them in the decode): counted per workgroup in `bins`, then
+// added to the decode's audit buffer (u64 bins from word AUDIT_HISTOGRAM, the decode's layout) with at most 2
+// global atomics a bin. Values outside the dispatch's frames and pixels read as zero, so they count in no bin.
 // `bins` takes the workgroup past the 16 KiB of workgroup memory every device offers (17 KiB with the tile).
 override AUDIT_HISTOGRAM: u32 = 4u;
 @group(0) @binding(7) var<storage, read_write> audit: array<atomic<u32>>;
