@@ -27,8 +27,10 @@ export function logLoad(log: Log, r: number, timings: GpuLoadTimings): void {
 }
 
 /**
- * A timed load's GPU timeline (4 marks per batch: copy, decode, transpose, gap to the next batch), read and
- * logged; the timer is destroyed. Returns the per-batch log and the summed timeline.
+ * A timed load's GPU timeline (marks per batch: copy, decode, transpose[, place], then gap to the next batch; with
+ * copyAhead decode, copy, ...), read and logged; the timer is destroyed. Returns the per-batch log (each batch's
+ * marks up to its 'gap', the parse-ahead's first encoder the first entry without host times) and the summed
+ * timeline.
  */
 export async function readLoadTimeline(
   log: Log,
@@ -38,13 +40,21 @@ export async function readLoadTimeline(
   const marks = await timer.read();
   const { byLabel, spanMs } = summariseMarks(marks);
   timer.destroy();
-  // Per batch: GPU start (ms since the first mark), copy, decode, transpose[, place], gap; host times beside.
-  const m = marks[3]?.label === 'place' ? 5 : 4;
-  const batchLog = Array.from({ length: marks.length / m }, (_, k) => ({
-    gpuStart: marks[m * k].ms,
-    gpu: Array.from({ length: m - 1 }, (_, j) => marks[m * k + j + 1].ms - marks[m * k + j].ms),
-    gap: k + 1 < marks.length / m ? marks[m * k + m].ms - marks[m * k + m - 1].ms : null,
-    host: batchHostMs?.[k],
+  const groups: (typeof marks)[] = [];
+  let open: typeof marks = [];
+  for (const mark of marks) {
+    open.push(mark);
+    if (mark.label === 'gap') {
+      groups.push(open);
+      open = [];
+    }
+  }
+  const firstBatch = groups.length - (batchHostMs?.length ?? groups.length);
+  const batchLog = groups.map((g, k) => ({
+    gpuStart: g[0].ms,
+    gpu: Object.fromEntries(g.slice(0, -1).map((m, j) => [m.label, g[j + 1].ms - m.ms])),
+    gap: k + 1 < groups.length ? groups[k + 1][0].ms - g[g.length - 1].ms : null,
+    host: k >= firstBatch ? batchHostMs?.[k - firstBatch] : undefined,
   }));
   const line = { ...byLabel, spanMs };
   log(

@@ -26,7 +26,7 @@ Usage:
       Checks every archive file's SHA-256, then decodes every saved count and compares it with the source
       files; prints compared values, mismatches per block and SHA-256s. Exit status 1 on any mismatch.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
-                    [--variants wg128,wg64-stage8,...] [--transpose-variants base,batched,vec4,vec4-t8,...] [--transpose-loads scalar|batched|vec4] [--transpose-tiles 1,2,4] [--pool] [--segment 4096] [--high slots|full] [--pool-share 0.0625] [--compact] [--slices 16] [--decode VARIANT] [--parse-ahead on|off] [--histogram transpose|decode] [--row-pixels N] [--row-tiles batch|untiled]
+                    [--variants wg128,wg64-stage8,...] [--transpose-variants base,batched,vec4,vec4-t8,...] [--transpose-loads scalar|batched|vec4] [--transpose-tiles 1,2,4] [--pool] [--segment 4096] [--high slots|full] [--pool-share 0.0625] [--compact] [--slices 16] [--decode VARIANT] [--parse-ahead on|off] [--copy-ahead on|off] [--histogram transpose|decode] [--row-pixels N] [--row-tiles batch|untiled]
                     [--vi-workgroup 256] [--sustain 200]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
@@ -237,6 +237,7 @@ export async function main(argv: string[]): Promise<number> {
           'pool-share': { type: 'string' },
           decode: { type: 'string' },
           'parse-ahead': { type: 'string' },
+          'copy-ahead': { type: 'string' },
           histogram: { type: 'string' },
           'row-pixels': { type: 'string' },
           'row-tiles': { type: 'string' },
@@ -336,6 +337,7 @@ export async function main(argv: string[]): Promise<number> {
         poolShare: values['pool-share'] === undefined ? undefined : Number(values['pool-share']),
         decodeVariant: values.decode,
         parseAhead: parseOnOff(values['parse-ahead'], '--parse-ahead'),
+        copyAhead: parseOnOff(values['copy-ahead'], '--copy-ahead'),
         histogramIn: histogramIn(values.histogram),
         rowPixels: int(values['row-pixels']),
         rowTiles: parseRowTiles(values['row-tiles']),

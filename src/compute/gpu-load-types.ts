@@ -43,6 +43,11 @@ export interface GpuLoadOptions {
   decodeVariant?: string;
   /** Parse batch k + 1 while batch k decodes (load-plan.ts; default: on for list variants where it fits). */
   parseAhead?: boolean;
+  /**
+   * Parsing ahead: copy batch k + 2's chunks into their set after batch k's decode dispatch instead of before it,
+   * so that the copy may run beside batch k's transpose (load-plan.ts; default off).
+   */
+  copyAhead?: boolean;
   /** How the transpose moves its tiles: scalar, batched, vec4 (detector-transpose.ts; default 'vec4'). */
   transposeLoads?: TransposeLoads;
   /**

@@ -28,8 +28,8 @@ export interface BatchReader {
 }
 
 /**
- * Starts reading batch 0 into staging[0]. Batch k uses staging[k % staging.length] and set k % `sets` of
- * `compressed` (plan.compressedSlotBytes each) and `index` (plan.indexSlotBytes each); `job` holds the buffers
+ * Starts reading batch 0 into staging[0]. Batch k uses staging[k % staging.length], set k % `sets` of
+ * `compressed` (plan.compressedSlotBytes each) and set k % `indexSets` of `index` (plan.indexSlotBytes each); `job` holds the buffers
  * every batch's decode job shares. The load's read-wait and upload times accumulate into `timings`.
  */
 export function createBatchReader({
@@ -41,6 +41,7 @@ export function createBatchReader({
   compressed,
   index,
   sets,
+  indexSets = sets,
   job: shared,
   timings,
 }: {
@@ -52,11 +53,16 @@ export function createBatchReader({
   compressed: GPUBuffer;
   index: GPUBuffer;
   sets: number;
+  /** Sets of `index` (batch k in set k % indexSets; default `sets`). */
+  indexSets?: number;
   job: Pick<Bslz4DecodeJob, 'flags' | 'decoded' | 'errors' | 'totals' | 'audit' | 'pixels'>;
   timings: Pick<GpuLoadTimings, 'readWaitMs' | 'uploadMs'>;
 }): BatchReader {
   const ring = staging.length;
+  // Each staging buffer's map: resolved while it is mapped and unused; from its unmap until remap() has mapped it
+  // again, a promise that settles with that map (so a read started early waits for the buffer's batch to be copied).
   const mapped: Promise<void>[] = staging.map(() => Promise.resolve());
+  const remapped: ((map: Promise<void>) => void)[] = staging.map(() => () => {});
   const readBatch = async (k: number) => {
     const first = k * plan.batchFrames;
     const count = Math.min(plan.batchFrames, plan.frames - first);
@@ -82,6 +88,11 @@ export function createBatchReader({
     const base = set * plan.compressedSlotBytes;
     const buffer = staging[k % ring];
     buffer.unmap();
+    mapped[k % ring] = new Promise<void>((resolve) => {
+      remapped[k % ring] = resolve;
+    });
+    // Awaited by a later read; if the load ends first, its failure is expected.
+    mapped[k % ring].catch(() => {});
     // The next read fills the next staging buffer while this batch is copied and decoded.
     if (k + 1 < plan.batches) {
       next = readBatch(k + 1);
@@ -91,7 +102,10 @@ export function createBatchReader({
     // Index entries point into the whole compressed buffer: the set's chunks start at `base`.
     const entries = chunkIndex(stored);
     for (let i = 0; i < entries.length; i += 2) entries[i] += base;
-    device.queue.writeBuffer(index, set * plan.indexSlotBytes, entries);
+    // Written before the next submission: with copyAhead, batch k + 2's entries are written before batch k's
+    // dispatch, which reads batches k and k + 1's, so the index holds three sets.
+    const indexSet = k % indexSets;
+    device.queue.writeBuffer(index, indexSet * plan.indexSlotBytes, entries);
     timings.uploadMs += performance.now() - t;
     return {
       job: {
@@ -99,7 +113,7 @@ export function createBatchReader({
         compressed,
         compressedBytes: base + length,
         index,
-        indexBase: set * plan.batchFrames,
+        indexBase: indexSet * plan.batchFrames,
         frameCount: count,
         firstFrame: k * plan.batchFrames,
         wordsPerFrame: plan.wordsPerFrame,
@@ -116,7 +130,7 @@ export function createBatchReader({
         const remap = buffer.mapAsync(GPUMapMode.WRITE);
         // A failed or cancelled load destroys the buffer before this settles; its rejection is then expected.
         remap.catch(() => {});
-        mapped[k % ring] = remap;
+        remapped[k % ring](remap);
       },
     };
   };

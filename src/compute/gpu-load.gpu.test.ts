@@ -225,6 +225,61 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
     }
   });
 
+  withGpu(
+    'copying ahead (batch k + 2 copied after batch k decodes): the same results as the default, every value exact',
+    async (ctx) => {
+      const source = await openFixture('many_ext_u16_32.h5');
+      const d = oracle.files['many_ext_u16_32.h5'].datasets['/data'];
+      // Full high plane: the resident buffers compare byte for byte. One slot (a ring of 2 staging buffers)
+      // and three, and pools that grow while batches are in flight.
+      const base = { batchFrames: 64, pixelsPerBufferLimit: 300 };
+      const reference = await loadToGpu(ctx, source, { ...base, slots: 2, highPlane: 'full' });
+      try {
+        expect(reference.plan.parseAhead).toBe(true);
+        expect(reference.plan.copyAhead).toBe(false);
+        const want = await Promise.all(
+          reference.resident.map((b, i) =>
+            readBuffer(ctx.device, b, 0, reference.plan.resident.bufferBytes[i]),
+          ),
+        );
+        for (const slots of [1, 3]) {
+          const load = await loadToGpu(ctx, source, { ...base, slots, highPlane: 'full', copyAhead: true });
+          try {
+            expect(load.plan.copyAhead).toBe(true);
+            expect(load.plan.indexSets).toBe(3);
+            expect(load.plan.batches).toBe(16);
+            const got = await Promise.all(
+              load.resident.map((b, i) => readBuffer(ctx.device, b, 0, load.plan.resident.bufferBytes[i])),
+            );
+            for (const [i, bytes] of got.entries()) expect(Buffer.compare(bytes, want[i])).toBe(0);
+            expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
+            expect(load.audit).toEqual(reference.audit);
+            expect(Array.from(load.dpSums)).toEqual(Array.from(reference.dpSums));
+          } finally {
+            load.release();
+          }
+        }
+      } finally {
+        reference.release();
+      }
+      const grown = await loadToGpu(ctx, source, {
+        ...base,
+        slots: 2,
+        segmentFrames: 128,
+        poolShare: 1e-6,
+        copyAhead: true,
+      });
+      try {
+        expect(grown.plan.copyAhead).toBe(true);
+        expect(grown.timings.poolGrowths).toBeGreaterThan(0);
+        expect(Array.from(grown.frameTotals, Number)).toEqual(d.frame_sums);
+        await expectResidentFrames(ctx.device, grown, source, grown.plan.frames);
+      } finally {
+        grown.release();
+      }
+    },
+  );
+
   withGpu('rows in tiles of a batch hold the values of untiled rows (full high plane)', async (ctx) => {
     const source = await openFixture('many_ext_u16_32.h5');
     const options = {

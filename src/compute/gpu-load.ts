@@ -74,6 +74,7 @@ export async function loadToGpu(
     poolShare: options.poolShare,
     decodeVariant: options.decodeVariant,
     parseAhead: options.parseAhead,
+    copyAhead: options.copyAhead,
     rowTiles: options.rowTiles,
   });
   options.onPlan?.(plan, describePlan(plan));
@@ -130,10 +131,11 @@ export async function loadToGpu(
     // queue.writeBuffer and the chunks copied in the batch's own commands come after the previous batch's
     // passes), so only the host's staging and the high scratch need one per batch in flight. Parsing ahead,
     // the compressed chunks, the index and the decode's lists hold two batches (batch k in set k % 2): batch k's
-    // dispatch decodes it and parses batch k + 1.
+    // dispatch decodes it and parses batch k + 1. Copying ahead, the index holds three (plan.indexSets): batch
+    // k + 2's entries are written before batch k's dispatch.
     const sets = plan.parseAhead ? 2 : 1;
     const compressed = make('batch compressed', sets * plan.compressedSlotBytes, STORAGE_IN);
-    const index = make('batch index', sets * plan.indexSlotBytes, STORAGE_IN);
+    const index = make('batch index', plan.indexSets * plan.indexSlotBytes, STORAGE_IN);
     const decoded = make('batch decoded', plan.decodedSlotBytes, GPUBufferUsage.STORAGE);
     const batchBuffers = [compressed, index, decoded];
     const slots = Array.from({ length: plan.slots }, () => ({ done: null as Promise<void> | null }));
@@ -203,6 +205,7 @@ export async function loadToGpu(
       compressed,
       index,
       sets,
+      indexSets: plan.indexSets,
       job: { flags, decoded, errors, totals, audit, pixels },
       timings,
     });
@@ -211,17 +214,25 @@ export async function loadToGpu(
     const pass = decode;
     const timer = options.timer;
     let current = await upload(0);
+    // Copying ahead: batch k + 1, already in its set when batch k's commands are recorded (they copy batch k + 2).
+    let next: Awaited<ReturnType<typeof upload>> | null = null;
     if (plan.parseAhead) {
-      // The first batch's copy and parse; every later batch is copied and parsed beside its predecessor's decode.
+      // The first batch's copy and parse; every later batch is copied and parsed beside its predecessor's decode
+      // (copying ahead: batch 1 copied here too, each batch k + 2 after batch k's decode).
       const encoder = device.createCommandEncoder({ label: 'load batch 0 parse' });
       timer?.mark(encoder, 'copy');
       current.copy(encoder);
+      if (plan.copyAhead) {
+        next = await upload(1);
+        next.copy(encoder);
+      }
       timer?.mark(encoder, 'decode');
       const params = pass.encodeParse(encoder, current.job);
       timer?.mark(encoder, 'gap');
       device.queue.submit([encoder.finish()]);
       params.destroy();
       current.remap();
+      next?.remap();
     }
     for (let k = 0; k < plan.batches; k++) {
       throwIfAborted(signal);
@@ -236,15 +247,23 @@ export async function loadToGpu(
       timings.gpuWaitMs += performance.now() - t;
       const slotFree = performance.now();
       if (!plan.parseAhead && k > 0) current = await upload(k);
-      // Parsing ahead: batch k + 1 must be read before batch k's commands (they copy and parse it).
-      const ahead = plan.parseAhead && k + 1 < plan.batches ? await upload(k + 1) : null;
+      // Parsing ahead: batch k + 1 must be read before batch k's commands (they copy and parse it); copying
+      // ahead, batch k + 1 is in its set already and batch k + 2 must be read (they copy it).
+      const ahead = plan.copyAhead
+        ? next
+        : plan.parseAhead && k + 1 < plan.batches
+          ? await upload(k + 1)
+          : null;
+      const later = plan.copyAhead && k + 2 < plan.batches ? await upload(k + 2) : null;
       const readReady = performance.now();
       t = performance.now();
       const { job } = current;
       const encoder = device.createCommandEncoder({ label: `load batch ${k}` });
-      timer?.mark(encoder, 'copy');
-      if (ahead) ahead.copy(encoder);
-      else if (!plan.parseAhead) current.copy(encoder);
+      if (!plan.copyAhead) {
+        timer?.mark(encoder, 'copy');
+        if (ahead) ahead.copy(encoder);
+        else if (!plan.parseAhead) current.copy(encoder);
+      }
       timer?.mark(encoder, 'decode');
       const params = [
         pass.encode(encoder, {
@@ -260,6 +279,12 @@ export async function loadToGpu(
             : undefined,
         }),
       ];
+      if (plan.copyAhead) {
+        // Into the set batch k's dispatch just read: after it (Dawn's barrier waits for that dispatch), and
+        // before passes that wait only for compute work, so the GPU may run the copy beside them.
+        timer?.mark(encoder, 'copy');
+        later?.copy(encoder);
+      }
       timer?.mark(encoder, 'transpose');
       params.push(
         ...transpose.encode(encoder, {
@@ -282,7 +307,11 @@ export async function loadToGpu(
       device.queue.submit([encoder.finish()]);
       for (const p of params) p.destroy();
       slot.done = high ? high.submitted(k % plan.slots) : device.queue.onSubmittedWorkDone();
-      if (ahead) {
+      if (plan.copyAhead) {
+        later?.remap();
+        if (ahead) current = ahead;
+        next = later;
+      } else if (ahead) {
         ahead.remap();
         current = ahead;
       } else if (!plan.parseAhead) {

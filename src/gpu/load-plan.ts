@@ -60,6 +60,11 @@ export interface LoadPlanRequest {
    */
   parseAhead?: boolean;
   /**
+   * With parseAhead: batch k + 2's chunks are copied into their set after batch k's decode dispatch, beside batch
+   * k's transpose, instead of before the dispatch (a third set of index entries, 8 bytes a frame). Default off.
+   */
+  copyAhead?: boolean;
+  /**
    * The resident rows' tiles (resident-layout.ts): 'batch' (default) tiles each row by the batch (the least
    * common multiple of batchFrames and, uint16, the hot segment), so each batch's transpose writes one contiguous
    * region of every row buffer; 'untiled' keeps each pixel's whole scan image contiguous.
@@ -96,6 +101,12 @@ export interface LoadPlan {
    */
   parseAhead: boolean;
   /**
+   * With parseAhead: each batch's dispatch is followed by the copy of batch k + 2's chunks (the load's copies
+   * then run beside the transposes rather than between passes); the index has indexSets sets (3, else sets).
+   */
+  copyAhead: boolean;
+  indexSets: number;
+  /**
    * A slotted high plane: u32 words per pixel row of a batch's high scratch (one scratch per slot, one buffer
    * per row buffer), and the most slots each pool may grow to (all segments of its pixels, within one binding);
    * 0 and [] otherwise.
@@ -106,7 +117,7 @@ export interface LoadPlan {
   /** Whole-scan result buffers: errors (4 B/frame), frame totals (8 B/frame), DP sums (8 B/pixel), audit. */
   resultBytes: number;
   residentBytes: number;
-  /** (compressed + index) x sets + decoded + slots x high scratch + the decode scratch. */
+  /** compressed x sets + index x indexSets + decoded + slots x high scratch + the decode scratch. */
   scratchBytes: number;
   /** Mapped staging buffers the chunk bytes are read into ((slots + 1) x compressed slot; host-visible). */
   stagingBytes: number;
@@ -231,6 +242,8 @@ function planWith(req: LoadPlanRequest, parseAheadWanted: boolean): LoadPlan {
     2 * compressedSlotBytes <= limits.maxStorageBufferBindingSize &&
     2 * listBytes <= limits.maxStorageBufferBindingSize;
   const sets = parseAhead ? 2 : 1;
+  const copyAhead = parseAhead && (req.copyAhead ?? false) && batches > 2;
+  const indexSets = copyAhead ? 3 : sets;
   const decodeScratch =
     decodeScratchBytes(variant, batchFrames, { pixels, elemSize, maxFramesPerDispatch: batchFrames }) +
     (sets - 1) * listBytes;
@@ -243,7 +256,8 @@ function planWith(req: LoadPlanRequest, parseAheadWanted: boolean): LoadPlan {
   // The batch buffers are shared by the slots (the GPU runs batches in queue order); the high scratch is not (a
   // batch's place pass may run again once the host has read its pools' state).
   const scratchBytes =
-    sets * (compressedSlotBytes + indexSlotBytes) +
+    sets * compressedSlotBytes +
+    indexSets * indexSlotBytes +
     decodedSlotBytes +
     slots * highScratchSlotBytes +
     decodeScratch;
@@ -264,6 +278,8 @@ function planWith(req: LoadPlanRequest, parseAheadWanted: boolean): LoadPlan {
     decodeVariant,
     decodeScratchBytes: decodeScratch,
     parseAhead,
+    copyAhead,
+    indexSets,
     highScratchWordsPerPixel: scratchWords,
     highScratchSlotBytes,
     maxPoolSlots: poolMax,
@@ -307,7 +323,7 @@ export function describePlan(plan: LoadPlan): string[] {
       : r.form === 'planes'
         ? `resident ${formatBytes(plan.residentBytes)} = low plane ${formatBytes(rows)} + high plane ${formatBytes(rows)} (written only where nonzero) + hot bitmap ${formatBytes(r.hotBytes)} (${r.segments} segments of ${r.segmentFrames} positions per pixel), each plane in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint16 as byte planes, exact)`
         : `resident ${formatBytes(plan.residentBytes)} in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint${plan.elemSize * 8}, exact)`,
-    `scratch ${formatBytes(plan.scratchBytes)}: ${plan.parseAhead ? '2 x ' : ''}a batch's ${formatBytes(plan.compressedSlotBytes)} compressed${plan.parseAhead ? ' (the next batch parsed while one decodes)' : ''} + ${formatBytes(plan.decodedSlotBytes)} decoded + ${plan.parseAhead ? '2 x ' : ''}${formatBytes(plan.indexSlotBytes)} index${plan.highScratchSlotBytes ? ` + ${plan.slots} slots x ${formatBytes(plan.highScratchSlotBytes)} high scratch` : ''} + decode scratch ${formatBytes(plan.decodeScratchBytes)} (${plan.decodeVariant})`,
+    `scratch ${formatBytes(plan.scratchBytes)}: ${plan.parseAhead ? '2 x ' : ''}a batch's ${formatBytes(plan.compressedSlotBytes)} compressed${plan.parseAhead ? ' (the next batch parsed while one decodes)' : ''} + ${formatBytes(plan.decodedSlotBytes)} decoded + ${plan.indexSets > 1 ? `${plan.indexSets} x ` : ''}${formatBytes(plan.indexSlotBytes)} index${plan.highScratchSlotBytes ? ` + ${plan.slots} slots x ${formatBytes(plan.highScratchSlotBytes)} high scratch` : ''} + decode scratch ${formatBytes(plan.decodeScratchBytes)} (${plan.decodeVariant})`,
     `results ${formatBytes(plan.resultBytes)}; peak ${formatBytes(plan.peakBytes)} (${(plan.peakBytes / plan.residentBytes).toFixed(3)} x resident); host-visible staging ${formatBytes(plan.stagingBytes)}`,
     `${plan.batches} batches of ${plan.batchFrames} frames`,
     ...(r.form === 'planes' && r.high === 'full'
