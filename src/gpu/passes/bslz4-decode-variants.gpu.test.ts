@@ -165,6 +165,32 @@ describe('bslz4-decode pass: variants vs twin', () => {
   );
 
   withGpu(
+    'ba with the bins: a lane counting more of one value from 4 to 15 than 16 bits hold (one lane a block)',
+    async (ctx) => {
+      // 256 x 512 frames, 32 blocks each: with one lane a block, that lane counts every value of its frame (131,071
+      // unflagged fives in frame 0, twice what a 16-bit half holds), so its counts must leave for the frame's bins
+      // before they reach 2^16. Frame 1: each value 4..17, in runs of 512.
+      const pixels = 256 * 512;
+      const a = new Uint16Array(pixels).fill(5);
+      const b = Uint16Array.from({ length: pixels }, (_, i) => 4 + ((i >> 9) % 14));
+      const chunks = [a, b].map((v) => bslz4Encode(new Uint8Array(v.buffer), 2));
+      const batch = { ...pack(chunks), frameCount: 2, pixels, elemSize: 2 as const };
+      const flags = new Uint32Array(pixels);
+      flags[7] = 1;
+      for (const variant of [
+        'multi-gf-zp-ba-wg1-x1-stage4',
+        'scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16',
+      ]) {
+        const { twin } = await compare(ctx, { ...batch, flags }, { variant, auditBins: true });
+        expect([...twin.errors]).toEqual([0, 0]);
+        // Unflagged fives: 131,071 in frame 0, 19 runs of 512 in frame 1 (run j of value 4 + j % 14).
+        expect(Number(twin.audit.histogram[5])).toBe(pixels - 1 + 19 * 512);
+      }
+    },
+    180_000,
+  );
+
+  withGpu(
     'matches whose offsets are multiples of 4 * lanes, or at most 8 (read without a barrier)',
     async (ctx) => {
       const next = rng(9);

@@ -8,6 +8,12 @@ var<private> lane_sum: vec2<u32>;
 // AUDIT_BINS: the lane's counts of values 1, 2 and 3 (80 % of the nonzero counts of a detector frame), added to
 // the frame's bins once at finish_frame instead of one workgroup atomic a value on the same few bins.
 var<private> lane_small: vec3<u32>;
+// AUDIT_BINS, the `ba` path (bin_low_word): the lane's counts of values 4..15 (two thirds of the rest), two bins a
+// word in 16-bit halves: lane_mid_a holds bins 4|5, 6|7, 8|9 and lane_mid_b bins 10|11, 12|13, 14|15 (the lower
+// bin in the low half). Added to the frame's bins at finish_frame, or by a block that leaves a count at 2^15 or
+// more (a block adds at most 8,192 values to a count: MAX_BLOCK_BYTES), so no half overflows.
+var<private> lane_mid_a: vec3<u32>;
+var<private> lane_mid_b: vec3<u32>;
 
 // Starts a lane's audit of a new frame.
 fn reset_lane_audit() {
@@ -16,6 +22,39 @@ fn reset_lane_audit() {
   lane_max = 0u;
   lane_sum = vec2<u32>(0u);
   lane_small = vec3<u32>(0u);
+  lane_mid_a = vec3<u32>(0u);
+  lane_mid_b = vec3<u32>(0u);
+}
+
+// Adds the two 16-bit counts of `pair` to bins `bin` (low half) and bin + 1 of this lane's frame.
+fn add_bin_pair(bin: u32, pair: u32) {
+  if ((pair & 0xffffu) != 0u) {
+    atomicAdd(&frame_hist[bin], pair & 0xffffu);
+  }
+  if ((pair >> 16u) != 0u) {
+    atomicAdd(&frame_hist[bin + 1u], pair >> 16u);
+  }
+}
+
+// Adds the lane's counts of values 4..15 to its frame's bins and clears them.
+fn flush_lane_mid() {
+  let h = audit_set * BINS;
+  add_bin_pair(h + 4u, lane_mid_a.x);
+  add_bin_pair(h + 6u, lane_mid_a.y);
+  add_bin_pair(h + 8u, lane_mid_a.z);
+  add_bin_pair(h + 10u, lane_mid_b.x);
+  add_bin_pair(h + 12u, lane_mid_b.y);
+  add_bin_pair(h + 14u, lane_mid_b.z);
+  lane_mid_a = vec3<u32>(0u);
+  lane_mid_b = vec3<u32>(0u);
+}
+
+// After a block: flushes the counts of values 4..15 once one of them reaches 2^15.
+fn bound_lane_mid() {
+  let any = lane_mid_a.x | lane_mid_a.y | lane_mid_a.z | lane_mid_b.x | lane_mid_b.y | lane_mid_b.z;
+  if ((any & 0x80008000u) != 0u) {
+    flush_lane_mid();
+  }
 }
 
 // Declared here for both decode shaders: the histogram, maximum and (lo, hi) sum of the current frame, in
@@ -117,6 +156,7 @@ fn finish_frame(f: u32, err: u32, live: bool, lid: u32, n: u32) {
           atomicAdd(&frame_hist[h + 1u + k], lane_small[k]);
         }
       }
+      flush_lane_mid();
     }
     atomicMax(&frame_max[audit_set], lane_max);
     let old = atomicAdd(&frame_sum[2u * audit_set], lane_sum.x);
