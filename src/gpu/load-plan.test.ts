@@ -53,6 +53,27 @@ describe('GPU load memory plan', () => {
     );
   });
 
+  it('copying ahead: a third set of index entries, nothing else, and only where batches are parsed ahead', () => {
+    const base = fullScan();
+    const ahead = fullScan({ copyAhead: true });
+    expect([base.copyAhead, base.indexSets]).toEqual([false, 2]);
+    expect([ahead.copyAhead, ahead.indexSets]).toEqual([true, 3]);
+    expect(ahead.scratchBytes - base.scratchBytes).toBe(8192 * 8);
+    expect(describePlan(ahead)[1]).toMatch(/ \+ 3 x 64\.0 KiB index/);
+    expect(ahead.peakBytes).toBeLessThanOrEqual(1.1 * ahead.residentBytes + 2 ** 30);
+    // Without parsing ahead, or with two batches, there is nothing to copy ahead of.
+    expect(fullScan({ copyAhead: true, parseAhead: false }).copyAhead).toBe(false);
+    const two = planGpuLoad({
+      frames: 2 * 8192,
+      detector: [192, 192],
+      elemSize: 2,
+      chunkSizes: new Uint32Array(2 * 8192).fill(12_100),
+      limits: H200,
+      copyAhead: true,
+    });
+    expect([two.batches, two.parseAhead, two.copyAhead, two.indexSets]).toEqual([2, true, false, 2]);
+  });
+
   it('plans the full ARINA scan (512x512x192x192 uint16) within 1.1 x resident + 1 GiB', () => {
     const frames = 512 * 512;
     const plan = fullScan({ highPlane: 'full' });
