@@ -58,7 +58,7 @@ export function decodePipeline(
     AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
     AUDIT_BINS: auditBins ? 1 : 0,
   };
-  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead} ${v.frameGroups} ${v.planeSkip} ${v.bitAudit} ${v.zeroTrack} ${ahead ? `ahead ${v.parseWords}` : ''} ${auditBins}`;
+  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead} ${v.frameGroups} ${v.planeSkip} ${v.bitAudit} ${v.zeroTrack} ${v.midBins} ${ahead ? `ahead ${v.parseWords}` : ''} ${auditBins}`;
   return cachedPipeline(device, key, () =>
     device.createComputePipeline({
       label: `bslz4-decode x${elemSize} ${v.name}`,
@@ -87,6 +87,7 @@ export function decodePipeline(
               PLANE_SKIP: v.planeSkip ? 1 : 0,
               BIT_AUDIT: v.bitAudit ? 1 : 0,
               ZERO_TRACK: v.zeroTrack ? 1 : 0,
+              MID_BINS: v.midBins ? 1 : 0,
               AUDIT_SETS: v.frameGroups ? v.groups : 1,
               ...(ahead ? { WINDOW_WORDS: v.parseWords } : {}),
               ...audit,

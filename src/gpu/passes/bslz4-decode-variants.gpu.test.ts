@@ -64,6 +64,8 @@ const VARIANTS = [
   'multi-list-gf-zp-ba-wg7-x3-stage5-cap3',
   'scratch-keep-pat-listg-gf-zp-zt-ba-wg32-x1-stage16',
   'multi-list-gf-zp-zt-wg7-x3-stage5-cap3',
+  'scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16',
+  'multi-list-gf-zp-ba-mb-wg7-x3-stage5-cap3',
 ];
 
 /**
@@ -151,6 +153,8 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'scratch-keep-pat-listg-gf-zp-wg16-x2-stage16',
         'scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16',
         'scratch-keep-pat-listg-gf-zp-ba-wg16-x2-stage16',
+        'scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16',
+        'scratch-keep-pat-listg-gf-zp-ba-mb-wg16-x2-stage16',
         'scratch-keep-pat-listg-gf-zp-zt-ba-wg32-x1-stage16',
         'scratch-keep-pat-listg-gf-zp-zt-wg16-x2-stage16',
         'multi-gf-zp-zt-wg7-x3-stage5',
@@ -165,7 +169,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
   );
 
   withGpu(
-    'ba with the bins: a lane counting more of one value from 4 to 15 than 16 bits hold (one lane a block)',
+    'ba-mb with the bins: a lane counting more of one value from 4 to 15 than 16 bits hold (one lane a block)',
     async (ctx) => {
       // 256 x 512 frames, 32 blocks each: with one lane a block, that lane counts every value of its frame (131,071
       // unflagged fives in frame 0, twice what a 16-bit half holds), so its counts must leave for the frame's bins
@@ -305,6 +309,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
       planeSkip: false,
       bitAudit: false,
       zeroTrack: false,
+      midBins: false,
     });
     expect(parseDecodeVariant('scratch-keep-pat-listg-gf-wg16-x2-stage16')).toMatchObject({
       frameGroups: true,
@@ -330,6 +335,10 @@ describe('bslz4-decode pass: variants vs twin', () => {
     expect(parseDecodeVariant('scratch-keep-pat-listg-gf-zp-zt-ba-wg32-x1-stage16').zeroTrack).toBe(true);
     expect(() => parseDecodeVariant('scratch-keep-pat-listg-gf-zt-wg32-x1-stage16')).toThrow(
       /'zt' needs 'zp'/,
+    );
+    expect(parseDecodeVariant('scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16').midBins).toBe(true);
+    expect(() => parseDecodeVariant('scratch-keep-pat-listg-gf-zp-mb-wg32-x1-stage16')).toThrow(
+      /'mb' needs 'ba'/,
     );
     expect(parseDecodeVariant('wg128').shader).toBe('fused');
     expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);

@@ -8,7 +8,10 @@ var<private> lane_sum: vec2<u32>;
 // AUDIT_BINS: the lane's counts of values 1, 2 and 3 (80 % of the nonzero counts of a detector frame), added to
 // the frame's bins once at finish_frame instead of one workgroup atomic a value on the same few bins.
 var<private> lane_small: vec3<u32>;
-// AUDIT_BINS, the `ba` path (bin_low_word): the lane's counts of values 4..15 (two thirds of the rest), two bins a
+// MID_BINS (the variant part `mb`, with `ba` and AUDIT_BINS): values 4..15 are counted by popcounts of the bit
+// planes too (bin_low_word), not by one workgroup atomic a value.
+override MID_BINS: bool = false;
+// MID_BINS, the `ba` path (bin_low_word): the lane's counts of values 4..15 (two thirds of the rest), two bins a
 // word in 16-bit halves: lane_mid_a holds bins 4|5, 6|7, 8|9 and lane_mid_b bins 10|11, 12|13, 14|15 (the lower
 // bin in the low half). Added to the frame's bins at finish_frame, or by a block that leaves a count at 2^15 or
 // more (a block adds at most 8,192 values to a count: MAX_BLOCK_BYTES), so no half overflows.
@@ -156,7 +159,9 @@ fn finish_frame(f: u32, err: u32, live: bool, lid: u32, n: u32) {
           atomicAdd(&frame_hist[h + 1u + k], lane_small[k]);
         }
       }
-      flush_lane_mid();
+      if (MID_BINS) {
+        flush_lane_mid();
+      }
     }
     atomicMax(&frame_max[audit_set], lane_max);
     let old = atomicAdd(&frame_sum[2u * audit_set], lane_sum.x);

@@ -134,7 +134,7 @@ fn unshuffle_block(elems: u32, first: u32, out_base: u32, lane: u32, live: u32) 
       for (var k = lane; k < pw; k += LANES) {
         unshuffle_low_words(k, pw, first, out_base, live);
       }
-      if (AUDIT_BINS) {
+      if (AUDIT_BINS && MID_BINS) {
         bound_lane_mid();
       }
       return;

@@ -92,9 +92,9 @@ fn bin_quad(m: u32, w0: u32, w1: u32) -> vec2<u32> {
 }
 
 // BIT_AUDIT with AUDIT_BINS: counts the elements of `counted` (bits of 32 elements whose values, below 256, are bit
-// sliced in plane words w0..w7) in their bins 1..255: values 1, 2 and 3 by popcounts into lane_small, 4..15 (planes
-// 2 or 3 set, none from 4 on) by popcounts into lane_mid_a and lane_mid_b, the others (a plane from 4 on set) one
-// atomic a set bit. On the benchmark's frames the atomics fall from 2.55 to 0.02 a word of 32 values.
+// sliced in plane words w0..w7) in their bins 1..255: values 1, 2 and 3 by popcounts into lane_small; with
+// MID_BINS 4..15 (planes 2 or 3 set, none from 4 on) by popcounts into lane_mid_a and lane_mid_b; the others one
+// atomic a set bit. On the benchmark's frames MID_BINS takes the atomics from 2.55 to 0.02 a word of 32 values.
 fn bin_low_word(counted: u32, w0: u32, w1: u32, w2: u32, w3: u32, w4: u32, w5: u32, w6: u32, w7: u32) {
   let h = audit_set * BINS;
   let above15 = w4 | w5 | w6 | w7;
@@ -106,14 +106,14 @@ fn bin_low_word(counted: u32, w0: u32, w1: u32, w2: u32, w3: u32, w4: u32, w5: u
     countOneBits(low & w0 & w1),
   );
   let mid = counted & (w2 | w3) & ~above15;
-  if (mid != 0u) {
+  if (MID_BINS && mid != 0u) {
     let m4 = bin_quad(mid & ~w3, w0, w1);
     let m8 = bin_quad(mid & w3 & ~w2, w0, w1);
     let m12 = bin_quad(mid & w3 & w2, w0, w1);
     lane_mid_a += vec3<u32>(m4.x, m4.y, m8.x);
     lane_mid_b += vec3<u32>(m8.y, m12.x, m12.y);
   }
-  var m = counted & above15;
+  var m = counted & select(above3, above15, MID_BINS);
   while (m != 0u) {
     let i = firstTrailingBit(m);
     m &= m - 1u;
