@@ -182,8 +182,9 @@ describe('bslz4-decode pass: variants vs twin', () => {
       const flags = new Uint32Array(pixels);
       flags[7] = 1;
       for (const variant of [
+        'multi-gf-zp-ba-mb-wg1-x1-stage4',
+        'scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16',
         'multi-gf-zp-ba-wg1-x1-stage4',
-        'scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16',
       ]) {
         const { twin } = await compare(ctx, { ...batch, flags }, { variant, auditBins: true });
         expect([...twin.errors]).toEqual([0, 0]);
