@@ -29,8 +29,9 @@ export interface BatchReader {
 
 /**
  * Starts reading batch 0 into staging[0]. Batch k uses staging[k % staging.length], set k % `sets` of
- * `compressed` (plan.compressedSlotBytes each) and set k % `indexSets` of `index` (plan.indexSlotBytes each); `job` holds the buffers
- * every batch's decode job shares. The load's read-wait and upload times accumulate into `timings`.
+ * `compressed` (plan.compressedSlotBytes each) and set k % `indexSets` of `index` (plan.indexSlotBytes each);
+ * `job` holds the buffers every batch's decode job shares. The load's read-wait and upload times accumulate into
+ * `timings`.
  */
 export function createBatchReader({
   device,

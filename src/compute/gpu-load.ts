@@ -13,20 +13,14 @@ import {
   createBslz4DecodePass,
   readDecodeResults,
 } from '../gpu/passes/bslz4-decode.ts';
-import {
-  checkTransposeHistogram,
-  createDetectorTransposePass,
-  createResidentBuffers,
-  DEFAULT_TRANSPOSE_LOADS,
-  type DetectorTransposePass,
-  type TransposeLoads,
-} from '../gpu/passes/detector-transpose.ts';
+import { checkTransposeHistogram, createResidentBuffers } from '../gpu/passes/detector-transpose.ts';
 import { compactHighPlane } from '../gpu/resident-compact.ts';
 import { type ElemSize, residentParts } from '../gpu/resident-layout.ts';
 import { createStagingPool } from '../gpu/staging-pool';
 import { type AcquisitionSource, DTYPE_BYTES } from '../source/acquisition-source.ts';
 import { checkBlockSize, decodeFailure, explainFailure } from './gpu-load-checks.ts';
 import { createHighSlots, type HighSlots } from './gpu-load-high.ts';
+import { loadPasses } from './gpu-load-passes.ts';
 import type { GpuLoad, GpuLoadOptions, GpuLoadTimings, LoadStage } from './gpu-load-types.ts';
 import { createBatchReader } from './gpu-load-upload.ts';
 import { readBuffer } from './readback.ts';
@@ -390,36 +384,4 @@ export async function loadToGpu(
     releaseAll();
     throw await explainFailure(ctx, e);
   }
-}
-
-const passCache = new WeakMap<
-  GPUDevice,
-  Map<string, { decode: Bslz4DecodePass; transpose: DetectorTransposePass }>
->();
-
-/**
- * The load's pipelines, compiled once per device and element size. Each load makes its own decode pass (the
- * pipeline comes from the pass's cache) so that it owns and frees that pass's scratch; the one here only warms it.
- */
-export function loadPasses(
-  device: GPUDevice,
-  elemSize: ElemSize,
-  loads: TransposeLoads = DEFAULT_TRANSPOSE_LOADS,
-  histogram = false,
-) {
-  let byKey = passCache.get(device);
-  if (!byKey) {
-    byKey = new Map();
-    passCache.set(device, byKey);
-  }
-  const key = `${elemSize} ${loads} ${histogram}`;
-  let passes = byKey.get(key);
-  if (!passes) {
-    passes = {
-      decode: createBslz4DecodePass(device, { elemSize, auditBins: !histogram }),
-      transpose: createDetectorTransposePass(device, { elemSize, loads, histogram }),
-    };
-    byKey.set(key, passes);
-  }
-  return passes;
 }

@@ -1,4 +1,4 @@
-import { loadPasses } from '../compute/gpu-load';
+import { loadPasses } from '../compute/gpu-load-passes';
 import { isStemflowError, StemflowError, throwIfAborted } from '../errors';
 import { acquireDevice, renewOnFailure } from '../gpu/device';
 import { createResidentPool } from '../gpu/resident-pool';
