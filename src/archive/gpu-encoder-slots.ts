@@ -285,6 +285,7 @@ export async function createState(
       elemSize: (bits / 8) as 1 | 2 | 4,
       variant: plan.decodeVariant,
       auditBins: false,
+      wordsPerFrame: plan.wordsPerFrame,
     });
     decode.reserve(frames, { pixels: params.geometry.pixels });
     const decodeSetupMs = performance.now() - t;

@@ -114,6 +114,7 @@ export async function verifyAcquisitionGpu(
     elemSize: elem,
     variant: options.decodeVariant,
     auditBins: false,
+    wordsPerFrame,
   });
   const plan = planGpuVerify({
     frameCount,

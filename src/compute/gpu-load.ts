@@ -139,6 +139,7 @@ export async function loadToGpu(
       elemSize,
       variant: plan.decodeVariant,
       auditBins: !histogramInTranspose,
+      wordsPerFrame: plan.wordsPerFrame,
     });
     decode.reserve(plan.batchFrames, {
       pixels,

@@ -12,7 +12,10 @@ import bitunshuffle from '../shaders/bitunshuffle.wgsl?raw';
 import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
 import bslz4DecodeList from '../shaders/bslz4-decode-list.wgsl?raw';
 import bslz4DecodeListAhead from '../shaders/bslz4-decode-list-ahead.wgsl?raw';
+import bslz4DecodeListAheadV4 from '../shaders/bslz4-decode-list-ahead-v4.wgsl?raw';
+import bslz4DecodeListV4 from '../shaders/bslz4-decode-list-v4.wgsl?raw';
 import bslz4DecodeMulti from '../shaders/bslz4-decode-multi.wgsl?raw';
+import bslz4DecodeMultiV4 from '../shaders/bslz4-decode-multi-v4.wgsl?raw';
 import bslz4Parse from '../shaders/bslz4-parse.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
 import detectorTransposeHistogram from '../shaders/detector-transpose-histogram.wgsl?raw';
@@ -39,6 +42,9 @@ export const shaderSource = {
   'bslz4-decode-multi': bslz4DecodeMulti,
   'bslz4-decode-list': bslz4DecodeList,
   'bslz4-decode-list-ahead': bslz4DecodeListAhead,
+  'bslz4-decode-multi-v4': bslz4DecodeMultiV4,
+  'bslz4-decode-list-v4': bslz4DecodeListV4,
+  'bslz4-decode-list-ahead-v4': bslz4DecodeListAheadV4,
   'bslz4-parse': bslz4Parse,
   'detector-transpose': detectorTranspose,
   'detector-transpose-histogram': detectorTransposeHistogram,

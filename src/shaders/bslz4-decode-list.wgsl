@@ -6,20 +6,5 @@
 // the same error codes (CPU twin: src/kernels/bslz4-decode.ts; the lists' twin: src/kernels/bslz4-parse.ts).
 // 10 storage buffers: chosen only on a device whose maxStorageBuffersPerShaderStage allows them.
 
-const LIST = true;
-const PARSE_AHEAD = false;
-fn parse_ahead(t: u32) {}
-
-// The parse pass's sequence lists (LIST_CAP entries per block of the dispatch) and, per block, (sequences
-// written, verdict + 1, or 0: no list).
-@group(0) @binding(9) var<storage, read> seqs: array<vec2<u32>>;
-@group(0) @binding(10) var<storage, read> seq_info: array<vec2<u32>>;
-
-fn list_info(t: u32) -> vec2<u32> {
-  return seq_info[t];
-}
-fn list_seq(i: u32) -> vec2<u32> {
-  return seqs[i];
-}
-
-// #include "common/bslz4-multi-main.wgsl"
+// #include "common/bslz4-out-words.wgsl"
+// #include "common/bslz4-decode-list-body.wgsl"

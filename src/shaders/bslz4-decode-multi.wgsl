@@ -31,15 +31,5 @@
 // The token walk, the match copy (period identity), the epochs and the unshuffle are otherwise those of
 // bslz4-decode.wgsl, with `lane` (0..LANES) in place of the workgroup's lane index.
 
-// No sequence lists: blocks are walked from their tokens. 8 storage buffers (the WebGPU default limit).
-const LIST = false;
-const PARSE_AHEAD = false;
-fn parse_ahead(t: u32) {}
-fn list_info(t: u32) -> vec2<u32> {
-  return vec2<u32>(0u);
-}
-fn list_seq(i: u32) -> vec2<u32> {
-  return vec2<u32>(0u);
-}
-
-// #include "common/bslz4-multi-main.wgsl"
+// #include "common/bslz4-out-words.wgsl"
+// #include "common/bslz4-decode-multi-body.wgsl"

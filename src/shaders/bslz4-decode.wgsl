@@ -34,6 +34,7 @@ override WORKGROUP_SIZE: u32 = 64u;
 override STAGE_WORDS: u32 = 1u;
 
 // #include "common/bslz4-bindings.wgsl"
+// #include "common/bslz4-out-words.wgsl"
 
 // The decoded (still bit-shuffled) bytes of the current block.
 var<workgroup> block: array<u32, BLOCK_WORDS>;

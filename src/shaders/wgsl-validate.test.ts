@@ -107,6 +107,9 @@ const SHARED_TWINS: Record<string, string> = {
   'bslz4-decode-multi': 'bslz4-decode',
   'bslz4-decode-list': 'bslz4-decode',
   'bslz4-decode-list-ahead': 'bslz4-decode',
+  'bslz4-decode-multi-v4': 'bslz4-decode',
+  'bslz4-decode-list-v4': 'bslz4-decode',
+  'bslz4-decode-list-ahead-v4': 'bslz4-decode',
   'detector-transpose-histogram': 'detector-transpose',
   'packed-query': 'packed-index',
   'tans-values': 'tans-decode',
@@ -192,7 +195,13 @@ async function pipelineErrors(dev: GPUDevice, name: ShaderName): Promise<Record<
 
 describe('pass pipelines (null backend, default overrides)', () => {
   const names = Object.keys(shaderSource) as ShaderName[];
-  const beyond = ['bslz4-decode-list', 'bslz4-decode-list-ahead', 'detector-transpose-histogram'];
+  const lists = [
+    'bslz4-decode-list',
+    'bslz4-decode-list-ahead',
+    'bslz4-decode-list-v4',
+    'bslz4-decode-list-ahead-v4',
+  ] as const;
+  const beyond: string[] = [...lists, 'detector-transpose-histogram'];
   const within8 = names.filter((name) => !beyond.includes(name));
 
   it.each(within8)(
@@ -203,7 +212,7 @@ describe('pass pipelines (null backend, default overrides)', () => {
   );
 
   // Built on a device with 10 by the list variants' GPU tests (bslz4-decode-variants.gpu.test.ts, SwiftShader).
-  it.each(['bslz4-decode-list', 'bslz4-decode-list-ahead'] as const)(
+  it.each(lists)(
     '%s binds decodeStorageBuffers(list variant) = 10 storage buffers: refused at 8',
     async (name) => {
       expect(LIST_BUFFERS).toBe(10);

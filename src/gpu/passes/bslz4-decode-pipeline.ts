@@ -35,8 +35,26 @@ function cachedPipeline(
 }
 
 /**
+ * How the decode stores its output words: 'words' one 32-bit word a store (any frame); 'vec4' 16 bytes a store
+ * (common/bslz4-out-vec4.wgsl: the multi shaders, values of 2 or 4 bytes, frames of a multiple of 4 words).
+ */
+export type DecodeOutput = 'words' | 'vec4';
+
+/**
+ * The output form for frames of `wordsPerFrame` words of `elemSize`-byte values: 'vec4' where the multi shaders can
+ * store every output vec4 whole (each frame, group of 8 values and raw tail then starts at a multiple of 4 words),
+ * unless the variant keeps word stores (`sw`).
+ */
+export function decodeOutput(v: DecodeVariant, elemSize: ElemSize, wordsPerFrame: number): DecodeOutput {
+  return v.shader === 'multi' && !v.wordStores && elemSize !== 1 && wordsPerFrame % 4 === 0
+    ? 'vec4'
+    : 'words';
+}
+
+/**
  * The pipeline of a decode variant for `elemSize` (compiled once per device). `ahead`: a variant that reads lists,
  * as bslz4-decode-list-ahead.wgsl (its dispatches also parse the next batch; the parse's `windowWords`).
+ * `output`: decodeOutput's form (the `-v4` shaders for 'vec4').
  */
 export function decodePipeline(
   device: GPUDevice,
@@ -44,13 +62,21 @@ export function decodePipeline(
   v: DecodeVariant,
   ahead = false,
   auditBins = true,
+  output: DecodeOutput = 'words',
 ): GPUComputePipeline {
   const multi = v.shader === 'multi';
   const listed = readsLists(v);
   if (ahead && !listed) {
     throw new StemflowError('invalid', `Decode variant ${v.name} reads no lists: it cannot parse ahead.`);
   }
-  const multiName = ahead ? 'bslz4-decode-list-ahead' : listed ? 'bslz4-decode-list' : 'bslz4-decode-multi';
+  if (output === 'vec4' && (!multi || elemSize === 1)) {
+    throw new StemflowError(
+      'invalid',
+      `Decode variant ${v.name} with ${elemSize}-byte values cannot store its output as vec4s.`,
+    );
+  }
+  const multiBase = ahead ? 'bslz4-decode-list-ahead' : listed ? 'bslz4-decode-list' : 'bslz4-decode-multi';
+  const multiName = output === 'vec4' ? (`${multiBase}-v4` as const) : multiBase;
   const audit = {
     AUDIT_MAX: AUDIT_LAYOUT.max,
     AUDIT_FAILED: AUDIT_LAYOUT.failedFrames,
@@ -58,7 +84,7 @@ export function decodePipeline(
     AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
     AUDIT_BINS: auditBins ? 1 : 0,
   };
-  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead} ${v.frameGroups} ${v.planeSkip} ${v.bitAudit} ${v.zeroTrack} ${v.midBins} ${ahead ? `ahead ${v.parseWords}` : ''} ${auditBins}`;
+  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead} ${v.frameGroups} ${v.planeSkip} ${v.bitAudit} ${v.zeroTrack} ${v.midBins} ${ahead ? `ahead ${v.parseWords}` : ''} ${auditBins} ${output}`;
   return cachedPipeline(device, key, () =>
     device.createComputePipeline({
       label: `bslz4-decode x${elemSize} ${v.name}`,

@@ -20,6 +20,7 @@ import {
   withPayload,
 } from './bslz4-decode.test-support.ts';
 import { createBslz4DecodePass } from './bslz4-decode.ts';
+import { decodeOutput } from './bslz4-decode-pipeline.ts';
 import { DEFAULT_DECODE_VARIANT, parseDecodeVariant } from './bslz4-decode-variants.ts';
 
 /**
@@ -66,6 +67,7 @@ const VARIANTS = [
   'multi-list-gf-zp-zt-wg7-x3-stage5-cap3',
   'scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16',
   'multi-list-gf-zp-ba-mb-wg7-x3-stage5-cap3',
+  'scratch-keep-pat-listg-gf-zp-ba-sw-wg32-x1-stage16',
 ];
 
 /**
@@ -124,8 +126,12 @@ describe('bslz4-decode pass: variants vs twin', () => {
       `${variant}: faults of every code, random mutations, dispatch boundaries, 33x35 and 32x32 fixtures`,
       async (ctx) => {
         const { batch, expected } = faultBatch();
-        const { twin } = await compare(ctx, batch, { variant });
-        expect([...twin.errors].map(decodeErrorName)).toEqual(expected.map(decodeErrorName));
+        // 578 words a frame: the word stores; 584: 16 bytes a store (decodeOutput), the raw tail's vec4 and 4
+        // words of padding after it.
+        for (const wordsPerFrame of [undefined, 584]) {
+          const { twin } = await compare(ctx, batch, { variant, wordsPerFrame });
+          expect([...twin.errors].map(decodeErrorName)).toEqual(expected.map(decodeErrorName));
+        }
         for (const m of mutatedBatches()) await compare(ctx, m, { variant });
         const b = fixtureBatch([{ file: 'many_v1_u8_32.h5', dataset: '/data' }]);
         const sub = { ...b, ...pack(b.chunks.slice(0, 45), (i) => i % 3), frameCount: 45 };
@@ -311,6 +317,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
       bitAudit: false,
       zeroTrack: false,
       midBins: false,
+      wordStores: false,
     });
     expect(parseDecodeVariant('scratch-keep-pat-listg-gf-wg16-x2-stage16')).toMatchObject({
       frameGroups: true,
@@ -341,6 +348,16 @@ describe('bslz4-decode pass: variants vs twin', () => {
     expect(() => parseDecodeVariant('scratch-keep-pat-listg-gf-zp-mb-wg32-x1-stage16')).toThrow(
       /'mb' needs 'ba'/,
     );
+    // The output form: 16 bytes a store for values of 2 or 4 bytes in frames of a multiple of 4 words, unless `sw`.
+    const load = parseDecodeVariant('scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16');
+    expect(decodeOutput(load, 2, 18432)).toBe('vec4');
+    expect(decodeOutput(load, 4, 1024)).toBe('vec4');
+    expect(decodeOutput(load, 2, 578)).toBe('words');
+    expect(decodeOutput(load, 1, 256)).toBe('words');
+    expect(
+      decodeOutput(parseDecodeVariant('scratch-keep-pat-listg-gf-zp-ba-sw-wg32-x1-stage16'), 2, 18432),
+    ).toBe('words');
+    expect(decodeOutput(parseDecodeVariant('base'), 2, 18432)).toBe('words');
     expect(parseDecodeVariant('wg128').shader).toBe('fused');
     expect(() => parseDecodeVariant('wg0')).toThrow(/positive integer/);
     expect(() => parseDecodeVariant('fast')).toThrow(/Unknown decode variant part/);

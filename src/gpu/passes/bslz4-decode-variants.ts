@@ -36,6 +36,9 @@
  * - `zt`: with `zp`, the quads of planes that hold a nonzero word are noted while the lanes write the block (each
  *   lane ORs the quads of the nonzero words it stores; a pattern match its range unless its pattern is zero)
  *   instead of read from the block again (3/4 of its words) before the unshuffle. The same words.
+ * - `sw`: the multi shader's output stored a 32-bit word at a time where it would store 16 bytes at a time
+ *   (decodeOutput in bslz4-decode-pipeline.ts: values of 2 or 4 bytes, frames of a multiple of 4 words); for
+ *   comparison, the same words.
  * - `gf`: each group of a workgroup decodes a frame of its own, one block a round (multi), instead of the groups
  *   decoding one frame's blocks together: no group idles in a frame's last round (9 blocks of 192x192 uint16
  *   over 2 groups: 9 rounds for two frames instead of 5 a frame). A workgroup takes `x<N>` frames at once.
@@ -185,6 +188,8 @@ export interface DecodeVariant {
   zeroTrack: boolean;
   /** With bitAudit: the histogram's values 4..15 counted by popcounts of the bit planes (`mb`). */
   midBins: boolean;
+  /** The output a word a store even where 16 bytes a store would do ('multi' only; `sw`). */
+  wordStores: boolean;
 }
 
 /** Frames a workgroup of the variant decodes at once (one, or one a group with `gf`). */
@@ -215,6 +220,7 @@ export function fusedDecodeVariant(lanes: number, stageWords: number): DecodeVar
     bitAudit: false,
     zeroTrack: false,
     midBins: false,
+    wordStores: false,
   };
 }
 
@@ -241,6 +247,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let bitAudit = false;
   let zeroTrack = false;
   let midBins = false;
+  let wordStores = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
     if (!Number.isInteger(v) || v < 1)
@@ -271,11 +278,12 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'ba') bitAudit = true;
     else if (part === 'zt') zeroTrack = true;
     else if (part === 'mb') midBins = true;
+    else if (part === 'sw') wordStores = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, zp, ba, zt, mb, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, zp, ba, zt, mb, sw, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
       );
   }
   if (list && win) {
@@ -311,6 +319,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     pattern ||
     unshuffleWords ||
     frameGroups ||
+    wordStores ||
     groups !== undefined ||
     epochs !== undefined
   ) {
@@ -337,6 +346,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       bitAudit,
       zeroTrack,
       midBins,
+      wordStores,
     };
   }
   return {

@@ -33,6 +33,8 @@ import {
 } from './bslz4-decode-memory.ts';
 import {
   BLOCK_WORDS,
+  type DecodeOutput,
+  decodeOutput,
   decodePipeline,
   PACK_FLAGS_WORKGROUP,
   PARSE_WORKGROUP,
@@ -77,6 +79,7 @@ export function createBslz4DecodePass(
     stageWords,
     variant,
     auditBins = true,
+    wordsPerFrame: jobWords,
   }: {
     elemSize: ElemSize;
     /** Workgroup size of the fused shader (with stageWords: the fused shader, not `variant`). Default 64. */
@@ -90,6 +93,11 @@ export function createBslz4DecodePass(
      * 1..255 in its transpose (createDetectorTransposePass's `histogram`). Default true.
      */
     auditBins?: boolean;
+    /**
+     * Words a frame of the jobs to come: the pipeline of their output form (decodeOutput) is compiled now, not at
+     * the first job. Default: the word form's.
+     */
+    wordsPerFrame?: number;
   },
 ): Bslz4DecodePass {
   if (![1, 2, 4].includes(elemSize)) {
@@ -124,9 +132,14 @@ export function createBslz4DecodePass(
       `A stage of ${v.stageWords} words is not within the GPU's workgroup memory (variant ${v.name}).`,
     );
   }
-  const compiled = decodePipeline(device, elemSize, v, false, auditBins);
+  // Per output form (decodeOutput: a job's frame size picks it), compiled at the first job that needs it (cached
+  // per device), the form of `wordsPerFrame` now.
+  const mainPipeline = (output: DecodeOutput) =>
+    decodePipeline(device, elemSize, v, false, auditBins, output);
+  mainPipeline(jobWords === undefined ? 'words' : decodeOutput(v, elemSize, jobWords));
   // The list decode that also parses the next batch (compiled at its first use).
-  const aheadPipeline = () => decodePipeline(device, elemSize, v, true, auditBins);
+  const aheadPipeline = (output: DecodeOutput) =>
+    decodePipeline(device, elemSize, v, true, auditBins, output);
   const parse = v.list ? parsePipeline(device, elemSize, v.listCap, v.parseWords) : null;
   // Buffers replaced by larger ones, kept until `destroy` (encoders not yet submitted may use them).
   const retired: GPUBuffer[] = [];
@@ -216,7 +229,7 @@ export function createBslz4DecodePass(
         workgroups,
       });
     }
-    return { chunks, scratchAt, perFrame, listBuffers };
+    return { chunks, scratchAt, perFrame, listBuffers, output: decodeOutput(v, elemSize, wordsPerFrame) };
   };
 
   const parseBindings = (job: Bslz4DecodeJob, lists: DecodeLists): GPUBindGroupEntry[] => [
@@ -247,7 +260,7 @@ export function createBslz4DecodePass(
   };
 
   const encode = (encoder: GPUCommandEncoder, job: Bslz4DecodeJob): GPUBuffer => {
-    const { chunks, scratchAt, perFrame, listBuffers } = prepare(job);
+    const { chunks, scratchAt, perFrame, listBuffers, output } = prepare(job);
     const { ahead } = job;
     if (ahead && listBuffers && chunks.length === 1) {
       // The other list set, parsed by the last workgroups of the dispatch (one thread a block): they fill the
@@ -326,7 +339,7 @@ export function createBslz4DecodePass(
       encoder,
       {
         device,
-        pipeline: ahead ? aheadPipeline() : compiled,
+        pipeline: ahead ? aheadPipeline(output) : mainPipeline(output),
         layout: multi ? multiLayout : layout,
         label: 'bslz4-decode',
         bindings: [

@@ -123,14 +123,42 @@ fn write_tail(src: u32, first: u32, out_base: u32) {
     }
     audit_value(e, v);
   }
-  // Output words from byte first * ELEM_SIZE (a multiple of 8) to the end of the values, the last one padded.
+  // Output words from byte first * ELEM_SIZE (a multiple of 8) to the end of the values, the last one padded;
+  // OUT_VEC4 (byte0 a multiple of 16): to the end of the last vec4, zero words after the values (the padding that
+  // finish_frame leaves to this lane).
   let byte0 = first * ELEM_SIZE;
   let bytes = (n - first) * ELEM_SIZE;
-  for (var k = 0u; k < bytes; k += 4u) {
-    decoded[out_base + (byte0 + k) / 4u] = slot_bytes(src + k, min(4u, bytes - k));
+  if (OUT_VEC4) {
+    for (var k = 0u; k < bytes; k += 16u) {
+      var v = vec4<u32>(0u);
+      for (var j = 0u; j < 4u; j++) {
+        let at = k + 4u * j;
+        if (at < bytes) {
+          v[j] = slot_bytes(src + at, min(4u, bytes - at));
+        }
+      }
+      put_words4(out_base + (byte0 + k) / 4u, v);
+    }
+  } else {
+    for (var k = 0u; k < bytes; k += 4u) {
+      put_word(out_base + (byte0 + k) / 4u, slot_bytes(src + k, min(4u, bytes - k)));
+    }
   }
 }
 
+// Zeroes words [first, words_per_frame) of the frame from word out_base, by lanes lid of n (OUT_VEC4: first, a
+// multiple of 4, and whole vec4s).
+fn zero_words(out_base: u32, first: u32, lid: u32, n: u32) {
+  if (OUT_VEC4) {
+    for (var w = first + 4u * lid; w < params.words_per_frame; w += 4u * n) {
+      put_words4(out_base + w, vec4<u32>(0u));
+    }
+  } else {
+    for (var w = first + lid; w < params.words_per_frame; w += n) {
+      put_word(out_base + w, 0u);
+    }
+  }
+}
 
 // Ends frame `f` (batch-local) with verdict `err`, by the `n` lanes of the frame (`lid` from 0 to n - 1; every
 // lane of the workgroup calls it, in uniform control flow): zeroes the row's padding (a failed frame: the whole
@@ -144,9 +172,9 @@ fn finish_frame(f: u32, err: u32, live: bool, lid: u32, n: u32) {
   // Other lanes may have written words of a failed frame: order their writes before its zero fill.
   storageBarrier();
   if (live && err == 0u) {
-    for (var w = value_words + lid; w < params.words_per_frame; w += n) {
-      decoded[out_base + w] = 0u;
-    }
+    // OUT_VEC4: the padding from the vec4 after the values' last (write_tail zeroes the rest of that one).
+    let pad0 = select(value_words, (value_words + 3u) & ~3u, OUT_VEC4);
+    zero_words(out_base, pad0, lid, n);
     if (lane_zero != 0u) {
       atomicAdd(&frame_hist[h], lane_zero);
     }
@@ -167,9 +195,7 @@ fn finish_frame(f: u32, err: u32, live: bool, lid: u32, n: u32) {
     let old = atomicAdd(&frame_sum[2u * audit_set], lane_sum.x);
     atomicAdd(&frame_sum[2u * audit_set + 1u], lane_sum.y + select(0u, 1u, old + lane_sum.x < old));
   } else if (live) {
-    for (var w = lid; w < params.words_per_frame; w += n) {
-      decoded[out_base + w] = 0u;
-    }
+    zero_words(out_base, 0u, lid, n);
   }
   workgroupBarrier();
   // A decoded frame's counts go to the global audit; a failed frame's are dropped.

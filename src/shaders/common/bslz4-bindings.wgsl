@@ -1,6 +1,6 @@
 // The bitshuffle/LZ4 decode pass's interface, shared by bslz4-decode.wgsl and bslz4-decode-multi.wgsl through an
 // include line naming this file (scripts/wgsl-include.mjs): audit layout, parameters, format constants, error
-// codes and bindings 0-7 (docs/pass-graph.md "Data formats shared by the passes").
+// codes and bindings 0-3 and 5-7 (docs/pass-graph.md "Data formats shared by the passes").
 // Word offsets in `audit` (src/kernels/bslz4-decode.ts AUDIT_LAYOUT).
 override AUDIT_MAX: u32 = 0u;
 override AUDIT_FAILED: u32 = 1u;
@@ -75,7 +75,8 @@ const ERR_TRAILING_BYTES: u32 = 13u;
 @group(0) @binding(1) var<storage, read> slot: array<u32>;
 @group(0) @binding(2) var<storage, read> index: array<vec2<u32>>;
 @group(0) @binding(3) var<storage, read> flags: array<u32>;
-@group(0) @binding(4) var<storage, read_write> decoded: array<u32>;
+// Binding 4, `decoded` (the output words), is declared by common/bslz4-out-words.wgsl or
+// common/bslz4-out-vec4.wgsl, one of which every decode pass includes (the parse pass binds no output).
 @group(0) @binding(5) var<storage, read_write> errors: array<u32>;
 @group(0) @binding(6) var<storage, read_write> totals: array<vec2<u32>>;
 @group(0) @binding(7) var<storage, read_write> audit: array<atomic<u32>>;

@@ -1,31 +1,23 @@
 // The unshuffle of a decoded (still bit-shuffled) block, shared by the two bitshuffle/LZ4 decode shaders (include
-// line): they declare `decoded`, `block_byte` (byte i of the group's block) and `group_flags` (the flags of the 8
-// pixels from a multiple of 8, as bits).
+// line): they include common/bslz4-out-words.wgsl or common/bslz4-out-vec4.wgsl (put_word, put_words4) and
+// declare `block_byte` (byte i of the group's block) and `group_flags` (the flags of the 8 pixels from a multiple
+// of 8, as bits).
 // #include "bit-transpose.wgsl"
 
 // Writes the 8 elements from frame element `e` (their bytes gathered in lo: elements 0-3, hi: 4-7) as packed
-// words.
+// words: 2 words of 1-byte values, else 4 words at a time (put_words4: one store in the vec4 form, whose frames
+// start at a multiple of 4 words, so that w is one too).
 fn emit_words(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
   if (ELEM_SIZE == 1u) {
     let w = out_base + e / 4u;
-    decoded[w] = lo.x | (lo.y << 8u) | (lo.z << 16u) | (lo.w << 24u);
-    decoded[w + 1u] = hi.x | (hi.y << 8u) | (hi.z << 16u) | (hi.w << 24u);
+    put_word(w, lo.x | (lo.y << 8u) | (lo.z << 16u) | (lo.w << 24u));
+    put_word(w + 1u, hi.x | (hi.y << 8u) | (hi.z << 16u) | (hi.w << 24u));
   } else if (ELEM_SIZE == 2u) {
-    let w = out_base + e / 2u;
-    decoded[w] = lo.x | (lo.y << 16u);
-    decoded[w + 1u] = lo.z | (lo.w << 16u);
-    decoded[w + 2u] = hi.x | (hi.y << 16u);
-    decoded[w + 3u] = hi.z | (hi.w << 16u);
+    let words = vec4<u32>(lo.x, lo.z, hi.x, hi.z) | (vec4<u32>(lo.y, lo.w, hi.y, hi.w) << vec4<u32>(16u));
+    put_words4(out_base + e / 2u, words);
   } else {
-    let w = out_base + e;
-    decoded[w] = lo.x;
-    decoded[w + 1u] = lo.y;
-    decoded[w + 2u] = lo.z;
-    decoded[w + 3u] = lo.w;
-    decoded[w + 4u] = hi.x;
-    decoded[w + 5u] = hi.y;
-    decoded[w + 6u] = hi.z;
-    decoded[w + 7u] = hi.w;
+    put_words4(out_base + e, lo);
+    put_words4(out_base + e + 4u, hi);
   }
 }
 
