@@ -90,8 +90,11 @@ export const DEFAULT_DECODE_VARIANT = 'scratch-keep-pat-wg16-x2-stage16';
  * it, GPU work 113.9 ms against 117.0-117.1.
  * Twenty-fifth session (H100, one call): `zt` 88.1-88.2 ms of decode a scan in the load against 86.5-86.6 without it;
  * outside the load (`bench decode`, own parse pass) this variant 3.995 ms a batch, `wg16-x2` 3.782.
+ * Twenty-seventh session (`mb`: the histogram's values 4..15 by popcounts of the bit planes), H100, two calls, 4
+ * loads each: decode 86.0-86.7 ms a scan in the load against 89.5-90.2 without it (both with the 16-byte output
+ * stores of that session, which took 92.2-92.8 to 89.5-90.2 in the same call).
  */
-export const DEFAULT_LOAD_DECODE_VARIANT = 'scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16';
+export const DEFAULT_LOAD_DECODE_VARIANT = 'scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16';
 
 /** Storage buffers per shader stage every WebGPU device offers (the limit's default). */
 export const DEFAULT_STORAGE_BUFFERS_PER_STAGE = 8;
