@@ -45,7 +45,9 @@ export interface GpuLoadOptions {
   parseAhead?: boolean;
   /**
    * Parsing ahead: copy batch k + 2's chunks into their set after batch k's decode dispatch instead of before it,
-   * so that the copy may run beside batch k's transpose (load-plan.ts; default off).
+   * so that the copy may run beside batch k's transpose (load-plan.ts; default off). Twenty-seventh session, an
+   * H100 whose host kept up: the passes' time the same (the copy does not run beside the transpose on NVIDIA's
+   * Vulkan driver), ~3 ms less idle gap a scan, the same end to end (docs/performance.md).
    */
   copyAhead?: boolean;
   /** How the transpose moves its tiles: scalar, batched, vec4 (detector-transpose.ts; default 'vec4'). */
