@@ -132,14 +132,20 @@ export function createBslz4DecodePass(
       `A stage of ${v.stageWords} words is not within the GPU's workgroup memory (variant ${v.name}).`,
     );
   }
-  // Per output form (decodeOutput: a job's frame size picks it), compiled at the first job that needs it (cached
-  // per device), the form of `wordsPerFrame` now.
-  const mainPipeline = (output: DecodeOutput) =>
-    decodePipeline(device, elemSize, v, false, auditBins, output);
-  mainPipeline(jobWords === undefined ? 'words' : decodeOutput(v, elemSize, jobWords));
-  // The list decode that also parses the next batch (compiled at its first use).
-  const aheadPipeline = (output: DecodeOutput) =>
-    decodePipeline(device, elemSize, v, true, auditBins, output);
+  // Per output form (decodeOutput: a job's frame size picks it) and with or without parsing ahead, compiled at the
+  // first job that needs it (cached per device, and here so that a batch builds no cache key), the main form of
+  // `wordsPerFrame` now.
+  const pipelines = new Map<string, GPUComputePipeline>();
+  const pipelineFor = (output: DecodeOutput, ahead: boolean) => {
+    const key = `${output} ${ahead}`;
+    let p = pipelines.get(key);
+    if (!p) {
+      p = decodePipeline(device, elemSize, v, ahead, auditBins, output);
+      pipelines.set(key, p);
+    }
+    return p;
+  };
+  pipelineFor(jobWords === undefined ? 'words' : decodeOutput(v, elemSize, jobWords), false);
   const parse = v.list ? parsePipeline(device, elemSize, v.listCap, v.parseWords) : null;
   // Buffers replaced by larger ones, kept until `destroy` (encoders not yet submitted may use them).
   const retired: GPUBuffer[] = [];
@@ -339,7 +345,7 @@ export function createBslz4DecodePass(
       encoder,
       {
         device,
-        pipeline: ahead ? aheadPipeline(output) : mainPipeline(output),
+        pipeline: pipelineFor(output, ahead !== undefined),
         layout: multi ? multiLayout : layout,
         label: 'bslz4-decode',
         bindings: [

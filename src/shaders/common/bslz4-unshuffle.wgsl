@@ -5,8 +5,8 @@
 // #include "bit-transpose.wgsl"
 
 // Writes the 8 elements from frame element `e` (their bytes gathered in lo: elements 0-3, hi: 4-7) as packed
-// words: 2 words of 1-byte values, else 4 words at a time (put_words4: one store in the vec4 form, whose frames
-// start at a multiple of 4 words, so that w is one too).
+// words: 2 words of 1-byte values, else 4 words at a time (put_words4: one store in the vec4 form, which the pass
+// binds only where frames start at a multiple of 4 words, so that w, e / 2 or e words on, is a multiple of 4).
 fn emit_words(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
   if (ELEM_SIZE == 1u) {
     let w = out_base + e / 4u;
