@@ -58,6 +58,8 @@ export interface BenchOptions {
   copyAhead?: boolean;
   /** Which pass counts the audit histogram's bins 1..255 (GpuLoadOptions.histogramIn). */
   histogramIn?: 'decode' | 'transpose';
+  /** The decoded slot's form (GpuLoadOptions.decoded). */
+  decoded?: 'packed' | 'planes';
   /** Slices of the virtual-image pass (resident-virtual-image.ts). */
   slices?: number;
   /** Threads per workgroup of the virtual-image pass (resident-virtual-image.ts). */
@@ -96,7 +98,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
   const expected = expectedLoad(acq);
   const flagged = flaggedFromMask(acq.pixelMask);
   const report: Record<string, unknown> = {
-    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --repeat ${o.repeat}${o.decodeVariant ? ` --decode ${o.decodeVariant}` : ''}${o.parseAhead === undefined ? '' : ` --parse-ahead ${o.parseAhead ? 'on' : 'off'}`}${o.copyAhead === undefined ? '' : ` --copy-ahead ${o.copyAhead ? 'on' : 'off'}`}${o.histogramIn ? ` --histogram ${o.histogramIn}` : ''}${o.rowPixels ? ` --row-pixels ${o.rowPixels}` : ''}${o.rowTiles ? ` --row-tiles ${o.rowTiles}` : ''}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.highPlane ? ` --high ${o.highPlane}` : ''}${o.poolShare ? ` --pool-share ${o.poolShare}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}${o.workgroupSize ? ` --vi-workgroup ${o.workgroupSize}` : ''}${o.sustain ? ` --sustain ${o.sustain}` : ''}${o.transposeLoads ? ` --transpose-loads ${o.transposeLoads}` : ''}${o.transposeVariants?.length ? ` --transpose-variants ${o.transposeVariants.join(',')}` : ''}`,
+    command: `stemflow bench load --scan ${o.scan} --det ${o.det} --distinct ${o.distinct} --repeat ${o.repeat}${o.decodeVariant ? ` --decode ${o.decodeVariant}` : ''}${o.parseAhead === undefined ? '' : ` --parse-ahead ${o.parseAhead ? 'on' : 'off'}`}${o.copyAhead === undefined ? '' : ` --copy-ahead ${o.copyAhead ? 'on' : 'off'}`}${o.histogramIn ? ` --histogram ${o.histogramIn}` : ''}${o.decoded ? ` --decoded ${o.decoded}` : ''}${o.rowPixels ? ` --row-pixels ${o.rowPixels}` : ''}${o.rowTiles ? ` --row-tiles ${o.rowTiles}` : ''}${o.batch ? ` --batch ${o.batch}` : ''}${o.slots ? ` --slots ${o.slots}` : ''}${o.pool ? ' --pool' : ''}${o.segmentFrames ? ` --segment ${o.segmentFrames}` : ''}${o.highPlane ? ` --high ${o.highPlane}` : ''}${o.poolShare ? ` --pool-share ${o.poolShare}` : ''}${o.compact ? ' --compact' : ''}${o.slices ? ` --slices ${o.slices}` : ''}${o.workgroupSize ? ` --vi-workgroup ${o.workgroupSize}` : ''}${o.sustain ? ` --sustain ${o.sustain}` : ''}${o.transposeLoads ? ` --transpose-loads ${o.transposeLoads}` : ''}${o.transposeVariants?.length ? ` --transpose-variants ${o.transposeVariants.join(',')}` : ''}`,
     adapter: ctx.adapter,
     scan: [o.scan, o.scan],
     detector: [o.det, o.det],
@@ -143,6 +145,7 @@ export async function benchLoad(o: BenchOptions): Promise<number> {
         parseAhead: o.parseAhead,
         copyAhead: o.copyAhead,
         histogramIn: o.histogramIn,
+        decoded: o.decoded,
         pixelsPerBufferLimit: o.rowPixels,
         rowTiles: o.rowTiles,
         transposeLoads: o.transposeLoads,

@@ -26,7 +26,7 @@ Usage:
       Checks every archive file's SHA-256, then decodes every saved count and compares it with the source
       files; prints compared values, mismatches per block and SHA-256s. Exit status 1 on any mismatch.
   stemflow bench load [--scan 512] [--det 192] [--distinct 1024] [--batch 4096] [--slots 3] [--repeat 3] [--json FILE]
-                    [--variants wg128,wg64-stage8,...] [--transpose-variants base,batched,vec4,vec4-t8,...] [--transpose-loads scalar|batched|vec4] [--transpose-tiles 1,2,4] [--pool] [--segment 4096] [--high slots|full] [--pool-share 0.0625] [--compact] [--slices 16] [--decode VARIANT] [--parse-ahead on|off] [--copy-ahead on|off] [--histogram transpose|decode] [--row-pixels N] [--row-tiles batch|untiled]
+                    [--variants wg128,wg64-stage8,...] [--transpose-variants base,batched,vec4,vec4-t8,...] [--transpose-loads scalar|batched|vec4] [--transpose-tiles 1,2,4] [--pool] [--segment 4096] [--high slots|full] [--pool-share 0.0625] [--compact] [--slices 16] [--decode VARIANT] [--parse-ahead on|off] [--copy-ahead on|off] [--histogram transpose|decode] [--decoded packed|planes] [--row-pixels N] [--row-tiles batch|untiled]
                     [--vi-workgroup 256] [--sustain 200]
       Loads a synthetic ARINA-like acquisition through the GPU pass graph (WebGPU via Dawn), checks every
       number against the CPU, and prints per-stage times.
@@ -238,6 +238,7 @@ export async function main(argv: string[]): Promise<number> {
           decode: { type: 'string' },
           'parse-ahead': { type: 'string' },
           'copy-ahead': { type: 'string' },
+          decoded: { type: 'string' },
           histogram: { type: 'string' },
           'row-pixels': { type: 'string' },
           'row-tiles': { type: 'string' },
@@ -339,6 +340,7 @@ export async function main(argv: string[]): Promise<number> {
         parseAhead: parseOnOff(values['parse-ahead'], '--parse-ahead'),
         copyAhead: parseOnOff(values['copy-ahead'], '--copy-ahead'),
         histogramIn: histogramIn(values.histogram),
+        decoded: decodedForm(values.decoded),
         rowPixels: int(values['row-pixels']),
         rowTiles: parseRowTiles(values['row-tiles']),
         slices: int(values.slices),
@@ -382,6 +384,11 @@ function parseOnOff(v: string | undefined, flag: string): boolean | undefined {
   if (v === undefined) return undefined;
   if (v === 'on' || v === 'off') return v === 'on';
   throw new TypeError(`${flag} takes on or off, not ${v}`);
+}
+
+function decodedForm(v: string | undefined): 'packed' | 'planes' | undefined {
+  if (v === undefined || v === 'packed' || v === 'planes') return v;
+  throw new TypeError(`--decoded takes packed or planes, not ${v}`);
 }
 
 function histogramIn(v: string | undefined): 'decode' | 'transpose' | undefined {

@@ -26,18 +26,19 @@ export function loadPasses(
   elemSize: ElemSize,
   loads: TransposeLoads = DEFAULT_TRANSPOSE_LOADS,
   histogram = false,
+  planes = false,
 ) {
   let byKey = passCache.get(device);
   if (!byKey) {
     byKey = new Map();
     passCache.set(device, byKey);
   }
-  const key = `${elemSize} ${loads} ${histogram}`;
+  const key = `${elemSize} ${loads} ${histogram} ${planes}`;
   let passes = byKey.get(key);
   if (!passes) {
     passes = {
-      decode: createBslz4DecodePass(device, { elemSize, auditBins: !histogram }),
-      transpose: createDetectorTransposePass(device, { elemSize, loads, histogram }),
+      decode: createBslz4DecodePass(device, { elemSize, auditBins: !histogram, planes }),
+      transpose: createDetectorTransposePass(device, { elemSize, loads, histogram, planes }),
     };
     byKey.set(key, passes);
   }

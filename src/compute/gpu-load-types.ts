@@ -50,6 +50,14 @@ export interface GpuLoadOptions {
    * Vulkan driver), ~3 ms less idle gap a scan, the same end to end (docs/performance.md).
    */
   copyAhead?: boolean;
+  /**
+   * The decoded slot's form: 'packed' (the source dtype, frame by frame) or 'planes' (uint16 into byte-plane rows:
+   * two byte planes a frame, src/kernels/decoded-planes.ts; the decode stores the high bytes only where nonzero and
+   * the transpose reads the low plane and only the high bytes of spans that hold one, half the bytes). 'planes'
+   * applies with the histogram in the decode and 16-byte transpose loads; elsewhere the load takes 'packed'.
+   * Default 'packed'.
+   */
+  decoded?: 'packed' | 'planes';
   /** How the transpose moves its tiles: scalar, batched, vec4 (detector-transpose.ts; default 'vec4'). */
   transposeLoads?: TransposeLoads;
   /**

@@ -16,21 +16,31 @@ const arina = oracle.acquisitions.arina;
 const { open, openFixture } = fixtureOpeners();
 
 describe('GPU load (decode + audit + detector-major transpose), vs the h5py oracle and the CPU path', () => {
-  for (const highPlane of ['slots', 'full'] as const)
+  const forms = [
+    ['slots', 'packed', 64],
+    ['full', 'packed', 64],
+    // The decoded slot as byte planes: the decode stores high bytes only where nonzero, the transpose zeroes what
+    // it read, so batch after batch (parsed ahead) the slot's high planes must come back to zero.
+    ['slots', 'planes', 16],
+    ['full', 'planes', 64],
+  ] as const;
+  for (const [highPlane, decoded, batchFrames] of forms)
     withGpu(
-      `loads the ARINA fixture exactly across batches, slots and resident buffers (high plane: ${highPlane})`,
+      `loads the ARINA fixture exactly across batches, slots and resident buffers (high plane: ${highPlane}, decoded slot ${decoded}, batches of ${batchFrames})`,
       async (ctx) => {
         const source = await open([arina.master, ...arina.shards].map(fixture));
         const stages = new Set<string>();
         const load = await loadToGpu(ctx, source, {
-          batchFrames: 64,
+          batchFrames,
           slots: 2,
           pixelsPerBufferLimit: 1000,
           highPlane,
+          decoded,
           onProgress: (p) => stages.add(p.stage),
         });
         try {
-          expect(load.plan.batches).toBe(1);
+          expect(load.plan.batches).toBe(Math.ceil(60 / batchFrames));
+          expect(load.plan.decodedPlanes).toBe(decoded === 'planes');
           expect(load.plan.resident.rowBuffers).toBe(10);
           expect(load.plan.resident.high).toBe(highPlane);
           // The low plane, the high plane (rows or pools), the hot bitmap, and the slot table of 'slots'.

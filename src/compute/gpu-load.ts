@@ -13,7 +13,11 @@ import {
   createBslz4DecodePass,
   readDecodeResults,
 } from '../gpu/passes/bslz4-decode.ts';
-import { checkTransposeHistogram, createResidentBuffers } from '../gpu/passes/detector-transpose.ts';
+import {
+  checkTransposeHistogram,
+  createResidentBuffers,
+  DEFAULT_TRANSPOSE_LOADS,
+} from '../gpu/passes/detector-transpose.ts';
 import { compactHighPlane } from '../gpu/resident-compact.ts';
 import { type ElemSize, residentParts } from '../gpu/resident-layout.ts';
 import { createStagingPool } from '../gpu/staging-pool';
@@ -69,6 +73,10 @@ export async function loadToGpu(
     decodeVariant: options.decodeVariant,
     parseAhead: options.parseAhead,
     copyAhead: options.copyAhead,
+    decodedPlanes:
+      options.decoded === 'planes' &&
+      options.histogramIn !== 'transpose' &&
+      (options.transposeLoads ?? DEFAULT_TRANSPOSE_LOADS) === 'vec4',
     rowTiles: options.rowTiles,
   });
   options.onPlan?.(plan, describePlan(plan));
@@ -140,6 +148,7 @@ export async function loadToGpu(
       variant: plan.decodeVariant,
       auditBins: !histogramInTranspose,
       wordsPerFrame: plan.wordsPerFrame,
+      planes: plan.decodedPlanes,
     });
     decode.reserve(plan.batchFrames, {
       pixels,
@@ -161,7 +170,13 @@ export async function loadToGpu(
     device.queue.writeBuffer(flags, 0, flagWords);
 
     const allocatedAt = performance.now();
-    const { transpose } = loadPasses(device, elemSize, options.transposeLoads, histogramInTranspose);
+    const { transpose } = loadPasses(
+      device,
+      elemSize,
+      options.transposeLoads,
+      histogramInTranspose,
+      plan.decodedPlanes,
+    );
     const pipelinesMs = performance.now() - allocatedAt;
     const timings: GpuLoadTimings = {
       ...timings0,

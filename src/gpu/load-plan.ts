@@ -5,6 +5,7 @@
  * here with the numbers.
  */
 import { StemflowError } from '../errors.ts';
+import { decodedPlanesLayout } from '../kernels/decoded-planes.ts';
 import { decodeListBytes, decodeScratchBytes } from './passes/bslz4-decode-memory.ts';
 import {
   checkDecodeStorageBuffers,
@@ -65,6 +66,12 @@ export interface LoadPlanRequest {
    */
   copyAhead?: boolean;
   /**
+   * uint16 into byte-plane rows, a multi decode variant: the decoded slot as two byte planes a frame
+   * (src/kernels/decoded-planes.ts), so the transpose reads the low bytes and only the marked spans' high bytes.
+   * Default off.
+   */
+  decodedPlanes?: boolean;
+  /**
    * The resident rows' tiles (resident-layout.ts): 'batch' (default) tiles each row by the batch (the least
    * common multiple of batchFrames and, uint16, the hot segment), so each batch's transpose writes one contiguous
    * region of every row buffer; 'untiled' keeps each pixel's whole scan image contiguous.
@@ -105,6 +112,8 @@ export interface LoadPlan {
    * then run beside the transposes rather than between passes); the index has indexSets sets (3, else sets).
    */
   copyAhead: boolean;
+  /** The decoded slot holds byte planes (LoadRequest.decodedPlanes where it applies); wordsPerFrame is theirs. */
+  decodedPlanes: boolean;
   indexSets: number;
   /**
    * A slotted high plane: u32 words per pixel row of a batch's high scratch (one scratch per slot, one buffer
@@ -219,19 +228,27 @@ function planWith(req: LoadPlanRequest, parseAheadWanted: boolean): LoadPlan {
     for (let f = b * batchFrames; f < end; f++) sum += chunkSizes[f];
     largest = Math.max(largest, sum);
   }
-  // Decoded frame rows padded to 16 bytes, so that the transpose always runs its 16-byte form (main_vec4: 595-699
-  // GB/s of decoded uint16 on the H200, the scalar form 318): at most 12 bytes a frame.
-  const wordsPerFrame = roundUp(Math.ceil((pixels * elemSize) / 4), 4);
-  const compressedSlotBytes = roundUp(Math.max(largest, 4), 4);
-  const decodedSlotBytes = batchFrames * wordsPerFrame * 4;
-  const indexSlotBytes = batchFrames * 8;
-  const resultBytes = roundUp(frames * 4, 4) + frames * 8 + pixels * 8 + AUDIT_BYTES;
-  const residentBytes = resident.totalBytes;
   const storageBuffers = limits.maxStorageBuffersPerShaderStage;
   const decodeVariant = req.decodeVariant ?? loadDecodeVariant(storageBuffers);
   checkDecodeStorageBuffers(decodeVariant, storageBuffers);
   // One decode dispatch a batch (gpu-load.ts), and with parseAhead a second list set.
   const variant = parseDecodeVariant(decodeVariant);
+  const decodedPlanes =
+    (req.decodedPlanes ?? false) &&
+    elemSize === 2 &&
+    fullResident.form === 'planes' &&
+    variant.shader === 'multi';
+  // Decoded frame rows padded to 16 bytes, so that the transpose always runs its 16-byte form (main_vec4: 595-699
+  // GB/s of decoded uint16 on the H200, the scalar form 318): at most 12 bytes a frame. Byte planes: two planes of
+  // 16-byte rows and a 16-byte span mark.
+  const wordsPerFrame = decodedPlanes
+    ? decodedPlanesLayout(pixels).wordsPerFrame
+    : roundUp(Math.ceil((pixels * elemSize) / 4), 4);
+  const compressedSlotBytes = roundUp(Math.max(largest, 4), 4);
+  const decodedSlotBytes = batchFrames * wordsPerFrame * 4;
+  const indexSlotBytes = batchFrames * 8;
+  const resultBytes = roundUp(frames * 4, 4) + frames * 8 + pixels * 8 + AUDIT_BYTES;
+  const residentBytes = resident.totalBytes;
   // Parsing ahead binds two batches' chunks and lists at once: only where they fit one binding.
   const listBytes = decodeListBytes(variant, batchFrames, pixels, elemSize);
   const parseAhead =
@@ -279,6 +296,7 @@ function planWith(req: LoadPlanRequest, parseAheadWanted: boolean): LoadPlan {
     decodeScratchBytes: decodeScratch,
     parseAhead,
     copyAhead,
+    decodedPlanes,
     indexSets,
     highScratchWordsPerPixel: scratchWords,
     highScratchSlotBytes,
@@ -323,7 +341,7 @@ export function describePlan(plan: LoadPlan): string[] {
       : r.form === 'planes'
         ? `resident ${formatBytes(plan.residentBytes)} = low plane ${formatBytes(rows)} + high plane ${formatBytes(rows)} (written only where nonzero) + hot bitmap ${formatBytes(r.hotBytes)} (${r.segments} segments of ${r.segmentFrames} positions per pixel), each plane in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint16 as byte planes, exact)`
         : `resident ${formatBytes(plan.residentBytes)} in ${r.rowBuffers} buffer(s) of up to ${r.pixelsPerBuffer} pixels (detector-major, uint${plan.elemSize * 8}, exact)`,
-    `scratch ${formatBytes(plan.scratchBytes)}: ${plan.parseAhead ? '2 x ' : ''}a batch's ${formatBytes(plan.compressedSlotBytes)} compressed${plan.parseAhead ? ' (the next batch parsed while one decodes)' : ''} + ${formatBytes(plan.decodedSlotBytes)} decoded + ${plan.indexSets > 1 ? `${plan.indexSets} x ` : ''}${formatBytes(plan.indexSlotBytes)} index${plan.highScratchSlotBytes ? ` + ${plan.slots} slots x ${formatBytes(plan.highScratchSlotBytes)} high scratch` : ''} + decode scratch ${formatBytes(plan.decodeScratchBytes)} (${plan.decodeVariant})`,
+    `scratch ${formatBytes(plan.scratchBytes)}: ${plan.parseAhead ? '2 x ' : ''}a batch's ${formatBytes(plan.compressedSlotBytes)} compressed${plan.parseAhead ? ' (the next batch parsed while one decodes)' : ''} + ${formatBytes(plan.decodedSlotBytes)} decoded${plan.decodedPlanes ? ' (byte planes)' : ''} + ${plan.indexSets > 1 ? `${plan.indexSets} x ` : ''}${formatBytes(plan.indexSlotBytes)} index${plan.highScratchSlotBytes ? ` + ${plan.slots} slots x ${formatBytes(plan.highScratchSlotBytes)} high scratch` : ''} + decode scratch ${formatBytes(plan.decodeScratchBytes)} (${plan.decodeVariant})`,
     `results ${formatBytes(plan.resultBytes)}; peak ${formatBytes(plan.peakBytes)} (${(plan.peakBytes / plan.residentBytes).toFixed(3)} x resident); host-visible staging ${formatBytes(plan.stagingBytes)}`,
     `${plan.batches} batches of ${plan.batchFrames} frames`,
     ...(r.form === 'planes' && r.high === 'full'

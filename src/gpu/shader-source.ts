@@ -12,13 +12,17 @@ import bitunshuffle from '../shaders/bitunshuffle.wgsl?raw';
 import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
 import bslz4DecodeList from '../shaders/bslz4-decode-list.wgsl?raw';
 import bslz4DecodeListAhead from '../shaders/bslz4-decode-list-ahead.wgsl?raw';
+import bslz4DecodeListAheadPlanes from '../shaders/bslz4-decode-list-ahead-planes.wgsl?raw';
 import bslz4DecodeListAheadV4 from '../shaders/bslz4-decode-list-ahead-v4.wgsl?raw';
+import bslz4DecodeListPlanes from '../shaders/bslz4-decode-list-planes.wgsl?raw';
 import bslz4DecodeListV4 from '../shaders/bslz4-decode-list-v4.wgsl?raw';
 import bslz4DecodeMulti from '../shaders/bslz4-decode-multi.wgsl?raw';
+import bslz4DecodeMultiPlanes from '../shaders/bslz4-decode-multi-planes.wgsl?raw';
 import bslz4DecodeMultiV4 from '../shaders/bslz4-decode-multi-v4.wgsl?raw';
 import bslz4Parse from '../shaders/bslz4-parse.wgsl?raw';
 import detectorTranspose from '../shaders/detector-transpose.wgsl?raw';
 import detectorTransposeHistogram from '../shaders/detector-transpose-histogram.wgsl?raw';
+import detectorTransposePlanes from '../shaders/detector-transpose-planes.wgsl?raw';
 import fft from '../shaders/fft.wgsl?raw';
 import highPoolPlace from '../shaders/high-pool-place.wgsl?raw';
 import packedIndex from '../shaders/packed-index.wgsl?raw';
@@ -45,9 +49,13 @@ export const shaderSource = {
   'bslz4-decode-multi-v4': bslz4DecodeMultiV4,
   'bslz4-decode-list-v4': bslz4DecodeListV4,
   'bslz4-decode-list-ahead-v4': bslz4DecodeListAheadV4,
+  'bslz4-decode-multi-planes': bslz4DecodeMultiPlanes,
+  'bslz4-decode-list-planes': bslz4DecodeListPlanes,
+  'bslz4-decode-list-ahead-planes': bslz4DecodeListAheadPlanes,
   'bslz4-parse': bslz4Parse,
   'detector-transpose': detectorTranspose,
   'detector-transpose-histogram': detectorTransposeHistogram,
+  'detector-transpose-planes': detectorTransposePlanes,
   'high-pool-place': highPoolPlace,
   'resident-virtual-image': residentVirtualImage,
   'tans-compare': tansCompare,

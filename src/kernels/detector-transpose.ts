@@ -10,6 +10,7 @@
 import { StemflowError } from '../errors.ts';
 import { bufferRows, locatePixel, residentWordIndex, tiledIndex } from '../gpu/resident-index.ts';
 import { compactResidentLayout, type ResidentLayout, residentParts } from '../gpu/resident-layout.ts';
+import { clearDecodedHighPlanes, decodedPlanesLayout, fromDecodedPlanes } from './decoded-planes.ts';
 import { checkHighScratch } from './high-pool-place.ts';
 
 export type PackedValues = Uint8Array | Uint16Array | Uint32Array;
@@ -18,8 +19,13 @@ export interface TransposeBatch {
   layout: ResidentLayout;
   /** The decoded slot's words: frame f of the batch starts at word f * wordsPerFrame. */
   decoded: Uint32Array;
-  /** Default ceil(pixels * elemSize / 4), as the decoder writes. */
+  /** Default ceil(pixels * elemSize / 4), as the decoder writes; with `planes`, the planes form's. */
   wordsPerFrame?: number;
+  /**
+   * uint16: the slot holds the decode's planes form (src/kernels/decoded-planes.ts), whose high planes the pass
+   * zeroes after reading them (as the GPU pass does: the decode stores only nonzero high bytes).
+   */
+  planes?: boolean;
   /** Global index of the batch's first frame; a multiple of layout.valuesPerWord. */
   firstFrame: number;
   /** Frames in the batch. */
@@ -50,7 +56,23 @@ export interface TransposeBatch {
 export function checkTransposeBatch(b: Omit<TransposeBatch, 'decoded' | 'highScratch'>): number {
   const { layout, firstFrame, frames } = b;
   const minWords = Math.ceil((layout.pixels * layout.elemSize) / 4);
-  const wordsPerFrame = b.wordsPerFrame ?? minWords;
+  if (b.planes) {
+    const form = decodedPlanesLayout(layout.pixels);
+    if (layout.elemSize !== 2 || layout.form !== 'planes' || b.histogram) {
+      throw new StemflowError(
+        'invalid',
+        'A decoded slot of byte planes is for uint16 values into byte-plane rows, without the histogram.',
+      );
+    }
+    if ((b.wordsPerFrame ?? form.wordsPerFrame) !== form.wordsPerFrame) {
+      throw new StemflowError(
+        'invalid',
+        `A decoded frame of ${layout.pixels} pixels as byte planes is ${form.wordsPerFrame} words.`,
+      );
+    }
+  }
+  const wordsPerFrame =
+    b.wordsPerFrame ?? (b.planes ? decodedPlanesLayout(layout.pixels).wordsPerFrame : minWords);
   if (!Number.isInteger(wordsPerFrame) || wordsPerFrame < minWords) {
     throw new StemflowError('invalid', `A decoded frame of ${layout.pixels} pixels needs ${minWords} words.`);
   }
@@ -86,6 +108,20 @@ export function detectorTranspose(
   resident: Uint32Array[],
   dpSums: BigUint64Array,
 ): void {
+  if (batch.planes) {
+    const wordsPerFrame = checkTransposeBatch(batch);
+    if (batch.decoded.length < batch.frames * wordsPerFrame) {
+      throw new StemflowError('invalid', `The decoded slot holds fewer than ${batch.frames} frames.`);
+    }
+    const packed = fromDecodedPlanes(batch.decoded, batch.frames, batch.layout.pixels);
+    detectorTranspose(
+      { ...batch, planes: false, decoded: packed, wordsPerFrame: undefined },
+      resident,
+      dpSums,
+    );
+    clearDecodedHighPlanes(batch.decoded, batch.frames, batch.layout.pixels);
+    return;
+  }
   const { layout, decoded, firstFrame, frames } = batch;
   const wordsPerFrame = checkTransposeBatch(batch);
   const { pixels, elemSize, valuesPerWord: vpw, wordsPerPixel, pixelsPerBuffer } = layout;

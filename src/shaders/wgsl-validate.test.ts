@@ -110,7 +110,11 @@ const SHARED_TWINS: Record<string, string> = {
   'bslz4-decode-multi-v4': 'bslz4-decode',
   'bslz4-decode-list-v4': 'bslz4-decode',
   'bslz4-decode-list-ahead-v4': 'bslz4-decode',
+  'bslz4-decode-multi-planes': 'bslz4-decode',
+  'bslz4-decode-list-planes': 'bslz4-decode',
+  'bslz4-decode-list-ahead-planes': 'bslz4-decode',
   'detector-transpose-histogram': 'detector-transpose',
+  'detector-transpose-planes': 'detector-transpose',
   'packed-query': 'packed-index',
   'tans-values': 'tans-decode',
 };
@@ -200,6 +204,8 @@ describe('pass pipelines (null backend, default overrides)', () => {
     'bslz4-decode-list-ahead',
     'bslz4-decode-list-v4',
     'bslz4-decode-list-ahead-v4',
+    'bslz4-decode-list-planes',
+    'bslz4-decode-list-ahead-planes',
   ] as const;
   const beyond: string[] = [...lists, 'detector-transpose-histogram'];
   const within8 = names.filter((name) => !beyond.includes(name));

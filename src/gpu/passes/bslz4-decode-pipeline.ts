@@ -36,9 +36,11 @@ function cachedPipeline(
 
 /**
  * How the decode stores its output words: 'words' one 32-bit word a store (any frame); 'vec4' 16 bytes a store
- * (common/bslz4-out-vec4.wgsl: the multi shaders, values of 2 or 4 bytes, frames of a multiple of 4 words).
+ * (common/bslz4-out-vec4.wgsl: the multi shaders, values of 2 or 4 bytes, frames of a multiple of 4 words);
+ * 'planes' two byte planes a frame (common/bslz4-out-planes.wgsl, src/kernels/decoded-planes.ts: the multi
+ * shaders, 2-byte values, asked for by the pass's `planes`).
  */
-export type DecodeOutput = 'words' | 'vec4';
+export type DecodeOutput = 'words' | 'vec4' | 'planes';
 
 /**
  * The output form for frames of `wordsPerFrame` words of `elemSize`-byte values: 'vec4' where the multi shaders can
@@ -69,6 +71,12 @@ export function decodePipeline(
   if (ahead && !listed) {
     throw new StemflowError('invalid', `Decode variant ${v.name} reads no lists: it cannot parse ahead.`);
   }
+  if (output === 'planes' && (!multi || elemSize !== 2)) {
+    throw new StemflowError(
+      'invalid',
+      `Decode variant ${v.name} with ${elemSize}-byte values cannot write its output as byte planes.`,
+    );
+  }
   if (output === 'vec4' && (!multi || elemSize === 1)) {
     throw new StemflowError(
       'invalid',
@@ -76,7 +84,12 @@ export function decodePipeline(
     );
   }
   const multiBase = ahead ? 'bslz4-decode-list-ahead' : listed ? 'bslz4-decode-list' : 'bslz4-decode-multi';
-  const multiName = output === 'vec4' ? (`${multiBase}-v4` as const) : multiBase;
+  const multiName =
+    output === 'vec4'
+      ? (`${multiBase}-v4` as const)
+      : output === 'planes'
+        ? (`${multiBase}-planes` as const)
+        : multiBase;
   const audit = {
     AUDIT_MAX: AUDIT_LAYOUT.max,
     AUDIT_FAILED: AUDIT_LAYOUT.failedFrames,

@@ -16,6 +16,11 @@ import {
   minWordsPerFrame,
 } from '../../kernels/bslz4-decode.ts';
 import { DECODE_OK, DecodeError, decodeErrorName } from '../../kernels/decode-errors.ts';
+import {
+  clearDecodedHighPlanes,
+  decodedPlanesLayout,
+  toDecodedPlanes,
+} from '../../kernels/decoded-planes.ts';
 import { rng, sparseCounts } from '../test-data.ts';
 import type { GpuTestContext } from '../test-harness.ts';
 import { createBslz4DecodePass, readDecodeResults } from './bslz4-decode.ts';
@@ -43,6 +48,8 @@ export interface RunOptions {
   wordsPerFrame?: number;
   /** false: bins 1..255 are left to the transpose (the pass's and the twin's `auditBins`). */
   auditBins?: boolean;
+  /** The output as byte planes (the pass's `planes`; the twin's words through toDecodedPlanes). */
+  planes?: boolean;
 }
 
 /** Chunks back to back, each after `gap(i)` junk bytes. */
@@ -97,22 +104,28 @@ export interface Compared {
 export async function compare(ctx: GpuTestContext, b: Batch, o: RunOptions = {}): Promise<Compared> {
   const { frameCount, pixels, elemSize } = b;
   const firstFrame = o.firstFrame ?? 0;
-  const wordsPerFrame = o.wordsPerFrame ?? minWordsPerFrame(pixels, elemSize);
+  const form = o.planes ? decodedPlanesLayout(pixels) : null;
+  const wordsPerFrame = form?.wordsPerFrame ?? o.wordsPerFrame ?? minWordsPerFrame(pixels, elemSize);
   const twin = bslz4DecodeBatch(b.slot, b.index, b.flags, {
     frameCount,
     pixels,
     elemSize,
-    wordsPerFrame,
+    wordsPerFrame: form ? minWordsPerFrame(pixels, elemSize) : wordsPerFrame,
     auditBins: o.auditBins,
   });
+  if (form) twin.words = toDecodedPlanes(twin.words, frameCount, pixels);
   const pass = createBslz4DecodePass(ctx.device, {
     elemSize,
     workgroupSize: o.workgroupSize,
     stageWords: o.stageWords,
     variant: o.variant,
     auditBins: o.auditBins,
+    planes: o.planes,
   });
-  const decoded = ctx.upload(new Uint32Array(Math.max(1, frameCount * wordsPerFrame)).fill(0xdeadbeef));
+  const initial = new Uint32Array(Math.max(1, frameCount * wordsPerFrame)).fill(0xdeadbeef);
+  // The planes form's high planes are zero before a decode (it stores only nonzero high bytes).
+  if (form) clearDecodedHighPlanes(initial, frameCount, pixels);
+  const decoded = ctx.upload(initial);
   const errors = ctx.upload(new Uint32Array(firstFrame + frameCount + 1).fill(77));
   const totals = ctx.upload(new Uint32Array(2 * (firstFrame + frameCount + 1)).fill(77));
   const audit = ctx.storage(AUDIT_LAYOUT.words * 4);

@@ -17,6 +17,7 @@
 import { StemflowError } from '../../errors.ts';
 import type { ElemSize } from '../../kernels/bslz4-decode.ts';
 import { listBlocks } from '../../kernels/bslz4-parse.ts';
+import { decodedPlanesLayout } from '../../kernels/decoded-planes.ts';
 import source from '../../shaders/bslz4-decode.wgsl?raw';
 import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
@@ -61,9 +62,12 @@ export const bslz4DecodeMultiShader: string = multiSource;
 const layout = structLayout(source, 'Params');
 const multiLayout = structLayout(multiSource, 'Params');
 /** Workgroup memory of the shader besides the stage: the 8 KiB block, the frame histogram, max and sum. */
-const FIXED_WORKGROUP_BYTES = 8192 + 4 * 257 + 12;
-/** Workgroup memory of the multi shader besides stages and blocks: histogram, max, sum, round verdict. */
-const MULTI_FIXED_BYTES = 4 * 257 + 12 + 4;
+const FIXED_WORKGROUP_BYTES = 8192 + 4 * 257 + 12 + 4;
+/**
+ * Workgroup memory of the multi shader besides stages and blocks: histogram, max, sum, the planes form's span
+ * mark, round verdict.
+ */
+const MULTI_FIXED_BYTES = 4 * 257 + 12 + 4 + 4;
 /**
  * Default staged compressed words per block: one. Workgroup memory per workgroup bounds how many frames an SM
  * decodes at once, which matters more than where the token walk reads its bytes (H200, 4,096 frames of
@@ -80,6 +84,7 @@ export function createBslz4DecodePass(
     variant,
     auditBins = true,
     wordsPerFrame: jobWords,
+    planes = false,
   }: {
     elemSize: ElemSize;
     /** Workgroup size of the fused shader (with stageWords: the fused shader, not `variant`). Default 64. */
@@ -98,6 +103,13 @@ export function createBslz4DecodePass(
      * the first job. Default: the word form's.
      */
     wordsPerFrame?: number;
+    /**
+     * Every job's output as two byte planes a frame (src/kernels/decoded-planes.ts; 2-byte values, a multi
+     * variant, jobs of decodedPlanesLayout's wordsPerFrame): the load's form, whose transpose reads half the
+     * bytes. The decoded slot's high plane must be zero before each job (a new buffer, then the planes
+     * transpose, which zeroes what it read).
+     */
+    planes?: boolean;
   },
 ): Bslz4DecodePass {
   if (![1, 2, 4].includes(elemSize)) {
@@ -145,7 +157,15 @@ export function createBslz4DecodePass(
     }
     return p;
   };
-  pipelineFor(jobWords === undefined ? 'words' : decodeOutput(v, elemSize, jobWords), false);
+  if (planes && (v.shader !== 'multi' || elemSize !== 2)) {
+    throw new StemflowError(
+      'invalid',
+      `Byte planes are the output of the multi decode variants for 2-byte values (variant ${v.name}, ${elemSize}-byte values).`,
+    );
+  }
+  const outputFor = (wordsPerFrame: number): DecodeOutput =>
+    planes ? 'planes' : decodeOutput(v, elemSize, wordsPerFrame);
+  pipelineFor(planes ? 'planes' : jobWords === undefined ? 'words' : outputFor(jobWords), false);
   const parse = v.list ? parsePipeline(device, elemSize, v.listCap, v.parseWords) : null;
   // Buffers replaced by larger ones, kept until `destroy` (encoders not yet submitted may use them).
   const retired: GPUBuffer[] = [];
@@ -188,6 +208,12 @@ export function createBslz4DecodePass(
   const prepare = (job: Bslz4DecodeJob) => {
     const { frameCount, pixels } = job;
     const { wordsPerFrame, slotBytes, firstFrame, indexBase } = checkDecodeJob(device, job, elemSize);
+    if (planes && wordsPerFrame !== decodedPlanesLayout(pixels).wordsPerFrame) {
+      throw new StemflowError(
+        'invalid',
+        `A decode into byte planes writes ${decodedPlanesLayout(pixels).wordsPerFrame} words a frame of ${pixels} pixels (the job gives ${wordsPerFrame}).`,
+      );
+    }
     const perDispatch = framesPerDispatch(v, job.maxFramesPerDispatch);
     const maxGroups = Math.min(
       Math.max(1, Math.floor(job.workgroupsPerDispatch ?? v.workgroups ?? perDispatch)),
@@ -235,7 +261,7 @@ export function createBslz4DecodePass(
         workgroups,
       });
     }
-    return { chunks, scratchAt, perFrame, listBuffers, output: decodeOutput(v, elemSize, wordsPerFrame) };
+    return { chunks, scratchAt, perFrame, listBuffers, output: outputFor(wordsPerFrame) };
   };
 
   const parseBindings = (job: Bslz4DecodeJob, lists: DecodeLists): GPUBindGroupEntry[] => [

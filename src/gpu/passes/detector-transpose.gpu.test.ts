@@ -1,6 +1,7 @@
 import { describe, expect } from 'vitest';
 import { isStemflowError } from '../../errors.ts';
 import { AUDIT_LAYOUT, auditFromWords } from '../../kernels/bslz4-decode.ts';
+import { decodedPlanesLayout, toDecodedPlanes } from '../../kernels/decoded-planes.ts';
 import {
   decodedSlot,
   detectorTranspose,
@@ -54,6 +55,7 @@ async function transposeAll(
   c: Case,
   loads: TransposeLoads,
   histogram = false,
+  planes = false,
 ): Promise<Result> {
   const elemSize = c.values.BYTES_PER_ELEMENT as ElemSize;
   const layout = planResidentLayout({
@@ -66,7 +68,7 @@ async function transposeAll(
   });
   const resident = createResidentBuffers(ctx.device, layout, 'test resident');
   const dpSums = ctx.storage(c.pixels * 8);
-  const pass = createDetectorTransposePass(ctx.device, { elemSize, loads, histogram });
+  const pass = createDetectorTransposePass(ctx.device, { elemSize, loads, histogram, planes });
   const cpu = layout.bufferBytes.map((b) => new Uint32Array(b / 4));
   const cpuSums = new BigUint64Array(c.pixels);
   const flags = testFlags(c.pixels);
@@ -82,26 +84,36 @@ async function transposeAll(
   }
   const audit = histogram ? { buffer: ctx.upload(auditWords), flags: ctx.upload(flags) } : undefined;
   const cpuBins = auditFromWords(auditWords).histogram;
-  const wordsPerFrame = Math.ceil((c.pixels * elemSize) / 4) + (c.framePad ?? 0);
+  const wordsPerFrame = planes
+    ? decodedPlanesLayout(c.pixels).wordsPerFrame
+    : Math.ceil((c.pixels * elemSize) / 4) + (c.framePad ?? 0);
   try {
     let firstFrame = 0;
     for (const frames of c.batches) {
-      const slot = decodedSlot(c.values, c.pixels, firstFrame, frames, wordsPerFrame);
+      const packed = decodedSlot(c.values, c.pixels, firstFrame, frames, planes ? undefined : wordsPerFrame);
+      const slot = planes ? toDecodedPlanes(packed, frames, c.pixels) : packed;
+      const decoded = ctx.upload(slot);
       const batch = { layout, firstFrame, frames, wordsPerFrame };
       detectorTranspose(
-        { ...batch, decoded: slot, histogram: histogram ? { flags, bins: cpuBins } : undefined },
+        { ...batch, planes, decoded: slot, histogram: histogram ? { flags, bins: cpuBins } : undefined },
         cpu,
         cpuSums,
       );
       pass.run({
         audit,
         ...batch,
-        decoded: ctx.upload(slot),
+        decoded,
         resident,
         dpSums,
         tilesPerWorkgroup: c.tilesPerWorkgroup,
         maxValuesPerDispatch: c.maxValuesPerDispatch,
       });
+      if (planes) {
+        // The pass zeroes the high planes it read and leaves the low planes and the marks: the twin's slot.
+        const after = await ctx.readBack(decoded, Uint32Array);
+        expect(`slot after ${firstDifference(after, slot)}`).toBe('slot after identical');
+      }
+      decoded.destroy();
       firstFrame += frames;
     }
     expect(firstFrame).toBe(c.frames);
@@ -150,22 +162,28 @@ async function check(ctx: GpuTestContext, c: Case): Promise<Result> {
   }
   expect(transposeCanCountHistogram(ctx.device)).toBe(true);
   let last: Result | null = null;
-  const runs: [string, TransposeLoads, Case, boolean][] = [
-    ['scalar', 'scalar', c, false],
-    ['batched', 'batched', c, false],
-    ['vec4', 'vec4', c, false],
-    ['vec4 aligned', 'vec4', alignedStride(c), false],
+  type Run = [string, TransposeLoads, Case, boolean, boolean];
+  const planesRun: Run = ['vec4 planes', 'vec4', { ...c, framePad: 0 }, false, true];
+  const runs: Run[] = [
+    ['scalar', 'scalar', c, false, false],
+    ['batched', 'batched', c, false, false],
+    ['vec4', 'vec4', c, false, false],
+    ['vec4 aligned', 'vec4', alignedStride(c), false, false],
     // The pass that counts the histogram, in both entry points.
-    ['scalar histogram', 'scalar', c, true],
-    ['vec4 aligned histogram', 'vec4', alignedStride(c), true],
+    ['scalar histogram', 'scalar', c, true, false],
+    ['vec4 aligned histogram', 'vec4', alignedStride(c), true, false],
+    // uint16: the slot as the decode's byte planes (detector-transpose-planes.wgsl).
+    ...(c.values.BYTES_PER_ELEMENT === 2 ? [planesRun] : []),
   ];
-  for (const [name, loads, run, histogram] of runs) {
-    const r = await transposeAll(ctx, run, loads, histogram);
+  for (const [name, loads, run, histogram, planes] of runs) {
+    const r = await transposeAll(ctx, run, loads, histogram, planes);
     if (histogram) {
       expect(`${name} bins ${firstDifference(r.bins!.gpu, r.bins!.cpu)}`).toBe(`${name} bins identical`);
       expect(`${name} bins ${firstDifference(r.bins!.gpu, directBins)}`).toBe(`${name} bins identical`);
     }
-    const words = Math.ceil((c.pixels * c.values.BYTES_PER_ELEMENT) / 4) + (run.framePad ?? 0);
+    const words = planes
+      ? decodedPlanesLayout(c.pixels).wordsPerFrame
+      : Math.ceil((c.pixels * c.values.BYTES_PER_ELEMENT) / 4) + (run.framePad ?? 0);
     expect(`${name} vec4 ${r.vec4}`).toBe(`${name} vec4 ${loads === 'vec4' && words % 4 === 0}`);
     reference ??= residentFromScan(r.layout, c.values);
     expect(r.gpu.length).toBe(r.layout.bufferBytes.length);

@@ -12,6 +12,7 @@
 
 import { StemflowError } from '../../errors.ts';
 import { AUDIT_LAYOUT } from '../../kernels/bslz4-decode.ts';
+import { decodedPlanesLayout } from '../../kernels/decoded-planes.ts';
 import { checkTransposeBatch } from '../../kernels/detector-transpose.ts';
 import { checkHighScratch } from '../../kernels/high-pool-place.ts';
 import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
@@ -62,7 +63,7 @@ export interface DetectorTransposeJob {
   layout: ResidentLayout;
   /** The decoded slot: frame f of the batch at word f * wordsPerFrame, packed like the source dtype. */
   decoded: GPUBuffer;
-  /** Default ceil(pixels * elemSize / 4). */
+  /** Default ceil(pixels * elemSize / 4); a pass made with `planes`: the planes form's (decodedPlanesLayout). */
   wordsPerFrame?: number;
   /** Global index of the batch's first frame: a multiple of layout.valuesPerWord. */
   firstFrame: number;
@@ -100,6 +101,8 @@ export interface DetectorTransposePass {
   readonly elemSize: ElemSize;
   /** Whether the pass counts the audit histogram's bins 1..255 (its jobs give `audit`). */
   readonly histogram: boolean;
+  /** Whether its jobs' decoded slots are byte planes (src/kernels/decoded-planes.ts). */
+  readonly planes: boolean;
   /** Records the pass; destroy the returned parameter buffers after submitting. */
   encode(encoder: GPUCommandEncoder, job: DetectorTransposeJob): GPUBuffer[];
   /** Encodes and submits the pass on its own. */
@@ -147,9 +150,16 @@ export function createDetectorTransposePass(
     elemSize,
     loads = DEFAULT_TRANSPOSE_LOADS,
     histogram = false,
+    planes = false,
   }: {
     elemSize: ElemSize;
     loads?: TransposeLoads;
+    /**
+     * The decoded slots are the decode's planes form (uint16 only; src/kernels/decoded-planes.ts):
+     * detector-transpose-planes.wgsl, its 16-byte entry point only, reads the low plane and the marked spans' high
+     * bytes, and zeroes the high bytes it read. Not with `histogram`.
+     */
+    planes?: boolean;
     /**
      * Count the audit histogram's bins 1..255 here (detector-transpose-histogram.wgsl: 17 KiB of workgroup
      * memory, so only where maxComputeWorkgroupStorageSize allows), for a decode made with `auditBins: false`:
@@ -159,7 +169,17 @@ export function createDetectorTransposePass(
     histogram?: boolean;
   },
 ): DetectorTransposePass {
-  const name = histogram ? 'detector-transpose-histogram' : 'detector-transpose';
+  if (planes && (elemSize !== 2 || histogram || loads !== 'vec4')) {
+    throw new StemflowError(
+      'invalid',
+      'A transpose of byte planes is for uint16 values, with 16-byte loads and without the histogram.',
+    );
+  }
+  const name = planes
+    ? 'detector-transpose-planes'
+    : histogram
+      ? 'detector-transpose-histogram'
+      : 'detector-transpose';
   if (histogram) checkTransposeHistogram(device);
   const makePipeline = (vec4: boolean) =>
     device.createComputePipeline({
@@ -188,6 +208,7 @@ export function createDetectorTransposePass(
   };
   pipelineFor(loads === 'vec4');
   const usesVec4 = (wordsPerFrame: number) => loads === 'vec4' && wordsPerFrame % 4 === 0;
+  const planesForm = planes ? (pixels: number) => decodedPlanesLayout(pixels) : null;
   const tileFrames = transposeTileFrames(elemSize);
   const maxGroups = device.limits.maxComputeWorkgroupsPerDimension;
 
@@ -196,7 +217,7 @@ export function createDetectorTransposePass(
     if (plan.elemSize !== elemSize) {
       throw new StemflowError('invalid', `A ${elemSize}-byte transpose got a ${plan.elemSize}-byte layout.`);
     }
-    const wordsPerFrame = checkTransposeBatch(job);
+    const wordsPerFrame = checkTransposeBatch({ ...job, planes });
     const parts = residentParts(plan, resident);
     const scratch = job.highScratch;
     if ((plan.high === 'slots') !== (scratch !== undefined)) {
@@ -257,6 +278,13 @@ export function createDetectorTransposePass(
     // 'vec4': blocks start at a multiple of TRANSPOSE_TILE_PIXELS (aligned rows), and the frame grid of a
     // dispatch may start up to 3 row words early (aligned vec4 stores), which can add a span.
     const vec4 = usesVec4(wordsPerFrame) && plan.wordsPerPixel % 4 === 0;
+    const form = planesForm?.(plan.pixels);
+    if (form && !vec4) {
+      throw new StemflowError(
+        'invalid',
+        'A transpose of byte planes needs resident rows of a multiple of 4 words.',
+      );
+    }
     const pipeline = pipelineFor(vec4);
     const rowValues = plan.valuesPerWord;
     const outWord = firstFrame / rowValues;
@@ -320,6 +348,11 @@ export function createDetectorTransposePass(
               hi_tile_words: scratch ? scratch.wordsPerPixel : plan.tileWords,
               batch_seg_first: scratch ? Math.floor(firstFrame / plan.segmentFrames) : 0,
               batch_hot_words: scratch ? scratch.batchHotWords : 0,
+              high_word: form?.planeWords ?? 0,
+              mark_word: form ? 2 * form.planeWords : 0,
+              span_pixels: form?.spanElems ?? 0,
+              // A vec4 across this buffer's end is also read by the next buffer's dispatch, which zeroes it.
+              clear_end: end === plan.pixels ? 0xffffffff : end,
             },
             workgroups: pixelBlocks * spans,
           });
@@ -355,6 +388,7 @@ export function createDetectorTransposePass(
   return {
     elemSize,
     histogram,
+    planes,
     usesVec4,
     encode,
     run(job) {

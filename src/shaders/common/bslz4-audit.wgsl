@@ -18,8 +18,30 @@ override MID_BINS: bool = false;
 var<private> lane_mid_a: vec3<u32>;
 var<private> lane_mid_b: vec3<u32>;
 
+// OUT_PLANES: the spans of the current frame in which this lane stored a nonzero high byte (bit s: span s), and
+// the frame's (per audit set), written as its mark by finish_frame.
+var<private> lane_spans: u32;
+var<workgroup> frame_spans: array<atomic<u32>, AUDIT_SETS>;
+
+// OUT_PLANES: words of each of a frame's two planes (words_per_frame = 2 plane_words() + 4).
+fn plane_words() -> u32 {
+  return (params.words_per_frame - 4u) / 2u;
+}
+
+// OUT_PLANES: elements a span (a multiple of 64, the transpose's pixel block, so that a block lies in one span;
+// at most 32 spans a frame): 64 ceil(pixels / 2048). src/kernels/decoded-planes.ts has the same.
+fn span_elems() -> u32 {
+  return 64u * ((params.pixels + 2047u) / 2048u);
+}
+
+// OUT_PLANES: notes that element e's span holds a nonzero high byte.
+fn note_high_span(e: u32) {
+  lane_spans |= 1u << (e / span_elems());
+}
+
 // Starts a lane's audit of a new frame.
 fn reset_lane_audit() {
+  lane_spans = 0u;
   lane_zero = 0u;
   lane_over = 0u;
   lane_max = 0u;
@@ -128,7 +150,28 @@ fn write_tail(src: u32, first: u32, out_base: u32) {
   // finish_frame leaves to this lane).
   let byte0 = first * ELEM_SIZE;
   let bytes = (n - first) * ELEM_SIZE;
-  if (OUT_VEC4) {
+  if (OUT_PLANES) {
+    // Fewer than 8 elements from a multiple of 8: one piece of each plane (the high one only when nonzero).
+    var low = vec2<u32>(0u);
+    var high = vec2<u32>(0u);
+    for (var e = first; e < n; e++) {
+      let v = slot_bytes(src + (e - first) * 2u, 2u);
+      let k = e - first;
+      let sh = 8u * (k & 3u);
+      if (k < 4u) {
+        low.x |= (v & 0xffu) << sh;
+        high.x |= (v >> 8u) << sh;
+      } else {
+        low.y |= (v & 0xffu) << sh;
+        high.y |= (v >> 8u) << sh;
+      }
+    }
+    put_pair(out_base + first / 4u, low);
+    if (any(high != vec2<u32>(0u))) {
+      put_pair(out_base + plane_words() + first / 4u, high);
+      note_high_span(first);
+    }
+  } else if (OUT_VEC4) {
     for (var k = 0u; k < bytes; k += 16u) {
       var v = vec4<u32>(0u);
       for (var j = 0u; j < 4u; j++) {
@@ -149,12 +192,22 @@ fn write_tail(src: u32, first: u32, out_base: u32) {
 // Zeroes words [first, words_per_frame) of the frame from word out_base, by lanes lid of n (OUT_VEC4: first, a
 // multiple of 4, and whole vec4s).
 fn zero_words(out_base: u32, first: u32, lid: u32, n: u32) {
-  if (OUT_VEC4) {
-    for (var w = first + 4u * lid; w < params.words_per_frame; w += 4u * n) {
+  zero_range(out_base, first, params.words_per_frame, lid, n);
+}
+
+// Zeroes words [first, end) of the frame from word out_base, by lanes lid of n (OUT_VEC4: first and end multiples
+// of 4, whole vec4s; OUT_PLANES: multiples of 2, whole pieces).
+fn zero_range(out_base: u32, first: u32, end: u32, lid: u32, n: u32) {
+  if (OUT_PLANES) {
+    for (var w = first + 2u * lid; w < end; w += 2u * n) {
+      put_pair(out_base + w, vec2<u32>(0u));
+    }
+  } else if (OUT_VEC4) {
+    for (var w = first + 4u * lid; w < end; w += 4u * n) {
       put_words4(out_base + w, vec4<u32>(0u));
     }
   } else {
-    for (var w = first + lid; w < params.words_per_frame; w += n) {
+    for (var w = first + lid; w < end; w += n) {
       put_word(out_base + w, 0u);
     }
   }
@@ -172,9 +225,18 @@ fn finish_frame(f: u32, err: u32, live: bool, lid: u32, n: u32) {
   // Other lanes may have written words of a failed frame: order their writes before its zero fill.
   storageBarrier();
   if (live && err == 0u) {
-    // OUT_VEC4: the padding from the vec4 after the values' last (write_tail zeroes the rest of that one).
-    let pad0 = select(value_words, (value_words + 3u) & ~3u, OUT_VEC4);
-    zero_words(out_base, pad0, lid, n);
+    if (OUT_PLANES) {
+      // The low plane after the values' last piece (write_tail or the unshuffle wrote that one whole), up to the
+      // high plane; the high plane's padding is never written (zero); the mark is written below.
+      zero_range(out_base, 2u * ((params.pixels + 7u) / 8u), plane_words(), lid, n);
+      if (lane_spans != 0u) {
+        atomicOr(&frame_spans[audit_set], lane_spans);
+      }
+    } else {
+      // OUT_VEC4: the padding from the vec4 after the values' last (write_tail zeroes the rest of that one).
+      let pad0 = select(value_words, (value_words + 3u) & ~3u, OUT_VEC4);
+      zero_words(out_base, pad0, lid, n);
+    }
     if (lane_zero != 0u) {
       atomicAdd(&frame_hist[h], lane_zero);
     }
@@ -195,6 +257,7 @@ fn finish_frame(f: u32, err: u32, live: bool, lid: u32, n: u32) {
     let old = atomicAdd(&frame_sum[2u * audit_set], lane_sum.x);
     atomicAdd(&frame_sum[2u * audit_set + 1u], lane_sum.y + select(0u, 1u, old + lane_sum.x < old));
   } else if (live) {
+    // OUT_PLANES: both planes (a lane may have stored high bytes before the frame failed) and the mark.
     zero_words(out_base, 0u, lid, n);
   }
   workgroupBarrier();
@@ -215,6 +278,13 @@ fn finish_frame(f: u32, err: u32, live: bool, lid: u32, n: u32) {
     );
     let fmax = atomicExchange(&frame_max[audit_set], 0u);
     let g = params.first_frame + f;
+    if (OUT_PLANES) {
+      let spans = atomicExchange(&frame_spans[audit_set], 0u);
+      if (live && err == 0u) {
+        put_pair(out_base + 2u * plane_words(), vec2<u32>(spans, 0u));
+        put_pair(out_base + 2u * plane_words() + 2u, vec2<u32>(0u));
+      }
+    }
     if (live) {
       errors[g] = err;
       if (err == 0u) {

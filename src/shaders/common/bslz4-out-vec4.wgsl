@@ -8,6 +8,7 @@
 @group(0) @binding(4) var<storage, read_write> decoded: array<vec4<u32>>;
 
 const OUT_VEC4 = true;
+const OUT_PLANES = false;
 
 // Output word w: not reached in this form (every store above is a whole vec4); kept so that the word form's
 // branches compile.
@@ -18,4 +19,10 @@ fn put_word(w: u32, v: u32) {
 // Output words w..w + 3, w a multiple of 4.
 fn put_words4(w: u32, v: vec4<u32>) {
   decoded[w >> 2u] = v;
+}
+
+// Output words w, w + 1 (the planes form's store; not reached in this form).
+fn put_pair(w: u32, v: vec2<u32>) {
+  decoded[w >> 2u][w & 3u] = v.x;
+  decoded[(w + 1u) >> 2u][(w + 1u) & 3u] = v.y;
 }

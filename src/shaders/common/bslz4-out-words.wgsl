@@ -4,8 +4,10 @@
 // of 4 words (src/gpu/passes/bslz4-decode-pipeline.ts picks the form).
 @group(0) @binding(4) var<storage, read_write> decoded: array<u32>;
 
-// Whether the stores are whole vec4s (common/bslz4-out-vec4.wgsl).
+// Whether the stores are whole vec4s (common/bslz4-out-vec4.wgsl), or two byte planes
+// (common/bslz4-out-planes.wgsl).
 const OUT_VEC4 = false;
+const OUT_PLANES = false;
 
 // Output word w.
 fn put_word(w: u32, v: u32) {
@@ -18,4 +20,10 @@ fn put_words4(w: u32, v: vec4<u32>) {
   decoded[w + 1u] = v.y;
   decoded[w + 2u] = v.z;
   decoded[w + 3u] = v.w;
+}
+
+// Output words w, w + 1 (the planes form's store; not reached in this form).
+fn put_pair(w: u32, v: vec2<u32>) {
+  decoded[w] = v.x;
+  decoded[w + 1u] = v.y;
 }

@@ -166,6 +166,11 @@ fn unshuffle_low_words(k: u32, pw: u32, first: u32, out_base: u32, live: u32) {
   }
   for (var b = 0u; b < 4u; b++) {
     let p = transpose8(pick(w4, w5, w6, w7, b), pick(w0, w1, w2, w3, b));
-    emit_words(e + 8u * b, bytes4(p.x), bytes4(p.y), out_base);
+    if (OUT_PLANES) {
+      // Byte k of p.x and p.y: the (low, and only) byte of elements k and 4 + k; no high byte to store.
+      put_pair(out_base + (e + 8u * b) / 4u, p);
+    } else {
+      emit_words(e + 8u * b, bytes4(p.x), bytes4(p.y), out_base);
+    }
   }
 }

@@ -7,8 +7,17 @@
 // Writes the 8 elements from frame element `e` (their bytes gathered in lo: elements 0-3, hi: 4-7) as packed
 // words: 2 words of 1-byte values, else 4 words at a time (put_words4: one store in the vec4 form, which the pass
 // binds only where frames start at a multiple of 4 words, so that w, e / 2 or e words on, is a multiple of 4).
+// OUT_PLANES (2-byte values): the 8 low bytes to the low plane, the 8 high bytes to the high plane only when one is
+// nonzero (noting the element's span in lane_spans).
 fn emit_words(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
-  if (ELEM_SIZE == 1u) {
+  if (OUT_PLANES) {
+    put_pair(out_base + e / 4u, vec2<u32>(pack_bytes4(lo), pack_bytes4(hi)));
+    let high = vec2<u32>(pack_bytes4(lo >> vec4<u32>(8u)), pack_bytes4(hi >> vec4<u32>(8u)));
+    if (any(high != vec2<u32>(0u))) {
+      put_pair(out_base + plane_words() + e / 4u, high);
+      note_high_span(e);
+    }
+  } else if (ELEM_SIZE == 1u) {
     let w = out_base + e / 4u;
     put_word(w, lo.x | (lo.y << 8u) | (lo.z << 16u) | (lo.w << 24u));
     put_word(w + 1u, hi.x | (hi.y << 8u) | (hi.z << 16u) | (hi.w << 24u));
@@ -19,6 +28,11 @@ fn emit_words(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
     put_words4(out_base + e, lo);
     put_words4(out_base + e + 4u, hi);
   }
+}
+
+// The low bytes of 4 values, packed little-endian.
+fn pack_bytes4(v: vec4<u32>) -> u32 {
+  return (v.x & 0xffu) | ((v.y & 0xffu) << 8u) | ((v.z & 0xffu) << 16u) | ((v.w & 0xffu) << 24u);
 }
 
 // Writes the 8 elements from frame element `e` as emit_words does and audits them.

@@ -8,8 +8,9 @@ override ELEM_BYTES: u32 = 2u;
 
 const THREADS: u32 = 256u;
 const TILE_P: u32 = 64u;
-// Words of the largest tile (planes: 128 frames x 32 words; uint8 and uint32 use 2048).
-const TILE_WORDS: u32 = 4096u;
+// Words of the tile (planes: 128 frames x 32 words; uint8 and uint32 use 2048, and so does the pass over a decoded
+// slot of byte planes, detector-transpose-planes.wgsl, whose main_vec4 reads bytes; it runs no other entry point).
+const TILE_WORDS: u32 = select(4096u, 2048u, PLANES);
 // Output words per pixel row per tile.
 const OUT_WORDS: u32 = 32u;
 
@@ -53,6 +54,14 @@ struct Params {
   // for segment g), which tell high-pool-place which pairs have words in this batch; 0 words otherwise.
   batch_seg_first: u32,
   batch_hot_words: u32,
+  // detector-transpose-planes.wgsl (a decoded slot of byte planes, src/kernels/decoded-planes.ts): the frame's
+  // word of its high plane and of its span mark, pixels a span, and the pixel before which every 16-pixel vec4
+  // of the high plane this dispatch reads is zeroed after the read (a vec4 that the next row buffer's dispatch
+  // also reads is left to it). 0 elsewhere.
+  high_word: u32,
+  mark_word: u32,
+  span_pixels: u32,
+  clear_end: u32,
 }
 
 @group(0) @binding(0) var<uniform> params: Params;

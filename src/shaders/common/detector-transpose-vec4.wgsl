@@ -21,14 +21,15 @@
 // thread; words outside the dispatch's frames (the first vec4's leading words, the last one's trailing words)
 // are left untouched (component stores), as are high words that are zero.
 
-@group(0) @binding(1) var<storage, read> decoded4: array<vec4<u32>>;
+// `decoded4` (binding 1), IN_BYTES, PLANES and the planes form's helpers are declared by the including pass
+// (detector-transpose.wgsl, -histogram, -planes).
 @group(0) @binding(2) var<storage, read_write> resident4: array<vec4<u32>>;
 @group(0) @binding(4) var<storage, read_write> resident_hi4: array<vec4<u32>>;
 
 // Values per decoded word, row values per resident word (4 for the byte planes), frames per tile, decoded words
 // and vec4 per tile frame row, vec4 each thread loads per tile (planes: 4, uint8 and uint32: 2), frames per
 // output vec4. (Output vec4 per pixel row per tile: OUT_WORDS / 4 = 8; slots per thread: 64 x 8 / 256 = 2.)
-override VPW: u32 = 4u / ELEM_BYTES;
+override VPW: u32 = 4u / IN_BYTES;
 // (4 for 1 and 2 bytes, 1 for 4; plain operators, so that every WGSL implementation folds it.)
 override OVPW: u32 = 4u >> (2u * (ELEM_BYTES >> 2u));
 override TILE_F: u32 = OUT_WORDS * OVPW;
@@ -42,10 +43,10 @@ override VEC_F: u32 = 4u * OVPW;
 // (frame j of each vec4 column c = 0..7): the 8 rows 4 x OVPW x c + j get offsets 4 apart (planes, uint32:
 // 20c + j, 4c + const) or distinct mod 16 (uint8: 10c + j / 2), so the warp's 4 pixels' words do not collide.
 fn swizzle(f: u32) -> u32 {
-  if (ELEM_BYTES == 2u) {
+  if (IN_BYTES == 2u) {
     return f + 4u * (f >> 4u);
   }
-  if (ELEM_BYTES == 1u) {
+  if (IN_BYTES == 1u) {
     return (f >> 1u) + 2u * (f >> 4u);
   }
   return 4u * (f >> 2u) + 2u * (f & 1u);
@@ -77,10 +78,10 @@ fn vec4_stash(idx: u32, v: vec4<u32>) {
 // The value of tile frame f at tile word wi, bits shift.
 fn vec4_value(f: u32, wi: u32, shift: u32) -> u32 {
   let t = tile[f * IN_WORDS + ((wi + swizzle(f)) & (IN_WORDS - 1u))];
-  if (ELEM_BYTES == 4u) {
+  if (IN_BYTES == 4u) {
     return t;
   }
-  return (t >> shift) & select(0xffu, 0xffffu, ELEM_BYTES == 2u);
+  return (t >> shift) & select(0xffu, 0xffffu, IN_BYTES == 2u);
 }
 
 // Row word of tile frames fk..fk + OVPW - 1 of one pixel: (row word, high-plane word, sum of its values). The row
@@ -148,7 +149,7 @@ fn vec4_slot(
     return s0;
   }
   let wi = p / VPW;
-  let shift = (p % VPW) * ELEM_BYTES * 8u;
+  let shift = (p % VPW) * IN_BYTES * 8u;
   let fk = column * VEC_F;
   let w0 = vec4_word(fk, wi, shift, counted);
   let w1 = vec4_word(fk + OVPW, wi, shift, counted);
@@ -177,6 +178,80 @@ fn vec4_slot(
   if (ELEM_BYTES == 2u && any(highs != vec4<u32>(0u))) {
     // The full high row, or the batch's high scratch (Params.hi_*).
     let hi_at = hi_index(row, rw) / 4u;
+    if (full && all(highs != vec4<u32>(0u))) {
+      resident_hi4[hi_at] = highs;
+    } else {
+      for (var k = 0u; k < 4u; k++) {
+        let gk = gc + k * OVPW;
+        if (gk >= lead && gk < g_stop && highs[k] != 0u) {
+          resident_hi4[hi_at][k] = highs[k];
+        }
+      }
+    }
+  }
+  return s;
+}
+
+// PLANES: vec4 `idx` of the tile's frame rows of the high plane, zero outside the dispatch and for a frame whose
+// mark leaves this block's span out; the vec4 read is zeroed in the slot (below clear_end: see Params).
+fn vec4_load_high(g0: u32, idx: u32, lead: u32, g_stop: u32, pixel0: u32, last4: u32, span: u32) -> vec4<u32> {
+  let g = g0 + idx / IN_VEC4;
+  let q = idx % IN_VEC4;
+  let first = pixel0 + q * 4u * VPW;
+  if (g >= lead && g < g_stop && first < params.pixel_end && frame_marked(g, lead, span, last4)) {
+    let frame = params.frame_first + g - lead;
+    let at = min((frame * params.words_per_frame + params.high_word + pixel0 / VPW) / 4u + q, last4);
+    let v = decoded4[at];
+    if (any(v != vec4<u32>(0u)) && first + 4u * VPW <= params.clear_end) {
+      clear_decoded4(at);
+    }
+    return v;
+  }
+  return vec4<u32>(0u);
+}
+
+// PLANES: whether grid frame g (inside the dispatch's frames) has a high byte in span `span`.
+fn frame_marked(g: u32, lead: u32, span: u32, last4: u32) -> bool {
+  let frame = params.frame_first + g - lead;
+  let mark = decoded4[min((frame * params.words_per_frame + params.mark_word) / 4u, last4)].x;
+  return ((mark >> span) & 1u) != 0u;
+}
+
+// PLANES: the high bytes of slot (pixel p, vec4 column) of the tile (its high plane in the workgroup tile): their
+// words go where vec4_slot's high words go, their values (x 256) into the sum, and their hot bits.
+fn vec4_slot_high(
+  s0: Slot4,
+  p: u32,
+  column: u32,
+  g0: u32,
+  pixel0: u32,
+  lead: u32,
+  g_stop: u32,
+  word0: u32,
+  batch_frame0: u32,
+  seg0: u32,
+) -> Slot4 {
+  let pixel = pixel0 + p;
+  let gc = g0 + column * VEC_F;
+  if (pixel < params.pixel_begin || pixel >= params.pixel_end || gc + VEC_F <= lead || gc >= g_stop) {
+    return s0;
+  }
+  let wi = p / VPW;
+  let shift = (p % VPW) * 8u;
+  let fk = column * VEC_F;
+  // (0, high word, sum of the high bytes x 256): vec4_add sets the hot bit of a nonzero high word.
+  let w0 = vec4_word(fk, wi, shift, false);
+  let w1 = vec4_word(fk + OVPW, wi, shift, false);
+  let w2 = vec4_word(fk + 2u * OVPW, wi, shift, false);
+  let w3 = vec4_word(fk + 3u * OVPW, wi, shift, false);
+  var s = vec4_add(s0, gc, vec3<u32>(0u, w0.x, w0.z << 8u), lead, g_stop, batch_frame0, seg0);
+  s = vec4_add(s, gc + OVPW, vec3<u32>(0u, w1.x, w1.z << 8u), lead, g_stop, batch_frame0, seg0);
+  s = vec4_add(s, gc + 2u * OVPW, vec3<u32>(0u, w2.x, w2.z << 8u), lead, g_stop, batch_frame0, seg0);
+  s = vec4_add(s, gc + 3u * OVPW, vec3<u32>(0u, w3.x, w3.z << 8u), lead, g_stop, batch_frame0, seg0);
+  let highs = vec4<u32>(w0.x, w1.x, w2.x, w3.x);
+  if (any(highs != vec4<u32>(0u))) {
+    let full = gc >= lead && gc + 3u * OVPW < g_stop;
+    let hi_at = hi_index(pixel - params.row_first_pixel, word0 + gc / OVPW) / 4u;
     if (full && all(highs != vec4<u32>(0u))) {
       resident_hi4[hi_at] = highs;
     } else {
@@ -234,6 +309,8 @@ fn main_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
   let batch_frame0 = params.first_frame + params.frame_first - lead;
   let seg0 = select(0u, (batch_frame0 + g_first) / max(params.segment_frames, 1u), ELEM_BYTES == 2u);
   let last4 = arrayLength(&decoded4) - 1u;
+  // PLANES: the span of the marks that this block's pixels lie in (span_pixels is a multiple of TILE_P).
+  let mark_span = select(0u, pixel0 / max(params.span_pixels, 1u), PLANES);
 
   var s0 = Slot4(0u, 0u, 0u);
   var s1 = Slot4(0u, 0u, 0u);
@@ -248,6 +325,12 @@ fn main_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
       v2 = vec4_load(g0, lid + 2u * THREADS, lead, g_stop, pixel0, last4);
       v3 = vec4_load(g0, lid + 3u * THREADS, lead, g_stop, pixel0, last4);
     }
+    if (PLANES && lid < TILE_F) {
+      let g = g0 + lid;
+      if (g >= lead && g < g_stop && frame_marked(g, lead, mark_span, last4)) {
+        tile_mark_or();
+      }
+    }
     vec4_stash(lid, v0);
     vec4_stash(lid + THREADS, v1);
     if (LOAD4 > 2u) {
@@ -258,6 +341,18 @@ fn main_vec4(@builtin(workgroup_id) wid: vec3<u32>, @builtin(local_invocation_in
     s0 = vec4_slot(s0, p0, column, g0, pixel0, lead, g_stop, word0, batch_frame0, seg0, counted0);
     s1 = vec4_slot(s1, p0 + 32u, column, g0, pixel0, lead, g_stop, word0, batch_frame0, seg0, counted1);
     workgroupBarrier();
+    // PLANES: the high plane of the tile, only when a frame of it is marked in this block's span (rare: most
+    // frames hold no count above 255).
+    if (PLANES && tile_mark_take(lid) != 0u) {
+      let h0 = vec4_load_high(g0, lid, lead, g_stop, pixel0, last4, mark_span);
+      let h1 = vec4_load_high(g0, lid + THREADS, lead, g_stop, pixel0, last4, mark_span);
+      vec4_stash(lid, h0);
+      vec4_stash(lid + THREADS, h1);
+      workgroupBarrier();
+      s0 = vec4_slot_high(s0, p0, column, g0, pixel0, lead, g_stop, word0, batch_frame0, seg0);
+      s1 = vec4_slot_high(s1, p0 + 32u, column, g0, pixel0, lead, g_stop, word0, batch_frame0, seg0);
+      workgroupBarrier();
+    }
   }
 
   // Per pixel: the 8 columns' sums (and, for planes, hot masks), then 2 global atomics (and at most 2 more).
