@@ -53,6 +53,30 @@ describe('GPU load memory plan', () => {
     );
   });
 
+  it('a decoded slot of byte planes: 16 bytes more a frame, uint16 into byte-plane rows and a multi variant only', () => {
+    const base = fullScan();
+    const planes = fullScan({ decodedPlanes: true });
+    expect([base.decodedPlanes, planes.decodedPlanes]).toEqual([false, true]);
+    expect([base.wordsPerFrame, planes.wordsPerFrame]).toEqual([18432, 18436]);
+    expect(planes.decodedSlotBytes - base.decodedSlotBytes).toBe(8192 * 16);
+    expect(planes.peakBytes - base.peakBytes).toBe(8192 * 16);
+    expect(describePlan(planes)[1]).toMatch(/ decoded \(byte planes\) \+/);
+    expect(planes.peakBytes).toBeLessThanOrEqual(1.1 * planes.residentBytes + 2 ** 30);
+    // Not for uint8 or uint32, nor for the fused decode.
+    for (const elemSize of [1, 4] as const) {
+      const plan = planGpuLoad({
+        frames: 1024,
+        detector: [192, 192],
+        elemSize,
+        chunkSizes: new Uint32Array(1024).fill(12_100),
+        limits: H200,
+        decodedPlanes: true,
+      });
+      expect(plan.decodedPlanes).toBe(false);
+    }
+    expect(fullScan({ decodedPlanes: true, decodeVariant: 'base' }).decodedPlanes).toBe(false);
+  });
+
   it('copying ahead: a third set of index entries, nothing else, and only where batches are parsed ahead', () => {
     const base = fullScan();
     const ahead = fullScan({ copyAhead: true });
