@@ -15,18 +15,29 @@ const oracle = loadOracle();
 const { openFixture } = fixtureOpeners();
 
 describe('GPU load over many batches, vs the h5py oracle', () => {
-  withGpu('streams 16 batches through 2 slots (uint16, extensible-array index) exactly', async (ctx) => {
-    const source = await openFixture('many_ext_u16_32.h5');
-    const load = await loadToGpu(ctx, source, { batchFrames: 64, slots: 2, pixelsPerBufferLimit: 300 });
-    try {
-      expect(load.plan.batches).toBe(16);
-      const d = oracle.files['many_ext_u16_32.h5'].datasets['/data'];
-      expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
-      await expectResidentFrames(ctx.device, load, source, 1000);
-    } finally {
-      load.release();
-    }
-  });
+  for (const decoded of ['packed', 'planes'] as const)
+    withGpu(
+      `streams 16 batches through 2 slots (uint16, extensible-array index, decoded slot ${decoded}) exactly`,
+      async (ctx) => {
+        const source = await openFixture('many_ext_u16_32.h5');
+        const load = await loadToGpu(ctx, source, {
+          batchFrames: 64,
+          slots: 2,
+          pixelsPerBufferLimit: 300,
+          decoded,
+        });
+        try {
+          expect(load.plan.batches).toBe(16);
+          // Byte planes: the slot's high planes zeroed by each batch's transpose for the next batch's decode.
+          expect(load.plan.decodedPlanes).toBe(decoded === 'planes');
+          const d = oracle.files['many_ext_u16_32.h5'].datasets['/data'];
+          expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
+          await expectResidentFrames(ctx.device, load, source, 1000);
+        } finally {
+          load.release();
+        }
+      },
+    );
 
   withGpu(
     'copying ahead (batch k + 2 copied after batch k decodes): the same results as the default, every value exact',

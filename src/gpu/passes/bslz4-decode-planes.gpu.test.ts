@@ -64,7 +64,8 @@ describe('bslz4-decode pass: byte planes vs twin', () => {
         const { batch, expected } = faultBatch();
         const { twin } = await compare(ctx, batch, { variant, planes: true });
         expect([...twin.errors].map(decodeErrorName)).toEqual(expected.map(decodeErrorName));
-        for (const m of mutatedBatches().slice(0, 3)) await compare(ctx, m, { variant, planes: true });
+        for (const m of mutatedBatches().filter((m) => m.elemSize === 2))
+          await compare(ctx, m, { variant, planes: true });
         // 33 x 35: 1155 values, the raw tail 1152..1154, the last block's values from 1024 on; spans of 64.
         const small = framesWithHighs(12, 33, 35, 7, [
           [0, 0, 256],
