@@ -303,7 +303,7 @@ export async function main(argv: string[]): Promise<number> {
           acquisitions: n(values.acquisitions),
           runs: n(values.runs),
           hashAtEnd: values['hash-at-end'],
-          sources: sourcesMode(values.sources),
+          sources: oneOf(values.sources, '--sources', ['alongside', 'before', 'none'] as const),
           decode: values.decode,
           json: values.json,
           keep: values.keep,
@@ -334,15 +334,15 @@ export async function main(argv: string[]): Promise<number> {
         pool: values.pool,
         segmentFrames: int(values.segment),
         compact: values.compact,
-        highPlane: parseHighPlane(values.high),
+        highPlane: oneOf(values.high, '--high', ['slots', 'full'] as const),
         poolShare: values['pool-share'] === undefined ? undefined : Number(values['pool-share']),
         decodeVariant: values.decode,
         parseAhead: parseOnOff(values['parse-ahead'], '--parse-ahead'),
         copyAhead: parseOnOff(values['copy-ahead'], '--copy-ahead'),
-        histogramIn: histogramIn(values.histogram),
-        decoded: decodedForm(values.decoded),
+        histogramIn: oneOf(values.histogram, '--histogram', ['transpose', 'decode'] as const),
+        decoded: oneOf(values.decoded, '--decoded', ['packed', 'planes'] as const),
         rowPixels: int(values['row-pixels']),
-        rowTiles: parseRowTiles(values['row-tiles']),
+        rowTiles: oneOf(values['row-tiles'], '--row-tiles', ['batch', 'untiled'] as const),
         slices: int(values.slices),
         workgroupSize: int(values['vi-workgroup']),
         sustain: int(values.sustain),
@@ -375,33 +375,15 @@ function parseTransposeLoads(v: string | undefined): TransposeLoads | undefined 
   throw new TypeError(`--transpose-loads is ${TRANSPOSE_LOADS.join(', ')}; not '${v}'`);
 }
 
-function parseHighPlane(v: string | undefined): 'slots' | 'full' | undefined {
-  if (v === undefined || v === 'slots' || v === 'full') return v;
-  throw new TypeError(`--high takes slots or full, not ${v}`);
-}
-
 function parseOnOff(v: string | undefined, flag: string): boolean | undefined {
   if (v === undefined) return undefined;
   if (v === 'on' || v === 'off') return v === 'on';
   throw new TypeError(`${flag} takes on or off, not ${v}`);
 }
 
-function decodedForm(v: string | undefined): 'packed' | 'planes' | undefined {
-  if (v === undefined || v === 'packed' || v === 'planes') return v;
-  throw new TypeError(`--decoded takes packed or planes, not ${v}`);
-}
-
-function histogramIn(v: string | undefined): 'decode' | 'transpose' | undefined {
-  if (v === undefined || v === 'decode' || v === 'transpose') return v;
-  throw new TypeError(`--histogram takes transpose or decode, not ${v}`);
-}
-
-function parseRowTiles(v: string | undefined): 'batch' | 'untiled' | undefined {
-  if (v === undefined || v === 'batch' || v === 'untiled') return v;
-  throw new TypeError(`--row-tiles takes batch or untiled, not ${v}`);
-}
-
-function sourcesMode(v: string | undefined): 'alongside' | 'before' | 'none' | undefined {
-  if (v === undefined || v === 'alongside' || v === 'before' || v === 'none') return v;
-  throw new TypeError(`--sources takes alongside, before or none, not ${v}`);
+/** `v` when it is one of `values` (or absent), else a TypeError naming the flag and its values. */
+function oneOf<T extends string>(v: string | undefined, flag: string, values: readonly T[]): T | undefined {
+  if (v === undefined || (values as readonly string[]).includes(v)) return v as T | undefined;
+  const listed = `${values.slice(0, -1).join(', ')} or ${values[values.length - 1]}`;
+  throw new TypeError(`${flag} takes ${listed}, not ${v}`);
 }

@@ -17,6 +17,7 @@ describe("decoded byte planes (the load's uint16 slot form)", () => {
       spanElems: 1152,
       spans: 32,
     });
+    expect(decodedPlanesLayout(1155)).toMatchObject({ planeWords: 292, spanElems: 64, spans: 19 });
     expect(decodedPlanesLayout(1)).toEqual({
       pixels: 1,
       planeWords: 4,

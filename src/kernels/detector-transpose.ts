@@ -109,10 +109,8 @@ export function detectorTranspose(
   dpSums: BigUint64Array,
 ): void {
   if (batch.planes) {
-    const wordsPerFrame = checkTransposeBatch(batch);
-    if (batch.decoded.length < batch.frames * wordsPerFrame) {
-      throw new StemflowError('invalid', `The decoded slot holds fewer than ${batch.frames} frames.`);
-    }
+    checkTransposeBatch(batch);
+    // (fromDecodedPlanes checks that the slot holds the batch's frames.)
     const packed = fromDecodedPlanes(batch.decoded, batch.frames, batch.layout.pixels);
     detectorTranspose(
       { ...batch, planes: false, decoded: packed, wordsPerFrame: undefined },

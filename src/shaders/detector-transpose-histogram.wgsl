@@ -7,14 +7,6 @@
 
 // #include "common/detector-transpose-bins.wgsl"
 
-// The packed decoded slot (the planes form's pass is detector-transpose-planes.wgsl): read only.
-@group(0) @binding(1) var<storage, read> decoded4: array<vec4<u32>>;
-override IN_BYTES: u32 = ELEM_BYTES;
-const PLANES = false;
-fn tile_mark_or() {}
-fn tile_mark_take(lid: u32) -> u32 {
-  return 0u;
-}
-fn clear_decoded4(i: u32) {}
+// #include "common/detector-transpose-packed.wgsl"
 
 // #include "common/detector-transpose-main.wgsl"

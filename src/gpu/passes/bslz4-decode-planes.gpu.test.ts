@@ -7,7 +7,6 @@
 import { describe, expect } from 'vitest';
 import { bslz4Encode } from '../../codec/index.ts';
 import { decodeErrorName } from '../../kernels/decode-errors.ts';
-import { decodedPlanesLayout } from '../../kernels/decoded-planes.ts';
 import { sparseCounts } from '../test-data.ts';
 import { withGpu } from '../test-harness.ts';
 import { compare, faultBatch, fixtureBatch, mutatedBatches, pack } from './bslz4-decode.test-support.ts';
@@ -46,17 +45,6 @@ function framesWithHighs(
 }
 
 describe('bslz4-decode pass: byte planes vs twin', () => {
-  withGpu('the span layout', async () => {
-    expect(decodedPlanesLayout(192 * 192)).toEqual({
-      pixels: 36864,
-      planeWords: 9216,
-      wordsPerFrame: 18436,
-      spanElems: 1152,
-      spans: 32,
-    });
-    expect(decodedPlanesLayout(1155)).toMatchObject({ planeWords: 292, spanElems: 64, spans: 19 });
-  });
-
   for (const variant of VARIANTS) {
     withGpu(
       `${variant}: faults of every code, high bytes in spans, the last block and the raw tail, 33x35 and 192x192`,

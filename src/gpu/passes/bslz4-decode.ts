@@ -208,10 +208,11 @@ export function createBslz4DecodePass(
   const prepare = (job: Bslz4DecodeJob) => {
     const { frameCount, pixels } = job;
     const { wordsPerFrame, slotBytes, firstFrame, indexBase } = checkDecodeJob(device, job, elemSize);
-    if (planes && wordsPerFrame !== decodedPlanesLayout(pixels).wordsPerFrame) {
+    const planesWords = planes ? decodedPlanesLayout(pixels).wordsPerFrame : wordsPerFrame;
+    if (wordsPerFrame !== planesWords) {
       throw new StemflowError(
         'invalid',
-        `A decode into byte planes writes ${decodedPlanesLayout(pixels).wordsPerFrame} words a frame of ${pixels} pixels (the job gives ${wordsPerFrame}).`,
+        `A decode into byte planes writes ${planesWords} words a frame of ${pixels} pixels (the job gives ${wordsPerFrame}).`,
       );
     }
     const perDispatch = framesPerDispatch(v, job.maxFramesPerDispatch);

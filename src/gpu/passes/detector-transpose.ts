@@ -208,7 +208,6 @@ export function createDetectorTransposePass(
   };
   pipelineFor(loads === 'vec4');
   const usesVec4 = (wordsPerFrame: number) => loads === 'vec4' && wordsPerFrame % 4 === 0;
-  const planesForm = planes ? (pixels: number) => decodedPlanesLayout(pixels) : null;
   const tileFrames = transposeTileFrames(elemSize);
   const maxGroups = device.limits.maxComputeWorkgroupsPerDimension;
 
@@ -278,7 +277,7 @@ export function createDetectorTransposePass(
     // 'vec4': blocks start at a multiple of TRANSPOSE_TILE_PIXELS (aligned rows), and the frame grid of a
     // dispatch may start up to 3 row words early (aligned vec4 stores), which can add a span.
     const vec4 = usesVec4(wordsPerFrame) && plan.wordsPerPixel % 4 === 0;
-    const form = planesForm?.(plan.pixels);
+    const form = planes ? decodedPlanesLayout(plan.pixels) : undefined;
     if (form && !vec4) {
       throw new StemflowError(
         'invalid',

@@ -176,20 +176,26 @@ fn vec4_slot(
   }
   let highs = vec4<u32>(w0.y, w1.y, w2.y, w3.y);
   if (ELEM_BYTES == 2u && any(highs != vec4<u32>(0u))) {
-    // The full high row, or the batch's high scratch (Params.hi_*).
-    let hi_at = hi_index(row, rw) / 4u;
-    if (full && all(highs != vec4<u32>(0u))) {
-      resident_hi4[hi_at] = highs;
-    } else {
-      for (var k = 0u; k < 4u; k++) {
-        let gk = gc + k * OVPW;
-        if (gk >= lead && gk < g_stop && highs[k] != 0u) {
-          resident_hi4[hi_at][k] = highs[k];
-        }
+    vec4_store_highs(hi_index(row, rw) / 4u, highs, full, gc, lead, g_stop);
+  }
+  return s;
+}
+
+// A slot's high words (frames gc, gc + OVPW, ... of the grid) at vec4 hi_at of the full high row or the batch's
+// high scratch (Params.hi_*): the whole vec4 when all four are the dispatch's (`full`) and nonzero, else each
+// nonzero one of the dispatch's frames. (`&`, not `&&`: SwiftShader compiled the planes pass, which stores through
+// here twice, 75 x slower with short circuits.)
+fn vec4_store_highs(hi_at: u32, highs: vec4<u32>, full: bool, gc: u32, lead: u32, g_stop: u32) {
+  if (full & all(highs != vec4<u32>(0u))) {
+    resident_hi4[hi_at] = highs;
+  } else {
+    for (var k = 0u; k < 4u; k++) {
+      let gk = gc + k * OVPW;
+      if ((gk >= lead) & (gk < g_stop) & (highs[k] != 0u)) {
+        resident_hi4[hi_at][k] = highs[k];
       }
     }
   }
-  return s;
 }
 
 // PLANES: vec4 `idx` of the tile's frame rows of the high plane, zero outside the dispatch and for a frame whose
@@ -251,17 +257,7 @@ fn vec4_slot_high(
   let highs = vec4<u32>(w0.x, w1.x, w2.x, w3.x);
   if (any(highs != vec4<u32>(0u))) {
     let full = (gc >= lead) & (gc + 3u * OVPW < g_stop);
-    let hi_at = hi_index(pixel - params.row_first_pixel, word0 + gc / OVPW) / 4u;
-    if (full & all(highs != vec4<u32>(0u))) {
-      resident_hi4[hi_at] = highs;
-    } else {
-      for (var k = 0u; k < 4u; k++) {
-        let gk = gc + k * OVPW;
-        if (gk >= lead && gk < g_stop && highs[k] != 0u) {
-          resident_hi4[hi_at][k] = highs[k];
-        }
-      }
-    }
+    vec4_store_highs(hi_index(pixel - params.row_first_pixel, word0 + gc / OVPW) / 4u, highs, full, gc, lead, g_stop);
   }
   return s;
 }
