@@ -110,3 +110,33 @@ export function decodeListBytes(
   const entries = Math.max(1, Math.floor(frames) * listBlocks(pixels, elemSize));
   return Math.max(16, entries * v.listCap * 8) + Math.max(16, entries * 8);
 }
+
+/** Workgroup memory of the fused shader besides the stage: the 8 KiB block, the frame histogram, max and sum. */
+const FIXED_WORKGROUP_BYTES = 8192 + 4 * 257 + 12 + 4;
+/**
+ * Workgroup memory of the multi shader a frame besides stages and blocks: histogram, max, sum, the planes form's
+ * span mark, round verdict.
+ */
+const MULTI_FIXED_BYTES = 4 * 257 + 12 + 4 + 4;
+
+/**
+ * Checks that a variant's stage of compressed words fits the GPU's workgroup memory beside the shader's fixed
+ * workgroup arrays (per frame of a workgroup, per group, the blocks without scratch, a staged list).
+ */
+export function checkDecodeWorkgroupMemory(v: DecodeVariant, maxWorkgroupBytes: number): void {
+  const fixedBytes =
+    v.shader === 'multi'
+      ? MULTI_FIXED_BYTES * framesPerWorkgroup(v) +
+        4 * v.groups +
+        (v.frameGroups ? 4 * v.groups + 4 : 0) +
+        (v.scratch ? 4 : DECODE_SCRATCH_BLOCK_BYTES * v.groups) +
+        (v.list && v.listRead === 'stage' ? 8 * v.listCap * v.groups : 8)
+      : FIXED_WORKGROUP_BYTES;
+  const maxStage = Math.floor((maxWorkgroupBytes - fixedBytes) / 4 / v.groups);
+  if (!Number.isInteger(v.stageWords) || v.stageWords < 1 || v.stageWords > maxStage) {
+    throw new StemflowError(
+      'invalid',
+      `A stage of ${v.stageWords} words is not within the GPU's workgroup memory (variant ${v.name}).`,
+    );
+  }
+}

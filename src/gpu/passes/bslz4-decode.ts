@@ -20,20 +20,18 @@ import { listBlocks } from '../../kernels/bslz4-parse.ts';
 import { decodedPlanesLayout } from '../../kernels/decoded-planes.ts';
 import source from '../../shaders/bslz4-decode.wgsl?raw';
 import multiSource from '../../shaders/bslz4-decode-multi.wgsl?raw';
-import { checkBindable, type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
+import { type DispatchChunk, encodeChunks } from '../chunked-dispatch.ts';
 import { structLayout } from '../uniform-layout.ts';
 import { checkAhead, checkDecodeJob, NO_PARSE_AHEAD } from './bslz4-decode-job.ts';
 import { createDecodeLists, type DecodeLists } from './bslz4-decode-lists.ts';
 import {
-  decodeBlockScratchBytes,
-  decodeFlagBytes,
+  checkDecodeWorkgroupMemory,
   decodeListBytes,
   decodeScratchBytes,
   dispatchWorkgroups,
   framesPerDispatch,
 } from './bslz4-decode-memory.ts';
 import {
-  BLOCK_WORDS,
   type DecodeOutput,
   decodeOutput,
   decodePipeline,
@@ -42,12 +40,12 @@ import {
   packFlagsPipeline,
   parsePipeline,
 } from './bslz4-decode-pipeline.ts';
+import { createDecodeScratch } from './bslz4-decode-scratch.ts';
 import type { Bslz4DecodeJob, Bslz4DecodePass } from './bslz4-decode-types.ts';
 import {
   checkDecodeStorageBuffers,
   DEFAULT_DECODE_VARIANT,
   type DecodeVariant,
-  framesPerWorkgroup,
   fusedDecodeVariant,
   parseDecodeVariant,
   readsLists,
@@ -61,13 +59,6 @@ export const bslz4DecodeMultiShader: string = multiSource;
 
 const layout = structLayout(source, 'Params');
 const multiLayout = structLayout(multiSource, 'Params');
-/** Workgroup memory of the shader besides the stage: the 8 KiB block, the frame histogram, max and sum. */
-const FIXED_WORKGROUP_BYTES = 8192 + 4 * 257 + 12 + 4;
-/**
- * Workgroup memory of the multi shader besides stages and blocks: histogram, max, sum, the planes form's span
- * mark, round verdict.
- */
-const MULTI_FIXED_BYTES = 4 * 257 + 12 + 4 + 4;
 /**
  * Default staged compressed words per block: one. Workgroup memory per workgroup bounds how many frames an SM
  * decodes at once, which matters more than where the token walk reads its bytes (H200, 4,096 frames of
@@ -130,20 +121,7 @@ export function createBslz4DecodePass(
   }
   checkDecodeStorageBuffers(v, device.limits.maxStorageBuffersPerShaderStage);
   const multi = v.shader === 'multi';
-  const fixedBytes = multi
-    ? MULTI_FIXED_BYTES * framesPerWorkgroup(v) +
-      4 * v.groups +
-      (v.frameGroups ? 4 * v.groups + 4 : 0) +
-      (v.scratch ? 4 : 4 * BLOCK_WORDS * v.groups) +
-      (v.list && v.listRead === 'stage' ? 8 * v.listCap * v.groups : 8)
-    : FIXED_WORKGROUP_BYTES;
-  const maxStage = Math.floor((device.limits.maxComputeWorkgroupStorageSize - fixedBytes) / 4 / v.groups);
-  if (!Number.isInteger(v.stageWords) || v.stageWords < 1 || v.stageWords > maxStage) {
-    throw new StemflowError(
-      'invalid',
-      `A stage of ${v.stageWords} words is not within the GPU's workgroup memory (variant ${v.name}).`,
-    );
-  }
+  checkDecodeWorkgroupMemory(v, device.limits.maxComputeWorkgroupStorageSize);
   // Per output form (decodeOutput: a job's frame size picks it) and with or without parsing ahead, compiled at the
   // first job that needs it (cached per device, and here so that a batch builds no cache key), the main form of
   // `wordsPerFrame` now.
@@ -173,36 +151,8 @@ export function createBslz4DecodePass(
   // (declared, never read).
   const decodeLists = createDecodeLists(device, v.listCap, (b) => retired.push(...b));
   const listsFor = decodeLists.ensure;
-  // The multi shader's scratch: 8 KiB per group of each workgroup of a dispatch (a word when not SCRATCH),
-  // then the pixel flags as bits from word `flagBase`. A smaller one is kept until `destroy` (encoders not yet
-  // submitted may use it).
-  let scratch: GPUBuffer | null = null;
-  // The flags whose bits the last job packed into the scratch (encode), for a job with `flagsPacked`.
-  let packed: { flags: GPUBuffer; pixels: number; scratch: GPUBuffer; flagBase: number } | null = null;
-  const scratchFor = (
-    frames: number,
-    pixels: number,
-    options: { maxFramesPerDispatch?: number; workgroupsPerDispatch?: number },
-  ) => {
-    const blockBytes = Math.max(
-      4,
-      decodeBlockScratchBytes(v, frames, {
-        ...options,
-        maxWorkgroups: device.limits.maxComputeWorkgroupsPerDimension,
-      }),
-    );
-    const bytes = blockBytes + decodeFlagBytes(v, pixels);
-    if (!scratch || scratch.size < bytes) {
-      if (scratch) retired.push(scratch);
-      scratch = device.createBuffer({
-        label: 'bslz4-decode scratch',
-        size: bytes,
-        usage: GPUBufferUsage.STORAGE,
-      });
-    }
-    checkBindable(device, scratch, 'decode scratch');
-    return { buffer: scratch, flagBase: blockBytes / 4 };
-  };
+  const decodeScratch = createDecodeScratch(device, v, (b) => retired.push(b));
+  const scratchFor = decodeScratch.ensure;
 
   // The checked dispatches of a job, its scratch (a multi variant) and its list set (a list variant).
   const prepare = (job: Bslz4DecodeJob) => {
@@ -332,23 +282,8 @@ export function createBslz4DecodePass(
       ? [{ binding: 8, resource: { buffer: scratchAt.buffer } }, ...listBindings]
       : [];
     // The multi shader's audit reads the pixel flags as bits, packed into its scratch by the job's first
-    // dispatch, or by an earlier job's where this one says its flags are unchanged and the bits are still there
-    // (same flags buffer, pixels and scratch words): the load packs them once, not once a batch.
-    const repack = !(
-      job.flagsPacked === true &&
-      packed?.flags === job.flags &&
-      packed.pixels === job.pixels &&
-      packed.scratch === scratchAt?.buffer &&
-      packed.flagBase === scratchAt?.flagBase
-    );
-    if (scratchAt) {
-      packed = {
-        flags: job.flags,
-        pixels: job.pixels,
-        scratch: scratchAt.buffer,
-        flagBase: scratchAt.flagBase,
-      };
-    }
+    // dispatch unless an earlier job's bits are still there (decodeScratch.repack).
+    const repack = scratchAt !== undefined && decodeScratch.repack(job, scratchAt);
     const first =
       scratchAt && repack
         ? {
@@ -433,8 +368,7 @@ export function createBslz4DecodePass(
     },
     destroy() {
       for (const b of retired.splice(0)) b.destroy();
-      scratch?.destroy();
-      scratch = null;
+      decodeScratch.destroy();
       decodeLists.destroy();
     },
   };
