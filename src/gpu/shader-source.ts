@@ -13,9 +13,13 @@ import bslz4Decode from '../shaders/bslz4-decode.wgsl?raw';
 import bslz4DecodeList from '../shaders/bslz4-decode-list.wgsl?raw';
 import bslz4DecodeListAhead from '../shaders/bslz4-decode-list-ahead.wgsl?raw';
 import bslz4DecodeListAheadPlanes from '../shaders/bslz4-decode-list-ahead-planes.wgsl?raw';
+import bslz4DecodeListAheadPlanesQx from '../shaders/bslz4-decode-list-ahead-planes-qx.wgsl?raw';
 import bslz4DecodeListAheadV4 from '../shaders/bslz4-decode-list-ahead-v4.wgsl?raw';
+import bslz4DecodeListAheadV4Qx from '../shaders/bslz4-decode-list-ahead-v4-qx.wgsl?raw';
 import bslz4DecodeListPlanes from '../shaders/bslz4-decode-list-planes.wgsl?raw';
+import bslz4DecodeListPlanesQx from '../shaders/bslz4-decode-list-planes-qx.wgsl?raw';
 import bslz4DecodeListV4 from '../shaders/bslz4-decode-list-v4.wgsl?raw';
+import bslz4DecodeListV4Qx from '../shaders/bslz4-decode-list-v4-qx.wgsl?raw';
 import bslz4DecodeMulti from '../shaders/bslz4-decode-multi.wgsl?raw';
 import bslz4DecodeMultiPlanes from '../shaders/bslz4-decode-multi-planes.wgsl?raw';
 import bslz4DecodeMultiV4 from '../shaders/bslz4-decode-multi-v4.wgsl?raw';
@@ -52,6 +56,10 @@ export const shaderSource = {
   'bslz4-decode-multi-planes': bslz4DecodeMultiPlanes,
   'bslz4-decode-list-planes': bslz4DecodeListPlanes,
   'bslz4-decode-list-ahead-planes': bslz4DecodeListAheadPlanes,
+  'bslz4-decode-list-v4-qx': bslz4DecodeListV4Qx,
+  'bslz4-decode-list-ahead-v4-qx': bslz4DecodeListAheadV4Qx,
+  'bslz4-decode-list-planes-qx': bslz4DecodeListPlanesQx,
+  'bslz4-decode-list-ahead-planes-qx': bslz4DecodeListAheadPlanesQx,
   'bslz4-parse': bslz4Parse,
   'detector-transpose': detectorTranspose,
   'detector-transpose-histogram': detectorTransposeHistogram,

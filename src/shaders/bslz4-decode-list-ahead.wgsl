@@ -9,4 +9,5 @@
 // src/kernels/bslz4-parse.ts (the lists).
 
 // #include "common/bslz4-out-words.wgsl"
+// #include "common/bslz4-quad-none.wgsl"
 // #include "common/bslz4-decode-list-ahead-body.wgsl"

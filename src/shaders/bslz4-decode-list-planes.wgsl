@@ -4,4 +4,5 @@
 // for the planes form (the load's). CPU twin: src/kernels/bslz4-decode.ts, then src/kernels/decoded-planes.ts.
 
 // #include "common/bslz4-out-planes.wgsl"
+// #include "common/bslz4-quad-none.wgsl"
 // #include "common/bslz4-decode-list-body.wgsl"

@@ -3,4 +3,5 @@
 // or 4 bytes and frames of a multiple of 4 words. CPU twin: src/kernels/bslz4-decode.ts.
 
 // #include "common/bslz4-out-vec4.wgsl"
+// #include "common/bslz4-quad-none.wgsl"
 // #include "common/bslz4-decode-list-body.wgsl"

@@ -7,4 +7,5 @@
 // 10 storage buffers: chosen only on a device whose maxStorageBuffersPerShaderStage allows them.
 
 // #include "common/bslz4-out-words.wgsl"
+// #include "common/bslz4-quad-none.wgsl"
 // #include "common/bslz4-decode-list-body.wgsl"

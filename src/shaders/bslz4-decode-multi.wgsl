@@ -32,4 +32,5 @@
 // bslz4-decode.wgsl, with `lane` (0..LANES) in place of the workgroup's lane index.
 
 // #include "common/bslz4-out-words.wgsl"
+// #include "common/bslz4-quad-none.wgsl"
 // #include "common/bslz4-decode-multi-body.wgsl"

@@ -38,7 +38,8 @@ beforeAll(async () => {
   const adapter = await nodeGpu(['backend=null']).requestAdapter();
   if (!adapter)
     throw new Error("Dawn's null backend gave no adapter: is the npm package `webgpu` installed?");
-  device = await adapter.requestDevice();
+  // `subgroups` for the `qx` decode passes (their first line enables it); the limits stay the defaults.
+  device = await adapter.requestDevice({ requiredFeatures: ['subgroups'] });
 });
 
 afterAll(() => device?.destroy());
@@ -113,6 +114,10 @@ const SHARED_TWINS: Record<string, string> = {
   'bslz4-decode-multi-planes': 'bslz4-decode',
   'bslz4-decode-list-planes': 'bslz4-decode',
   'bslz4-decode-list-ahead-planes': 'bslz4-decode',
+  'bslz4-decode-list-v4-qx': 'bslz4-decode',
+  'bslz4-decode-list-ahead-v4-qx': 'bslz4-decode',
+  'bslz4-decode-list-planes-qx': 'bslz4-decode',
+  'bslz4-decode-list-ahead-planes-qx': 'bslz4-decode',
   'detector-transpose-histogram': 'detector-transpose',
   'detector-transpose-planes': 'detector-transpose',
   'packed-query': 'packed-index',
@@ -206,6 +211,10 @@ describe('pass pipelines (null backend, default overrides)', () => {
     'bslz4-decode-list-ahead-v4',
     'bslz4-decode-list-planes',
     'bslz4-decode-list-ahead-planes',
+    'bslz4-decode-list-v4-qx',
+    'bslz4-decode-list-ahead-v4-qx',
+    'bslz4-decode-list-planes-qx',
+    'bslz4-decode-list-ahead-planes-qx',
   ] as const;
   const beyond: string[] = [...lists, 'detector-transpose-histogram'];
   const within8 = names.filter((name) => !beyond.includes(name));

@@ -84,11 +84,23 @@ export function decodePipeline(
     );
   }
   const multiBase = ahead ? 'bslz4-decode-list-ahead' : listed ? 'bslz4-decode-list' : 'bslz4-decode-multi';
+  if (v.quadStores && !device.features.has('subgroups')) {
+    throw new StemflowError(
+      'unsupported',
+      `Decode variant ${v.name} exchanges its stores within quads: this GPU does not offer the 'subgroups' feature.`,
+    );
+  }
+  // `qx`: the forms whose unshuffle stores 8-value pieces (vec4, planes); words keep the stores of the plain file.
+  const quadBase = v.quadStores && multiBase !== 'bslz4-decode-multi' ? multiBase : null;
   const multiName =
     output === 'vec4'
-      ? (`${multiBase}-v4` as const)
+      ? quadBase
+        ? (`${quadBase}-v4-qx` as const)
+        : (`${multiBase}-v4` as const)
       : output === 'planes'
-        ? (`${multiBase}-planes` as const)
+        ? quadBase
+          ? (`${quadBase}-planes-qx` as const)
+          : (`${multiBase}-planes` as const)
         : multiBase;
   const audit = {
     AUDIT_MAX: AUDIT_LAYOUT.max,
@@ -97,7 +109,7 @@ export function decodePipeline(
     AUDIT_HISTOGRAM: AUDIT_LAYOUT.histogram,
     AUDIT_BINS: auditBins ? 1 : 0,
   };
-  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead} ${v.frameGroups} ${v.planeSkip} ${v.bitAudit} ${v.zeroTrack} ${v.midBins} ${ahead ? `ahead ${v.parseWords}` : ''} ${auditBins} ${output}`;
+  const key = `${elemSize} ${v.shader} ${v.lanes} ${v.groups} ${v.stageWords} ${v.scratch} ${v.window} ${v.keep} ${v.pattern} ${v.unshuffleWords} ${v.epochs} ${v.list} ${v.listCap} ${v.listRead} ${v.frameGroups} ${v.planeSkip} ${v.bitAudit} ${v.zeroTrack} ${v.midBins} ${v.quadStores} ${ahead ? `ahead ${v.parseWords}` : ''} ${auditBins} ${output}`;
   return cachedPipeline(device, key, () =>
     device.createComputePipeline({
       label: `bslz4-decode x${elemSize} ${v.name}`,

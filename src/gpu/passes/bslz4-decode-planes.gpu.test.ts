@@ -1,7 +1,7 @@
 /**
  * The decode's planes form (common/bslz4-out-planes.wgsl, src/kernels/decoded-planes.ts) against the twin's words
  * in that form: low planes, high bytes only where nonzero, span marks, a failed frame all zero, for the load's
- * variant and the other paths of the unshuffle (`ba`, `zp` without it, whole plane words `u4`, the byte path) on
+ * variant and the other paths of the unshuffle (`ba`, with `qx` too, `zp` without it, whole plane words `u4`, the byte path) on
  * frames with high bytes in chosen spans, in the last partial block and in the raw tail.
  */
 import { describe, expect } from 'vitest';
@@ -19,6 +19,8 @@ const VARIANTS = [
   'scratch-keep-pat-listg-gf-zp-wg32-x1-stage16',
   'multi-u4-wg7-x3-stage5',
   'multi-list-gf-wg32-x2-stage64-cap3',
+  'scratch-keep-pat-listg-gf-zp-ba-mb-qx-wg32-x1-stage16',
+  'multi-list-gf-zp-ba-qx-wg8-x3-stage5-cap3',
 ];
 
 /** Frames of rows x cols counts below 256 but for values above 255 at the given (frame, pixel) places. */

@@ -68,6 +68,9 @@ const VARIANTS = [
   'scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16',
   'multi-list-gf-zp-ba-mb-wg7-x3-stage5-cap3',
   'scratch-keep-pat-listg-gf-zp-ba-sw-wg32-x1-stage16',
+  'scratch-keep-pat-listg-gf-zp-ba-mb-qx-wg32-x1-stage16',
+  'multi-list-gf-zp-ba-qx-wg8-x3-stage5-cap3',
+  'scratch-keep-pat-listg-gf-zp-ba-mb-qx-wg12-x2-stage16',
 ];
 
 /**
@@ -161,6 +164,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
         'scratch-keep-pat-listg-gf-zp-ba-wg16-x2-stage16',
         'scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16',
         'scratch-keep-pat-listg-gf-zp-ba-mb-wg16-x2-stage16',
+        'scratch-keep-pat-listg-gf-zp-ba-mb-qx-wg32-x1-stage16',
         'scratch-keep-pat-listg-gf-zp-zt-ba-wg32-x1-stage16',
         'scratch-keep-pat-listg-gf-zp-zt-wg16-x2-stage16',
         'multi-gf-zp-zt-wg7-x3-stage5',
@@ -318,6 +322,7 @@ describe('bslz4-decode pass: variants vs twin', () => {
       zeroTrack: false,
       midBins: false,
       wordStores: false,
+      quadStores: false,
     });
     expect(parseDecodeVariant('scratch-keep-pat-listg-gf-wg16-x2-stage16')).toMatchObject({
       frameGroups: true,
@@ -348,6 +353,16 @@ describe('bslz4-decode pass: variants vs twin', () => {
     expect(() => parseDecodeVariant('scratch-keep-pat-listg-gf-zp-mb-wg32-x1-stage16')).toThrow(
       /'mb' needs 'ba'/,
     );
+    expect(parseDecodeVariant('scratch-keep-pat-listg-gf-zp-ba-qx-wg32-x1-stage16').quadStores).toBe(true);
+    for (const name of [
+      'scratch-keep-pat-listg-gf-zp-qx-wg32-x1-stage16',
+      'scratch-keep-pat-gf-zp-ba-qx-wg32-x1-stage16',
+      'scratch-keep-pat-listx-gf-zp-ba-qx-wg32-x1-stage16',
+      'multi-list-gf-zp-ba-qx-wg7-x3-stage5-cap3',
+      'scratch-keep-pat-listg-gf-zp-ba-sw-qx-wg32-x1-stage16',
+    ]) {
+      expect(() => parseDecodeVariant(name), name).toThrow(/'qx' needs 'ba', a list/);
+    }
     // The output form: 16 bytes a store for values of 2 or 4 bytes in frames of a multiple of 4 words, unless `sw`.
     const load = parseDecodeVariant('scratch-keep-pat-listg-gf-zp-ba-wg32-x1-stage16');
     expect(decodeOutput(load, 2, 18432)).toBe('vec4');

@@ -193,6 +193,11 @@ export interface DecodeVariant {
   midBins: boolean;
   /** The output a word a store even where 16 bytes a store would do ('multi' only; `sw`). */
   wordStores: boolean;
+  /**
+   * With bitAudit and a list: the stores of a block below 256 exchanged among the lanes of a quad so that each
+   * store instruction writes whole sectors (`qx`; the `subgroups` feature; 16-byte or byte-plane output).
+   */
+  quadStores: boolean;
 }
 
 /** Frames a workgroup of the variant decodes at once (one, or one a group with `gf`). */
@@ -224,6 +229,7 @@ export function fusedDecodeVariant(lanes: number, stageWords: number): DecodeVar
     zeroTrack: false,
     midBins: false,
     wordStores: false,
+    quadStores: false,
   };
 }
 
@@ -251,6 +257,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   let zeroTrack = false;
   let midBins = false;
   let wordStores = false;
+  let quadStores = false;
   const int = (part: string, text: string) => {
     const v = Number(text);
     if (!Number.isInteger(v) || v < 1)
@@ -282,11 +289,12 @@ export function parseDecodeVariant(name: string): DecodeVariant {
     else if (part === 'zt') zeroTrack = true;
     else if (part === 'mb') midBins = true;
     else if (part === 'sw') wordStores = true;
+    else if (part === 'qx') quadStores = true;
     else if (part === 'multi') multi = true;
     else
       throw new StemflowError(
         'invalid',
-        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, zp, ba, zt, mb, sw, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
+        `Unknown decode variant part '${part}' in '${name}' (base, wg<N>, stage<N>, x<N>, scratch, win, keep, pat, u4, gf, zp, ba, zt, mb, sw, qx, multi, ep<N>, persist<N>, list, listg, listx, cap<N>, pw1, pw4, fpd<N>).`,
       );
   }
   if (list && win) {
@@ -303,6 +311,12 @@ export function parseDecodeVariant(name: string): DecodeVariant {
   }
   if (midBins && !bitAudit) {
     throw new StemflowError('invalid', `Decode variant '${name}': 'mb' needs 'ba'.`);
+  }
+  if (quadStores && (!bitAudit || !list || listRead === 'none' || (lanes ?? 32) % 4 !== 0 || wordStores)) {
+    throw new StemflowError(
+      'invalid',
+      `Decode variant '${name}': 'qx' needs 'ba', a list that the decode reads, lanes a multiple of 4 and no 'sw'.`,
+    );
   }
   if (zeroTrack && !planeSkip) {
     throw new StemflowError('invalid', `Decode variant '${name}': 'zt' needs 'zp'.`);
@@ -350,6 +364,7 @@ export function parseDecodeVariant(name: string): DecodeVariant {
       zeroTrack,
       midBins,
       wordStores,
+      quadStores,
     };
   }
   return {

@@ -129,7 +129,10 @@ fn bin_low_word(counted: u32, w0: u32, w1: u32, w2: u32, w3: u32, w4: u32, w5: u
 // flag bits of the 32 pixels are laid out). The audit of the unflagged ones from popcounts (zeros, sum, maximum
 // by refinement from plane 7 down; none is above 255; with AUDIT_BINS the bins of the nonzero ones), then 4 bit
 // transposes of 8 elements, written as emit_group writes them.
-fn unshuffle_low_words(k: u32, pw: u32, first: u32, out_base: u32, live: u32) {
+fn unshuffle_low_words(k_in: u32, pw: u32, first: u32, out_base: u32, live: u32, k0: u32, q: QuadLanes) {
+  // QUAD_STORES: a lane past the block's words (k_in >= pw) reads its last word and counts nothing.
+  let on = k_in < pw;
+  let k = select(pw - 1u, k_in, on);
   let w0 = blk_word(k);
   let w1 = blk_word(pw + k);
   let w2 = blk_word(2u * pw + k);
@@ -145,7 +148,11 @@ fn unshuffle_low_words(k: u32, pw: u32, first: u32, out_base: u32, live: u32) {
     w7 = blk_word(7u * pw + k);
   }
   let e = first + 32u * k;
-  let counted = ~flag_word(e);
+  if (QUAD_STORES && LANES % 4u == 0u && (OUT_PLANES || (OUT_VEC4 && ELEM_SIZE == 2u))) {
+    // Before the audit, whose histogram loop diverges: the quad exchanges with all its lanes together.
+    quad_store_low_words(w0, w1, w2, w3, w4, w5, w6, w7, pw, first, out_base, k0, q);
+  }
+  let counted = select(0u, ~flag_word(e), on);
   let nonzero = w0 | w1 | w2 | w3 | w4 | w5 | w6 | w7;
   lane_zero += countOneBits(counted & ~nonzero);
   let sum = countOneBits(w0 & counted) + (countOneBits(w1 & counted) << 1u) + (countOneBits(w2 & counted) << 2u) +
@@ -164,6 +171,9 @@ fn unshuffle_low_words(k: u32, pw: u32, first: u32, out_base: u32, live: u32) {
   if (AUDIT_BINS) {
     bin_low_word(counted, w0, w1, w2, w3, w4, w5, w6, w7);
   }
+  if (QUAD_STORES && LANES % 4u == 0u && (OUT_PLANES || (OUT_VEC4 && ELEM_SIZE == 2u))) {
+    return;
+  }
   for (var b = 0u; b < 4u; b++) {
     let p = transpose8(pick(w4, w5, w6, w7, b), pick(w0, w1, w2, w3, b));
     if (OUT_PLANES) {
@@ -173,4 +183,92 @@ fn unshuffle_low_words(k: u32, pw: u32, first: u32, out_base: u32, live: u32) {
       emit_words(e + 8u * b, bytes4(p.x), bytes4(p.y), out_base);
     }
   }
+}
+
+// QUAD_STORES: the stores of unshuffle_low_words for the lane of plane word k0 + lane (of pw; planes form or vec4
+// form of 2-byte values). A lane's 32 elements are 4 pieces of 8 (b = 0..3: elements 8 b.. of its word), one
+// store each, adjacent in memory, and lanes write neighbouring 32-element runs: a warp's store instruction put
+// one piece of each lane, a share of every 32-byte sector it touched. Here the 4 lanes of a quad transpose their
+// pieces (quad swaps across 1, then 2), so that lane r holds piece r of each quad lane c and store instruction c
+// writes lane c's 4 pieces, one run of contiguous bytes (32 in the planes form, 64 in the vec4 form).
+fn quad_store_low_words(
+  w0: u32, w1: u32, w2: u32, w3: u32, w4: u32, w5: u32, w6: u32, w7: u32,
+  pw: u32, first: u32, out_base: u32, k0: u32, q: QuadLanes,
+) {
+  let p0 = transpose8(pick(w4, w5, w6, w7, 0u), pick(w0, w1, w2, w3, 0u));
+  let p1 = transpose8(pick(w4, w5, w6, w7, 1u), pick(w0, w1, w2, w3, 1u));
+  let p2 = transpose8(pick(w4, w5, w6, w7, 2u), pick(w0, w1, w2, w3, 2u));
+  let p3 = transpose8(pick(w4, w5, w6, w7, 3u), pick(w0, w1, w2, w3, 3u));
+  let odd = (q.r & 1u) != 0u;
+  let upper = (q.r & 2u) != 0u;
+  // The run of quad lane c starts at frame element first + 32 (k0 + l_c); this lane's piece in it at + 8 r.
+  let e = vec4<u32>(first) + 32u * (vec4<u32>(k0) + q.l) + vec4<u32>(8u * q.r);
+  let on = (vec4<u32>(k0) + q.l) < vec4<u32>(pw);
+  if (OUT_PLANES) {
+    // A piece: the 8 low bytes (p.x: elements 0-3, p.y: 4-7); two pieces a swap.
+    var a0 = p0;
+    var a1 = p1;
+    var a2 = p2;
+    var a3 = p3;
+    let s1 = quad_swap_x(vec4<u32>(select(a1, a0, odd), select(a3, a2, odd)));
+    a0 = select(a0, s1.xy, odd);
+    a1 = select(s1.xy, a1, odd);
+    a2 = select(a2, s1.zw, odd);
+    a3 = select(s1.zw, a3, odd);
+    let s2 = quad_swap_y(vec4<u32>(select(a2, a0, upper), select(a3, a1, upper)));
+    a0 = select(a0, s2.xy, upper);
+    a2 = select(s2.xy, a2, upper);
+    a1 = select(a1, s2.zw, upper);
+    a3 = select(s2.zw, a3, upper);
+    if (on.x) {
+      put_pair(out_base + e.x / 4u, a0);
+    }
+    if (on.y) {
+      put_pair(out_base + e.y / 4u, a1);
+    }
+    if (on.z) {
+      put_pair(out_base + e.z / 4u, a2);
+    }
+    if (on.w) {
+      put_pair(out_base + e.w / 4u, a3);
+    }
+  } else {
+    // A piece: the 4 words of 8 values of 2 bytes (emit_words' packing); one piece a swap.
+    var a0 = pack_pairs(p0);
+    var a1 = pack_pairs(p1);
+    var a2 = pack_pairs(p2);
+    var a3 = pack_pairs(p3);
+    let x01 = quad_swap_x(select(a1, a0, odd));
+    let x23 = quad_swap_x(select(a3, a2, odd));
+    a0 = select(a0, x01, odd);
+    a1 = select(x01, a1, odd);
+    a2 = select(a2, x23, odd);
+    a3 = select(x23, a3, odd);
+    let y02 = quad_swap_y(select(a2, a0, upper));
+    let y13 = quad_swap_y(select(a3, a1, upper));
+    a0 = select(a0, y02, upper);
+    a2 = select(y02, a2, upper);
+    a1 = select(a1, y13, upper);
+    a3 = select(y13, a3, upper);
+    if (on.x) {
+      put_words4(out_base + e.x / 2u, a0);
+    }
+    if (on.y) {
+      put_words4(out_base + e.y / 2u, a1);
+    }
+    if (on.z) {
+      put_words4(out_base + e.z / 2u, a2);
+    }
+    if (on.w) {
+      put_words4(out_base + e.w / 2u, a3);
+    }
+  }
+}
+
+// The 8 values of 2 bytes below 256 whose bytes transpose8 gave (p.x: elements 0-3, p.y: 4-7) as 4 words, two
+// values a word (emit_words' packing with zero high bytes).
+fn pack_pairs(p: vec2<u32>) -> vec4<u32> {
+  let lo = bytes4(p.x);
+  let hi = bytes4(p.y);
+  return vec4<u32>(lo.x, lo.z, hi.x, hi.z) | (vec4<u32>(lo.y, lo.w, hi.y, hi.w) << vec4<u32>(16u));
 }
