@@ -5,6 +5,7 @@
  */
 import { describe, expect } from 'vitest';
 import { isStemflowError } from '../errors';
+import { DEFAULT_LOAD_DECODE_VARIANT } from '../gpu/passes/bslz4-decode-variants';
 import { trackBuffers, withGpu } from '../gpu/test-harness';
 import { loadOracle } from '../testing/fixtures';
 import { loadToGpu } from './gpu-load';
@@ -15,9 +16,16 @@ const oracle = loadOracle();
 const { openFixture } = fixtureOpeners();
 
 describe('GPU load over many batches, vs the h5py oracle', () => {
-  for (const decoded of ['packed', 'planes'] as const)
+  // With `qx` too: the load's decode variant with its stores exchanged within quads.
+  const qx = 'scratch-keep-pat-listg-gf-zp-ba-mb-qx-wg32-x1-stage16';
+  for (const [decoded, decodeVariant] of [
+    ['packed', undefined],
+    ['planes', undefined],
+    ['packed', qx],
+    ['planes', qx],
+  ] as const)
     withGpu(
-      `streams 16 batches through 2 slots (uint16, extensible-array index, decoded slot ${decoded}) exactly`,
+      `streams 16 batches through 2 slots (uint16, extensible-array index, decoded slot ${decoded}${decodeVariant ? ', qx' : ''}) exactly`,
       async (ctx) => {
         const source = await openFixture('many_ext_u16_32.h5');
         const load = await loadToGpu(ctx, source, {
@@ -25,11 +33,13 @@ describe('GPU load over many batches, vs the h5py oracle', () => {
           slots: 2,
           pixelsPerBufferLimit: 300,
           decoded,
+          decodeVariant,
         });
         try {
           expect(load.plan.batches).toBe(16);
           // Byte planes: the slot's high planes zeroed by each batch's transpose for the next batch's decode.
           expect(load.plan.decodedPlanes).toBe(decoded === 'planes');
+          expect(load.plan.decodeVariant).toBe(decodeVariant ?? DEFAULT_LOAD_DECODE_VARIANT);
           const d = oracle.files['many_ext_u16_32.h5'].datasets['/data'];
           expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
           await expectResidentFrames(ctx.device, load, source, 1000);
