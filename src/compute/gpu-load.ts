@@ -6,18 +6,14 @@
 
 import { StemflowError, throwIfAborted } from '../errors.ts';
 import type { GpuContext } from '../gpu/device.ts';
-import { describePlan, planGpuLoad } from '../gpu/load-plan.ts';
+import { describePlan } from '../gpu/load-plan.ts';
 import {
   type Bslz4DecodePass,
   createAuditBuffer,
   createBslz4DecodePass,
   readDecodeResults,
 } from '../gpu/passes/bslz4-decode.ts';
-import {
-  checkTransposeHistogram,
-  createResidentBuffers,
-  DEFAULT_TRANSPOSE_LOADS,
-} from '../gpu/passes/detector-transpose.ts';
+import { checkTransposeHistogram, createResidentBuffers } from '../gpu/passes/detector-transpose.ts';
 import { compactHighPlane } from '../gpu/resident-compact.ts';
 import { type ElemSize, residentParts } from '../gpu/resident-layout.ts';
 import { createStagingPool } from '../gpu/staging-pool';
@@ -25,6 +21,7 @@ import { type AcquisitionSource, DTYPE_BYTES } from '../source/acquisition-sourc
 import { checkBlockSize, decodeFailure, explainFailure } from './gpu-load-checks.ts';
 import { createHighSlots, type HighSlots } from './gpu-load-high.ts';
 import { loadPasses } from './gpu-load-passes.ts';
+import { planLoad } from './gpu-load-planning.ts';
 import type { GpuLoad, GpuLoadOptions, GpuLoadTimings, LoadStage } from './gpu-load-types.ts';
 import { createBatchReader } from './gpu-load-upload.ts';
 import { readBuffer } from './readback.ts';
@@ -53,32 +50,7 @@ export async function loadToGpu(
   const pixels = summary.detector[0] * summary.detector[1];
   const sizes = source.storedSizes();
   const bytesTotal = sizes.reduce((a, b) => a + b, 0);
-  const plan = planGpuLoad({
-    frames: source.frameCount,
-    detector: summary.detector,
-    elemSize,
-    chunkSizes: sizes,
-    limits: {
-      maxBufferSize: ctx.limits.maxBufferSize,
-      maxStorageBufferBindingSize: ctx.limits.maxStorageBufferBindingSize,
-      maxStorageBuffersPerShaderStage: ctx.limits.maxStorageBuffersPerShaderStage,
-    },
-    budgetBytes: options.budgetBytes,
-    batchFrames: options.batchFrames,
-    slots: options.slots,
-    pixelsPerBufferLimit: options.pixelsPerBufferLimit,
-    segmentFrames: options.segmentFrames,
-    highPlane: options.highPlane,
-    poolShare: options.poolShare,
-    decodeVariant: options.decodeVariant,
-    parseAhead: options.parseAhead,
-    copyAhead: options.copyAhead,
-    decodedPlanes:
-      options.decoded === 'planes' &&
-      options.histogramIn !== 'transpose' &&
-      (options.transposeLoads ?? DEFAULT_TRANSPOSE_LOADS) === 'vec4',
-    rowTiles: options.rowTiles,
-  });
+  const plan = planLoad(ctx, source, sizes, options);
   options.onPlan?.(plan, describePlan(plan));
   await checkBlockSize(source, elemSize, signal);
   const progress = (stage: LoadStage, framesDone: number, bytesRead: number) =>
