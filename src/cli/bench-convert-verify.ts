@@ -55,7 +55,7 @@ export async function benchVerify(
     ...new Set([
       verify.decodeVariant,
       DEFAULT_DECODE_VARIANT,
-      loadDecodeVariant(device.limits.maxStorageBuffersPerShaderStage),
+      loadDecodeVariant(device.limits.maxStorageBuffersPerShaderStage, device.features.has('subgroups')),
     ]),
   ];
   const decodeRounds: Record<string, number[]> = Object.fromEntries(variants.map((v) => [v, []]));

@@ -27,6 +27,7 @@ export function planLoad(
       maxStorageBufferBindingSize: ctx.limits.maxStorageBufferBindingSize,
       maxStorageBuffersPerShaderStage: ctx.limits.maxStorageBuffersPerShaderStage,
     },
+    subgroups: ctx.features.has('subgroups'),
     budgetBytes: options.budgetBytes,
     batchFrames: options.batchFrames,
     slots: options.slots,
@@ -37,9 +38,10 @@ export function planLoad(
     decodeVariant: options.decodeVariant,
     parseAhead: options.parseAhead,
     copyAhead: options.copyAhead,
-    // Byte planes only where the transpose reads 16 bytes at a time and the decode counts the histogram.
+    // Byte planes (the default) only where the transpose reads 16 bytes at a time and the decode counts the
+    // histogram.
     decodedPlanes:
-      options.decoded === 'planes' &&
+      (options.decoded ?? 'planes') === 'planes' &&
       options.histogramIn !== 'transpose' &&
       (options.transposeLoads ?? DEFAULT_TRANSPOSE_LOADS) === 'vec4',
     rowTiles: options.rowTiles,

@@ -22,6 +22,8 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
     // The decoded slot as byte planes (many batches of them: gpu-load-batches.gpu.test.ts).
     ['slots', 'planes', 64],
     ['full', 'planes', 64],
+    // The default: byte planes.
+    ['slots', undefined, 64],
   ] as const;
   for (const [highPlane, decoded, batchFrames] of forms)
     withGpu(
@@ -39,7 +41,7 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
         });
         try {
           expect(load.plan.batches).toBe(Math.ceil(60 / batchFrames));
-          expect(load.plan.decodedPlanes).toBe(decoded === 'planes');
+          expect(load.plan.decodedPlanes).toBe(decoded !== 'packed');
           expect(load.plan.resident.rowBuffers).toBe(10);
           expect(load.plan.resident.high).toBe(highPlane);
           // The low plane, the high plane (rows or pools), the hot bitmap, and the slot table of 'slots'.

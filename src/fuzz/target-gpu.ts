@@ -224,7 +224,7 @@ export async function runGpuCase(state: GpuState, seed: number, index: number): 
     // The load's variant on this device (the parse pass and the list decode where it binds 10 storage buffers).
     pass = createBslz4DecodePass(d, {
       elemSize: b.elemSize,
-      variant: loadDecodeVariant(d.limits.maxStorageBuffersPerShaderStage),
+      variant: loadDecodeVariant(d.limits.maxStorageBuffersPerShaderStage, d.features.has('subgroups')),
     });
     state.passes.set(b.elemSize, pass);
   }

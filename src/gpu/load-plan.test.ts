@@ -1,7 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import { isStemflowError } from '../errors';
 import { describePlan, planGpuLoad } from './load-plan';
-import { DEFAULT_DECODE_VARIANT, DEFAULT_LOAD_DECODE_VARIANT } from './passes/bslz4-decode-variants';
+import {
+  DEFAULT_DECODE_VARIANT,
+  DEFAULT_LOAD_DECODE_VARIANT,
+  LOAD_DECODE_VARIANT_NO_SUBGROUPS,
+} from './passes/bslz4-decode-variants';
 
 const H200 = {
   maxBufferSize: 2 ** 40,
@@ -117,9 +121,9 @@ describe('GPU load memory plan', () => {
   });
 
   it('counts the decode scratch and lists of the default variant in scratch and peak, and prints them', () => {
-    const plan = fullScan({ highPlane: 'full' });
+    const plan = fullScan({ highPlane: 'full', subgroups: true });
     expect(plan.decodeVariant).toBe(DEFAULT_LOAD_DECODE_VARIANT);
-    // scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16, one dispatch a batch: 8,192 workgroups x 1 block in flight x
+    // scratch-keep-pat-listg-gf-zp-ba-mb-qx-wg32-x1-stage16, one dispatch a batch: 8,192 workgroups x 1 block in flight x
     // 8 KiB, the pixel flags as bits (36,864 / 32 words), and the lists of 8,192 x 9 blocks (256 sequences of 8
     // bytes and a verdict of 8 bytes each).
     // Parsing ahead (the default), two sets of lists, chunks and index entries.
@@ -130,17 +134,17 @@ describe('GPU load memory plan', () => {
     expect(plan.scratchBytes).toBe(batchBytes + 8192 * 8192 + flagBits + 2 * lists);
     expect(plan.peakBytes).toBe(plan.residentBytes + plan.scratchBytes + plan.resultBytes);
     expect(describePlan(plan)[1]).toBe(
-      "scratch 1.09 GiB: 2 x a batch's 94.5 MiB compressed (the next batch parsed while one decodes) + 576.0 MiB decoded + 2 x 64.0 KiB index + decode scratch 353.1 MiB (scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16)",
+      "scratch 1.09 GiB: 2 x a batch's 94.5 MiB compressed (the next batch parsed while one decodes) + 576.0 MiB decoded + 2 x 64.0 KiB index + decode scratch 353.1 MiB (scratch-keep-pat-listg-gf-zp-ba-mb-qx-wg32-x1-stage16)",
     );
     // Without parsing ahead: one set of each.
-    const single = fullScan({ highPlane: 'full', parseAhead: false });
+    const single = fullScan({ highPlane: 'full', parseAhead: false, subgroups: true });
     expect(single.parseAhead).toBe(false);
     expect(plan.scratchBytes - single.scratchBytes).toBe(8192 * 12_100 + 8192 * 8 + lists);
     expect(describePlan(single)[1]).toBe(
-      "scratch 879.2 MiB: a batch's 94.5 MiB compressed + 576.0 MiB decoded + 64.0 KiB index + decode scratch 208.6 MiB (scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16)",
+      "scratch 879.2 MiB: a batch's 94.5 MiB compressed + 576.0 MiB decoded + 64.0 KiB index + decode scratch 208.6 MiB (scratch-keep-pat-listg-gf-zp-ba-mb-qx-wg32-x1-stage16)",
     );
     // A budget that only the plan without it fits: the load goes without, rather than being refused.
-    const tight = fullScan({ highPlane: 'full', budgetBytes: single.peakBytes });
+    const tight = fullScan({ highPlane: 'full', budgetBytes: single.peakBytes, subgroups: true });
     expect(tight.parseAhead).toBe(false);
     expect(tight.peakBytes).toBe(single.peakBytes);
     // The fused variant has no global scratch (nor lists to parse ahead); a small batch needs a small one.
@@ -168,9 +172,15 @@ describe('GPU load memory plan', () => {
       expect(plan.decodeVariant).toBe(DEFAULT_DECODE_VARIANT);
       expect(plan.decodeScratchBytes).toBe(8192 * 2 * 8192 + (192 * 192) / 8);
     }
-    expect(fullScan({ limits: { ...H200, maxStorageBuffersPerShaderStage: 31 } }).decodeVariant).toBe(
-      DEFAULT_LOAD_DECODE_VARIANT,
-    );
+    // 10 or more: the list variant, with `qx` where the device has the `subgroups` feature.
+    const limits = { ...H200, maxStorageBuffersPerShaderStage: 31 };
+    expect(fullScan({ limits, subgroups: true }).decodeVariant).toBe(DEFAULT_LOAD_DECODE_VARIANT);
+    for (const subgroups of [false, undefined]) {
+      const plan = fullScan({ limits, subgroups });
+      expect(plan.decodeVariant).toBe(LOAD_DECODE_VARIANT_NO_SUBGROUPS);
+      expect(plan.scratchBytes).toBe(fullScan({ limits, subgroups: true }).scratchBytes);
+    }
+    expect(DEFAULT_LOAD_DECODE_VARIANT.replace('-qx', '')).toBe(LOAD_DECODE_VARIANT_NO_SUBGROUPS);
     // Asking for a list variant there is refused before anything is allocated.
     let error: unknown;
     try {
@@ -183,7 +193,7 @@ describe('GPU load memory plan', () => {
     }
     expect(isStemflowError(error) && error.kind).toBe('budget');
     expect((error as Error).message).toBe(
-      'decode variant scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16 binds 10 storage buffers, more than this GPU allows in a shader stage (8)',
+      'decode variant scratch-keep-pat-listg-gf-zp-ba-mb-qx-wg32-x1-stage16 binds 10 storage buffers, more than this GPU allows in a shader stage (8)',
     );
   });
 

@@ -36,6 +36,8 @@ export interface LoadPlanRequest {
     /** Picks the decode variant (loadDecodeVariant); default 8, what every device offers. */
     maxStorageBuffersPerShaderStage?: number;
   };
+  /** Whether the device has the `subgroups` feature (loadDecodeVariant's `qx`); default false. */
+  subgroups?: boolean;
   /** The most GPU memory the load may use (default: unlimited beyond the device's own limits). */
   budgetBytes?: number;
   /** Frames per batch (a multiple of 64); default DEFAULT_BATCH_FRAMES (8,192). */
@@ -229,7 +231,7 @@ function planWith(req: LoadPlanRequest, parseAheadWanted: boolean): LoadPlan {
     largest = Math.max(largest, sum);
   }
   const storageBuffers = limits.maxStorageBuffersPerShaderStage;
-  const decodeVariant = req.decodeVariant ?? loadDecodeVariant(storageBuffers);
+  const decodeVariant = req.decodeVariant ?? loadDecodeVariant(storageBuffers, req.subgroups);
   checkDecodeStorageBuffers(decodeVariant, storageBuffers);
   // One decode dispatch a batch (gpu-load.ts), and with parseAhead a second list set.
   const variant = parseDecodeVariant(decodeVariant);

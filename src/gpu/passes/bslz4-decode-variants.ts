@@ -93,8 +93,14 @@ export const DEFAULT_DECODE_VARIANT = 'scratch-keep-pat-wg16-x2-stage16';
  * Twenty-seventh session (`mb`: the histogram's values 4..15 by popcounts of the bit planes), H100, two calls, 4
  * loads each: decode 86.0-86.7 ms a scan in the load against 89.5-90.2 without it (both with the 16-byte output
  * stores of that session, which took 92.2-92.8 to 89.5-90.2 in the same call).
+ * Twenty-ninth session (`qx`: the `ba` stores exchanged within quads, whole sectors), H100, one call, 2 loads each:
+ * decode 85.4-85.5 ms a scan against 86.5 (packed slot), 85.3 against 85.7 (byte planes, the load's default).
+ * It needs the `subgroups` feature: LOAD_DECODE_VARIANT_NO_SUBGROUPS elsewhere.
  */
-export const DEFAULT_LOAD_DECODE_VARIANT = 'scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16';
+export const DEFAULT_LOAD_DECODE_VARIANT = 'scratch-keep-pat-listg-gf-zp-ba-mb-qx-wg32-x1-stage16';
+
+/** DEFAULT_LOAD_DECODE_VARIANT without `qx`, for a device without the `subgroups` feature: the same numbers. */
+export const LOAD_DECODE_VARIANT_NO_SUBGROUPS = 'scratch-keep-pat-listg-gf-zp-ba-mb-wg32-x1-stage16';
 
 /** Storage buffers per shader stage every WebGPU device offers (the limit's default). */
 export const DEFAULT_STORAGE_BUFFERS_PER_STAGE = 8;
@@ -133,14 +139,18 @@ export function checkDecodeStorageBuffers(
 }
 
 /**
- * The load's decode variant on a device with `storageBuffersPerStage` (its maxStorageBuffersPerShaderStage):
- * DEFAULT_LOAD_DECODE_VARIANT where the device binds its 10 storage buffers (Chrome offers 10 on Apple Silicon
- * and NVIDIA), else DEFAULT_DECODE_VARIANT (8, every device): the same numbers, ~7% slower on the H200.
+ * The load's decode variant on a device with `storageBuffersPerStage` (its maxStorageBuffersPerShaderStage) and,
+ * or without, the `subgroups` feature: DEFAULT_LOAD_DECODE_VARIANT where the device binds its 10 storage buffers
+ * (Chrome offers 10 on Apple Silicon and NVIDIA) and has subgroups, LOAD_DECODE_VARIANT_NO_SUBGROUPS where it
+ * binds 10 without them, else DEFAULT_DECODE_VARIANT (8, every device): the same numbers, ~7% slower on the H200.
  */
-export function loadDecodeVariant(storageBuffersPerStage = DEFAULT_STORAGE_BUFFERS_PER_STAGE): string {
-  return storageBuffersPerStage >= decodeStorageBuffers(DEFAULT_LOAD_DECODE_VARIANT)
-    ? DEFAULT_LOAD_DECODE_VARIANT
-    : DEFAULT_DECODE_VARIANT;
+export function loadDecodeVariant(
+  storageBuffersPerStage = DEFAULT_STORAGE_BUFFERS_PER_STAGE,
+  subgroups = false,
+): string {
+  if (storageBuffersPerStage < decodeStorageBuffers(DEFAULT_LOAD_DECODE_VARIANT))
+    return DEFAULT_DECODE_VARIANT;
+  return subgroups ? DEFAULT_LOAD_DECODE_VARIANT : LOAD_DECODE_VARIANT_NO_SUBGROUPS;
 }
 
 /** Bytes of global scratch per block in flight of a 'scratch' variant (one decoded 8 KiB block). */
