@@ -177,15 +177,26 @@ describe('GPU load (decode + audit + detector-major transpose), vs the h5py orac
     'an odd 33x35 detector: padded frame rows, the 16-byte transpose, every value exact',
     async (ctx) => {
       const source = await openFixture('odd_u16_33x35.h5');
-      const load = await loadToGpu(ctx, source, { batchFrames: 64, slots: 2, pixelsPerBufferLimit: 100 });
-      try {
-        // 1,155 values = 578 words, padded to 580: 16-byte rows, so the transpose runs main_vec4.
-        expect(load.plan.wordsPerFrame).toBe(580);
-        const d = oracle.files['odd_u16_33x35.h5'].datasets['/data'];
-        expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
-        await expectResidentFrames(ctx.device, load, source, load.plan.frames);
-      } finally {
-        load.release();
+      // Packed: 1,155 values = 578 words, padded to 580: 16-byte rows, so the transpose runs main_vec4. Byte planes
+      // (the default): two planes of 292 words (1,155 bytes in 16-byte rows) and the span mark's 4.
+      for (const [decoded, words] of [
+        ['packed', 580],
+        [undefined, 588],
+      ] as const) {
+        const load = await loadToGpu(ctx, source, {
+          batchFrames: 64,
+          slots: 2,
+          pixelsPerBufferLimit: 100,
+          decoded,
+        });
+        try {
+          expect(load.plan.wordsPerFrame).toBe(words);
+          const d = oracle.files['odd_u16_33x35.h5'].datasets['/data'];
+          expect(Array.from(load.frameTotals, Number)).toEqual(d.frame_sums);
+          await expectResidentFrames(ctx.device, load, source, load.plan.frames);
+        } finally {
+          load.release();
+        }
       }
     },
   );
