@@ -131,7 +131,7 @@ fn unshuffle_block(elems: u32, first: u32, out_base: u32, lane: u32, live: u32) 
   if (PLANE_SKIP) {
     if (BIT_AUDIT && (live >> 2u) == 0u && elems % 32u == 0u && first % 32u == 0u) {
       let pw = pb / 4u;
-      if (QUAD_STORES && LANES % 4u == 0u && (OUT_PLANES || (OUT_VEC4 && ELEM_SIZE == 2u))) {
+      if (quad_low_words()) {
         // Every lane of the group takes every round, so that the 4 lanes of a quad exchange their pieces
         // together; a lane past the block's words stores and audits nothing.
         let q = quad_lanes(lane);

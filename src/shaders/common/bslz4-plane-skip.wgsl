@@ -128,7 +128,8 @@ fn bin_low_word(counted: u32, w0: u32, w1: u32, w2: u32, w3: u32, w4: u32, w5: u
 // live): word k of each of the 8 planes holds one bit of each (bit 8 b + i: element 32 k + 8 b + i, as the pixel
 // flag bits of the 32 pixels are laid out). The audit of the unflagged ones from popcounts (zeros, sum, maximum
 // by refinement from plane 7 down; none is above 255; with AUDIT_BINS the bins of the nonzero ones), then 4 bit
-// transposes of 8 elements, written as emit_group writes them.
+// transposes of 8 elements, written as emit_group writes them (with quad_low_words: by quad_store_low_words, for
+// plane word k0 + lane of the group's round k0; q: the lane's quad).
 fn unshuffle_low_words(k_in: u32, pw: u32, first: u32, out_base: u32, live: u32, k0: u32, q: QuadLanes) {
   // QUAD_STORES: a lane past the block's words (k_in >= pw) reads its last word and counts nothing.
   let on = k_in < pw;
@@ -148,7 +149,7 @@ fn unshuffle_low_words(k_in: u32, pw: u32, first: u32, out_base: u32, live: u32,
     w7 = blk_word(7u * pw + k);
   }
   let e = first + 32u * k;
-  if (QUAD_STORES && LANES % 4u == 0u && (OUT_PLANES || (OUT_VEC4 && ELEM_SIZE == 2u))) {
+  if (quad_low_words()) {
     // Before the audit, whose histogram loop diverges: the quad exchanges with all its lanes together.
     quad_store_low_words(w0, w1, w2, w3, w4, w5, w6, w7, pw, first, out_base, k0, q);
   }
@@ -171,7 +172,7 @@ fn unshuffle_low_words(k_in: u32, pw: u32, first: u32, out_base: u32, live: u32,
   if (AUDIT_BINS) {
     bin_low_word(counted, w0, w1, w2, w3, w4, w5, w6, w7);
   }
-  if (QUAD_STORES && LANES % 4u == 0u && (OUT_PLANES || (OUT_VEC4 && ELEM_SIZE == 2u))) {
+  if (quad_low_words()) {
     return;
   }
   for (var b = 0u; b < 4u; b++) {
@@ -183,6 +184,12 @@ fn unshuffle_low_words(k_in: u32, pw: u32, first: u32, out_base: u32, live: u32,
       emit_words(e + 8u * b, bytes4(p.x), bytes4(p.y), out_base);
     }
   }
+}
+
+// Whether unshuffle_low_words stores through quad_store_low_words: QUAD_STORES, whole quads in a group, and 8-value
+// pieces of one store each (the planes form, or the vec4 form of 2-byte values).
+fn quad_low_words() -> bool {
+  return QUAD_STORES && LANES % 4u == 0u && (OUT_PLANES || (OUT_VEC4 && ELEM_SIZE == 2u));
 }
 
 // QUAD_STORES: the stores of unshuffle_low_words for the lane of plane word k0 + lane (of pw; planes form or vec4
