@@ -211,40 +211,33 @@ fn quad_store_low_words(
   // The run of quad lane c starts at frame element first + 32 (k0 + l_c); this lane's piece in it at + 8 r.
   let e = vec4<u32>(first) + 32u * (vec4<u32>(k0) + q.l) + vec4<u32>(8u * q.r);
   let on = (vec4<u32>(k0) + q.l) < vec4<u32>(pw);
+  // Piece r of each quad lane c, as one vec4 (the planes form's 8 low bytes in .xy).
+  var a0: vec4<u32>;
+  var a1: vec4<u32>;
+  var a2: vec4<u32>;
+  var a3: vec4<u32>;
   if (OUT_PLANES) {
     // A piece: the 8 low bytes (p.x: elements 0-3, p.y: 4-7); two pieces a swap.
-    var a0 = p0;
-    var a1 = p1;
-    var a2 = p2;
-    var a3 = p3;
-    let s1 = quad_swap_x(vec4<u32>(select(a1, a0, odd), select(a3, a2, odd)));
-    a0 = select(a0, s1.xy, odd);
-    a1 = select(s1.xy, a1, odd);
-    a2 = select(a2, s1.zw, odd);
-    a3 = select(s1.zw, a3, odd);
-    let s2 = quad_swap_y(vec4<u32>(select(a2, a0, upper), select(a3, a1, upper)));
-    a0 = select(a0, s2.xy, upper);
-    a2 = select(s2.xy, a2, upper);
-    a1 = select(a1, s2.zw, upper);
-    a3 = select(s2.zw, a3, upper);
-    if (on.x) {
-      put_pair(out_base + e.x / 4u, a0);
-    }
-    if (on.y) {
-      put_pair(out_base + e.y / 4u, a1);
-    }
-    if (on.z) {
-      put_pair(out_base + e.z / 4u, a2);
-    }
-    if (on.w) {
-      put_pair(out_base + e.w / 4u, a3);
-    }
+    var c0 = p0;
+    var c1 = p1;
+    var c2 = p2;
+    var c3 = p3;
+    let s1 = quad_swap_x(vec4<u32>(select(c1, c0, odd), select(c3, c2, odd)));
+    c0 = select(c0, s1.xy, odd);
+    c1 = select(s1.xy, c1, odd);
+    c2 = select(c2, s1.zw, odd);
+    c3 = select(s1.zw, c3, odd);
+    let s2 = quad_swap_y(vec4<u32>(select(c2, c0, upper), select(c3, c1, upper)));
+    a0 = vec4<u32>(select(c0, s2.xy, upper), 0u, 0u);
+    a2 = vec4<u32>(select(s2.xy, c2, upper), 0u, 0u);
+    a1 = vec4<u32>(select(c1, s2.zw, upper), 0u, 0u);
+    a3 = vec4<u32>(select(s2.zw, c3, upper), 0u, 0u);
   } else {
     // A piece: the 4 words of 8 values of 2 bytes (emit_words' packing); one piece a swap.
-    var a0 = pack_pairs(p0);
-    var a1 = pack_pairs(p1);
-    var a2 = pack_pairs(p2);
-    var a3 = pack_pairs(p3);
+    a0 = pack_words2(bytes4(p0.x), bytes4(p0.y));
+    a1 = pack_words2(bytes4(p1.x), bytes4(p1.y));
+    a2 = pack_words2(bytes4(p2.x), bytes4(p2.y));
+    a3 = pack_words2(bytes4(p3.x), bytes4(p3.y));
     let x01 = quad_swap_x(select(a1, a0, odd));
     let x23 = quad_swap_x(select(a3, a2, odd));
     a0 = select(a0, x01, odd);
@@ -257,25 +250,27 @@ fn quad_store_low_words(
     a2 = select(y02, a2, upper);
     a1 = select(a1, y13, upper);
     a3 = select(y13, a3, upper);
-    if (on.x) {
-      put_words4(out_base + e.x / 2u, a0);
-    }
-    if (on.y) {
-      put_words4(out_base + e.y / 2u, a1);
-    }
-    if (on.z) {
-      put_words4(out_base + e.z / 2u, a2);
-    }
-    if (on.w) {
-      put_words4(out_base + e.w / 2u, a3);
-    }
+  }
+  if (on.x) {
+    quad_put(out_base, e.x, a0);
+  }
+  if (on.y) {
+    quad_put(out_base, e.y, a1);
+  }
+  if (on.z) {
+    quad_put(out_base, e.z, a2);
+  }
+  if (on.w) {
+    quad_put(out_base, e.w, a3);
   }
 }
 
-// The 8 values of 2 bytes below 256 whose bytes transpose8 gave (p.x: elements 0-3, p.y: 4-7) as 4 words, two
-// values a word (emit_words' packing with zero high bytes).
-fn pack_pairs(p: vec2<u32>) -> vec4<u32> {
-  let lo = bytes4(p.x);
-  let hi = bytes4(p.y);
-  return vec4<u32>(lo.x, lo.z, hi.x, hi.z) | (vec4<u32>(lo.y, lo.w, hi.y, hi.w) << vec4<u32>(16u));
+// One piece of quad_store_low_words, the 8 elements from frame element e: their low bytes (v.xy) in the planes
+// form, else their 4 words.
+fn quad_put(out_base: u32, e: u32, v: vec4<u32>) {
+  if (OUT_PLANES) {
+    put_pair(out_base + e / 4u, v.xy);
+  } else {
+    put_words4(out_base + e / 2u, v);
+  }
 }

@@ -22,12 +22,16 @@ fn emit_words(e: u32, lo: vec4<u32>, hi: vec4<u32>, out_base: u32) {
     put_word(w, lo.x | (lo.y << 8u) | (lo.z << 16u) | (lo.w << 24u));
     put_word(w + 1u, hi.x | (hi.y << 8u) | (hi.z << 16u) | (hi.w << 24u));
   } else if (ELEM_SIZE == 2u) {
-    let words = vec4<u32>(lo.x, lo.z, hi.x, hi.z) | (vec4<u32>(lo.y, lo.w, hi.y, hi.w) << vec4<u32>(16u));
-    put_words4(out_base + e / 2u, words);
+    put_words4(out_base + e / 2u, pack_words2(lo, hi));
   } else {
     put_words4(out_base + e, lo);
     put_words4(out_base + e + 4u, hi);
   }
+}
+
+// 8 values of 2 bytes (lo: elements 0-3, hi: 4-7) as 4 words, two values a word, the first in the low half.
+fn pack_words2(lo: vec4<u32>, hi: vec4<u32>) -> vec4<u32> {
+  return vec4<u32>(lo.x, lo.z, hi.x, hi.z) | (vec4<u32>(lo.y, lo.w, hi.y, hi.w) << vec4<u32>(16u));
 }
 
 // The low bytes of 4 values, packed little-endian.
